@@ -85,6 +85,14 @@ type Loop struct {
 	For                   time.Duration // 0 = none
 	RepairAttempts        int           // default 1
 	MaxConsecutiveCrashes int           // default 3
+	Sandbox               Sandbox
+}
+
+// Sandbox configures the kernel sandbox the loop runs the agent in.
+type Sandbox struct {
+	Enabled  bool     // default true; the --no-sandbox flag turns it off too
+	Writable []string // extra paths the agent may write: ~/ for the home folder, absolute, or relative to the repository root
+	Hidden   []string // paths the agent may not read (same forms), e.g. test data kept outside the repository
 }
 
 // CleanRoom configures the fresh directory the benchmark runs in.
@@ -122,6 +130,7 @@ func Default() Config {
 			Patience:              5,
 			RepairAttempts:        1,
 			MaxConsecutiveCrashes: 3,
+			Sandbox:               Sandbox{Enabled: true},
 		},
 		CleanRoom: CleanRoom{Enabled: true},
 	}

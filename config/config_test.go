@@ -74,6 +74,11 @@ func TestParseValid(t *testing.T) {
 				For:                   8 * time.Hour,
 				RepairAttempts:        2,
 				MaxConsecutiveCrashes: 1,
+				Sandbox: Sandbox{
+					Enabled:  true,
+					Writable: []string{"~/.claude", ".agent-state/", "/var/cache/agent"},
+					Hidden:   []string{"/data/answers"},
+				},
 			}
 			c.CleanRoom = CleanRoom{
 				Enabled: false,

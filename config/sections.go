@@ -20,7 +20,8 @@ var (
 	tasksKeys     = []string{"glob", "file", "command"}
 	splitKeys     = []string{"test_fraction", "seed"}
 	suiteKeys     = []string{"threshold"}
-	loopKeys      = []string{"agent", "program", "attempt_timeout", "iterations", "patience", "stop_score", "until", "for", "repair_attempts", "max_consecutive_crashes"}
+	loopKeys      = []string{"agent", "program", "attempt_timeout", "iterations", "patience", "stop_score", "until", "for", "repair_attempts", "max_consecutive_crashes", "sandbox"}
+	sandboxKeys   = []string{"enabled", "writable", "hidden"}
 	cleanRoomKeys = []string{"enabled", "carry", "env", "home"}
 )
 
@@ -419,6 +420,64 @@ func (d *decoder) loop(e entry, l *Loop) {
 			l.For = t
 		}
 	}
+	if v, ok := m["sandbox"]; ok {
+		d.sandbox(v, &l.Sandbox)
+	}
+}
+
+// sandbox decodes loop.sandbox.
+func (d *decoder) sandbox(e entry, s *Sandbox) {
+	m, ok := d.mapping(e.val, "loop.sandbox", sandboxKeys)
+	if !ok {
+		return
+	}
+	if v, ok := m["enabled"]; ok {
+		if b, ok := d.boolean(v.val, "loop.sandbox.enabled"); ok {
+			s.Enabled = b
+		}
+	}
+	lists := []struct {
+		key      string
+		dst      *[]string
+		expected string
+	}{
+		{"writable", &s.Writable, "a list of paths the agent may write, e.g. [~/.claude, ~/.claude.json]"},
+		{"hidden", &s.Hidden, "a list of paths the agent may not read, e.g. [/data/test-answers]"},
+	}
+	for _, l := range lists {
+		v, ok := m[l.key]
+		if !ok {
+			continue
+		}
+		p := "loop.sandbox." + l.key
+		list, ok := d.textList(v.val, p, l.expected)
+		if !ok {
+			continue
+		}
+		for i, item := range list {
+			if msg := checkSandboxPath(item); msg != "" {
+				d.failf(resolve(v.val).Content[i], fmt.Sprintf("%s[%d]", p, i), "%s", msg)
+			}
+		}
+		*l.dst = list
+	}
+}
+
+// checkSandboxPath returns what is wrong with a loop.sandbox path, or "": it is
+// absolute, starts with ~/ (the home folder), or is relative to the repository
+// root without leaving it.
+func checkSandboxPath(s string) string {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return "empty (expected a path such as ~/.claude or /data/test)"
+	case s == "~" || strings.HasPrefix(s, "~/") || path.IsAbs(s):
+		return ""
+	case strings.HasPrefix(s, "~"):
+		return fmt.Sprintf("%q names another user's home folder (expected ~/ for yours, or an absolute path)", s)
+	case path.Clean(s) == "." || path.Clean(s) == ".." || strings.HasPrefix(path.Clean(s), "../"):
+		return fmt.Sprintf("%q is not inside the repository (expected a path below the repository root, ~/..., or an absolute path)", s)
+	}
+	return ""
 }
 
 // agent decodes loop.agent: a string is one element (a preset name or a shell
