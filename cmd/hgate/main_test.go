@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 var update = flag.Bool("update", false, "rewrite the cmp files of the scripts with what hgate prints (review the diff!)")
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // before testscript.Main, which dispatches on argv[0] too
 	testscript.Main(m, map[string]func(){
 		"hgate": func() {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,191 @@
+package sandbox
+
+import (
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// reap runs the command as a sandboxed leader below this unsandboxed shim, then kills
+// whatever the tree left behind and exits as the leader did. The shim stays outside the
+// Landlock domain so that, where signals are scoped, the tree cannot kill it to escape.
+func reap(p Policy, path string, argv []string) int {
+	if _, err := Available(); err != nil {
+		return fail(err.Error())
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fail("become subreaper: " + err.Error())
+	}
+	p.Reap = false
+	enc, err := encodePolicy(p)
+	if err != nil {
+		return fail(err.Error())
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	fg := foregroundTTY()
+	if fg >= 0 {
+		// Keep the terminal with the command, as if it ran without the shim.
+		attr.Foreground, attr.Ctty = true, fg
+	}
+	leader, err := os.StartProcess("/proc/self/exe", append([]string{shimName, enc, "--", path}, argv...), &os.ProcAttr{
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   attr,
+	})
+	if err != nil {
+		return fail("start: " + err.Error())
+	}
+	pid := leader.Pid
+
+	var killing atomic.Bool
+	go func() {
+		for sig := range sigs {
+			if killing.Swap(true) {
+				killTree(pid)
+				continue
+			}
+			// The first signal asks politely; a second one ends the tree now.
+			syscall.Kill(-pid, sig.(syscall.Signal))
+		}
+	}()
+
+	var ws unix.WaitStatus
+	for {
+		wpid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail("wait: " + err.Error())
+		}
+		if wpid == pid {
+			break
+		}
+	}
+	killTree(-1)
+	if fg >= 0 {
+		signal.Ignore(syscall.SIGTTOU)
+		unix.IoctlSetPointerInt(fg, unix.TIOCSPGRP, unix.Getpgrp())
+	}
+	if ws.Signaled() {
+		dieOf(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// foregroundTTY returns the fd of the terminal when this shim's process group has it in the
+// foreground, or -1.
+func foregroundTTY() int {
+	for _, fd := range []int{0, 1, 2} {
+		pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+		if err == nil && pg == unix.Getpgrp() {
+			return fd
+		}
+	}
+	return -1
+}
+
+// killTree kills every descendant of this shim and, when leader > 0, the leader's group
+// first; with leader < 0 it also reaps until no child is left. Orphans were reparented to
+// us (we are a subreaper), so "no child left" means the whole tree is gone.
+func killTree(leader int) {
+	if leader > 0 {
+		syscall.Kill(-leader, syscall.SIGKILL)
+		for _, d := range descendants() {
+			syscall.Kill(d, syscall.SIGKILL)
+		}
+		return
+	}
+	pause := time.Millisecond
+	scanned := false
+	for {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil: // ECHILD: nothing left
+			return
+		case wpid > 0:
+			scanned = false // a death may have reparented others to us: look again
+			continue
+		}
+		if !scanned {
+			for _, d := range descendants() {
+				syscall.Kill(d, syscall.SIGKILL)
+			}
+			scanned = true
+			pause = time.Millisecond
+			continue
+		}
+		// Killed children take a moment to die; poll gently, never block on a
+		// child we might have missed.
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+		scanned = false
+	}
+}
+
+// descendants lists every process below this one, from /proc.
+func descendants() []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	kids := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		kids[ppid] = append(kids[ppid], pid)
+	}
+	var out []int
+	queue := []int{os.Getpid()}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, k := range kids[p] {
+			out = append(out, k)
+			queue = append(queue, k)
+		}
+	}
+	return out
+}
+
+// dieOf ends this process with sig, so the caller sees what the leader died of. The Go
+// runtime's handler is replaced by the default action first.
+func dieOf(sig syscall.Signal) {
+	var act [4]uintptr // struct sigaction with SIG_DFL, no flags, empty mask
+	unix.Syscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	var set unix.Sigset_t
+	set.Val[(int(sig)-1)/64] |= 1 << ((uint(sig) - 1) % 64)
+	unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
+	syscall.Kill(os.Getpid(), sig)
+	time.Sleep(time.Second)
+	os.Exit(128 + int(sig))
+}

@@ -1,0 +1,173 @@
+// Package sandbox runs a command tree under a Landlock policy: the tree may read the whole
+// filesystem except the Hidden paths and write only the Write paths, cannot signal or reach
+// abstract unix sockets of processes outside it, and (with Reap) cannot outlive its leader.
+//
+// Wrap rewrites an exec.Cmd to start this binary again as a shim (argv[0] "hgate-sandbox"); the
+// shim applies the policy to itself and execs the command in place, so nothing runs before the
+// policy holds. With Reap the shim stays outside the sandbox as the tree's parent and reaper and
+// starts a second, sandboxed shim as the leader. Every binary that wraps commands calls Main
+// first thing in main (and in TestMain).
+//
+// Signals: with Reap, the leader runs in its own process group (the terminal's foreground
+// group when the shim had the terminal). A SIGTERM or SIGINT sent to the shim is forwarded to
+// that group; a second one makes the shim kill the whole tree at once. Callers that cancel a
+// wrapped command should therefore send SIGTERM (twice to be sure), not SIGKILL: a killed
+// shim cannot reap, and what the tree left running then survives.
+//
+// Exit codes of the shim itself: 125 the policy could not be applied (fail closed: the command
+// never runs unsandboxed), 126 the command could not be executed, 127 it was not found.
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// Policy says what a wrapped command tree may touch.
+type Policy struct {
+	// Write: files and directories the tree may write; a directory grants every write right beneath it
+	// (create, remove, rename within, truncate). Everything else is read-only. /dev/null, /dev/zero,
+	// /dev/full, /dev/tty, /dev/ptmx and /dev/pts are always writable.
+	Write []string
+	// Hidden: files or directories the tree cannot read, list or execute (implement by granting read
+	// rights on every sibling along the path instead of on the ancestors; paths that do not exist are ignored).
+	// The ancestors of a hidden path cannot be listed either.
+	Hidden []string
+	// Reap: the shim stays as the tree's parent, becomes a child subreaper (PR_SET_CHILD_SUBREAPER) and, when the
+	// command's leader exits, kills every process left in the tree (setsid daemons included: they were reparented
+	// to it) before it exits itself with the leader's exit status (or dies of the same signal). SIGTERM/SIGINT it
+	// receives are forwarded to the leader's process group. Without Reap, the shim execs the command in place.
+	Reap bool
+}
+
+// shimName is argv[0] of a wrapped command: how Main knows it is the shim.
+const shimName = "hgate-sandbox"
+
+// MinABI is the oldest Landlock ABI the sandbox accepts: ABI 3 is the first that restricts
+// truncate(2), without which a read-only file could still be emptied.
+const MinABI = 3
+
+// Exit codes of the shim when it, not the command, fails.
+const (
+	exitPolicy   = 125
+	exitNoExec   = 126
+	exitNotFound = 127
+)
+
+// Wrap rewrites a not-yet-started cmd (from exec.Command/CommandContext) so that it runs under p: cmd.Path becomes
+// /proc/self/exe, cmd.Args becomes ["hgate-sandbox", <encoded policy>, "--", original path, original args...].
+// cmd.Dir, Env, Stdin/Stdout/Stderr, SysProcAttr are left as the caller set them. Relative paths in p are taken
+// from the caller's working directory. Returns an error when Available() does.
+func Wrap(cmd *exec.Cmd, p Policy) error {
+	if cmd.Process != nil {
+		return errors.New("sandbox: command already started")
+	}
+	if cmd.Err != nil {
+		return cmd.Err
+	}
+	if _, err := Available(); err != nil {
+		return err
+	}
+	enc, err := encodePolicy(p)
+	if err != nil {
+		return err
+	}
+	// A relative cmd.Path resolves against cmd.Dir, as without Wrap: the shim starts there.
+	path := cmd.Path
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{path}
+	}
+	cmd.Path = "/proc/self/exe"
+	cmd.Args = append([]string{shimName, enc, "--", path}, args...)
+	return nil
+}
+
+// encodePolicy turns p into one argv word; paths become absolute so the shim, which may run
+// in another directory, means the same files.
+func encodePolicy(p Policy) (string, error) {
+	abs := func(list []string) ([]string, error) {
+		out := make([]string, 0, len(list))
+		for _, s := range list {
+			if s == "" {
+				return nil, errors.New("sandbox: empty path in policy")
+			}
+			if !utf8.ValidString(s) {
+				return nil, fmt.Errorf("sandbox: path %q is not valid UTF-8", s)
+			}
+			a, err := filepath.Abs(s)
+			if err != nil {
+				return nil, fmt.Errorf("sandbox: %w", err)
+			}
+			out = append(out, a)
+		}
+		return out, nil
+	}
+	var err error
+	q := p
+	if q.Write, err = abs(p.Write); err != nil {
+		return "", err
+	}
+	if q.Hidden, err = abs(p.Hidden); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(q)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: encode policy: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodePolicy(s string) (Policy, error) {
+	var p Policy
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("decode policy: %w", err)
+	}
+	for _, list := range [][]string{p.Write, p.Hidden} {
+		for _, s := range list {
+			if !filepath.IsAbs(s) {
+				return p, fmt.Errorf("decode policy: path %q is not absolute", s)
+			}
+		}
+	}
+	return p, nil
+}
+
+// Main runs the shim when this process was started by Wrap (os.Args[0] == "hgate-sandbox") and never returns then;
+// otherwise it returns at once. Call it first thing in main() and in TestMain of every package whose tests run
+// wrapped commands (cmd/hgate's TestMain must call it BEFORE testscript.Main, which dispatches on argv[0]).
+func Main() {
+	if len(os.Args) == 0 || os.Args[0] != shimName {
+		return
+	}
+	os.Exit(shim(os.Args[1:]))
+}
+
+// shim parses [policy, "--", path, argv...] and runs it; it returns only on failure.
+func shim(args []string) int {
+	if len(args) < 4 || args[1] != "--" {
+		return fail("usage: hgate-sandbox POLICY -- PATH ARGV0 [ARG...]")
+	}
+	p, err := decodePolicy(args[0])
+	if err != nil {
+		return fail(err.Error())
+	}
+	if p.Reap {
+		return reap(p, args[2], args[3:])
+	}
+	return applyAndExec(p, args[2], args[3:])
+}
+
+// fail prints the shim's one-line diagnostic and returns the policy exit code.
+func fail(msg string) int {
+	fmt.Fprintf(os.Stderr, "%s: %s\n", shimName, msg)
+	return exitPolicy
+}

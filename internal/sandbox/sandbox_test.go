@@ -1,0 +1,276 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	Main()
+	os.Exit(m.Run())
+}
+
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if _, err := Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+}
+
+// sh runs script under p (or unwrapped when p is nil) in dir and returns its combined
+// output and error.
+func sh(t *testing.T, p *Policy, dir, script string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	if p != nil {
+		if err := Wrap(cmd, *p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// writableTemp makes a directory every user may write: the checks must hold for an
+// unprivileged user too, where a denial must come from Landlock, not from file modes.
+func writableTemp(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	if err := os.Chmod(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestPolicy is the whole behaviour; TestUnprivileged runs it again as nobody.
+func TestPolicy(t *testing.T) {
+	needSandbox(t)
+	t.Run("write", testWrite)
+	t.Run("hidden", testHidden)
+	t.Run("reap", testReap)
+	t.Run("status", testStatus)
+}
+
+func testWrite(t *testing.T) {
+	repo := writableTemp(t)
+	inside := filepath.Join(repo, "out")
+	if err := os.Mkdir(inside, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	tmp := writableTemp(t)
+	home := os.Getenv("HOME")
+	if home == "" || syscall.Access(home, 2) != nil {
+		home = writableTemp(t)
+	}
+	p := &Policy{Write: []string{inside}}
+	for _, target := range []string{
+		filepath.Join(repo, "leak"),
+		filepath.Join(tmp, "leak"),
+		filepath.Join(home, "hgate-sandbox-test-leak-"+strconv.Itoa(os.Getpid())),
+	} {
+		script := "echo x > " + target
+		// Without the sandbox the write works: the denial below is Landlock's.
+		if out, err := sh(t, nil, repo, script); err != nil {
+			t.Fatalf("unwrapped %q: %v %s", script, err, out)
+		}
+		os.Remove(target)
+		out, err := sh(t, p, repo, script)
+		if err == nil {
+			t.Errorf("sandboxed %q succeeded", script)
+		}
+		if !strings.Contains(out, "ermission denied") {
+			t.Errorf("sandboxed %q: want permission denied, got %q", script, out)
+		}
+		if _, err := os.Stat(target); err == nil {
+			t.Errorf("%s was written", target)
+			os.Remove(target)
+		}
+	}
+	// Inside: create, rename, truncate, remove, make a directory.
+	out, err := sh(t, p, repo, "cd out && echo x > a && mv a b && : > b && mkdir d && mv b d/c && rm -r d && echo ok")
+	if err != nil || strings.TrimSpace(out) != "ok" {
+		t.Errorf("write inside: %v %q", err, out)
+	}
+	// The repository's existing files are read-only too.
+	os.WriteFile(filepath.Join(repo, "lib.sh"), []byte("echo lib\n"), 0o666)
+	if out, err := sh(t, p, repo, "echo evil >> lib.sh"); err == nil {
+		t.Errorf("append to a read-only file succeeded: %q", out)
+	}
+	if out, err := sh(t, p, repo, "truncate -s 0 lib.sh || : > lib.sh"); err == nil {
+		t.Errorf("truncate of a read-only file succeeded: %q", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "lib.sh")); string(b) != "echo lib\n" {
+		t.Errorf("lib.sh changed: %q", b)
+	}
+	// Reading works, and so do the devices everyone writes.
+	if out, err := sh(t, p, repo, "cat lib.sh; echo y > /dev/null"); err != nil || out != "echo lib\n" {
+		t.Errorf("read: %v %q", err, out)
+	}
+}
+
+func testHidden(t *testing.T) {
+	root := writableTemp(t)
+	secret := filepath.Join(root, "secret.txt")
+	dir := filepath.Join(root, "questions")
+	os.WriteFile(secret, []byte("answer\n"), 0o644)
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "q1"), []byte("q\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "public.txt"), []byte("public\n"), 0o644)
+	p := &Policy{Hidden: []string{secret, dir, filepath.Join(root, "does-not-exist")}}
+
+	for _, script := range []string{"cat secret.txt", "ls questions", "cat questions/q1"} {
+		if _, err := sh(t, nil, root, script); err != nil {
+			t.Fatalf("unwrapped %q failed", script)
+		}
+		if out, err := sh(t, p, root, script); err == nil || !strings.Contains(out, "ermission denied") {
+			t.Errorf("sandboxed %q: want permission denied, got %v %q", script, err, out)
+		}
+	}
+	if out, err := sh(t, p, root, "cat public.txt"); err != nil || out != "public\n" {
+		t.Errorf("sibling of a hidden file: %v %q", err, out)
+	}
+	// A symlink next to the secret does not lead to it.
+	os.Symlink(secret, filepath.Join(root, "link"))
+	if out, err := sh(t, p, root, "cat link"); err == nil {
+		t.Errorf("read through a symlink: %q", out)
+	}
+}
+
+func testReap(t *testing.T) {
+	dir := writableTemp(t)
+	pidfile := filepath.Join(dir, "daemon.pid")
+	// The leader waits until the daemon has written its pid, then exits; no sleeps.
+	script := `setsid sh -c 'echo $$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid && exec sleep 1000' </dev/null >/dev/null 2>&1 &
+while [ ! -s daemon.pid ]; do :; done
+exit 7`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	if err := Wrap(cmd, Policy{Write: []string{dir}, Reap: true}); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("want exit 7, got %v", err)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 {
+		t.Fatalf("bad pid %q", b)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("daemon %d still exists after Wait: kill 0 = %v", pid, err)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func testStatus(t *testing.T) {
+	dir := writableTemp(t)
+	for _, reap := range []bool{false, true} {
+		p := Policy{Reap: reap}
+		cmd := exec.Command("sh", "-c", "exit 3")
+		Wrap(cmd, p)
+		var ee *exec.ExitError
+		if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			t.Errorf("reap=%v: want exit 3, got %v", reap, err)
+		}
+		cmd = exec.Command("sh", "-c", "kill -TERM $$")
+		cmd.Dir = dir
+		Wrap(cmd, p)
+		err := cmd.Run()
+		if !errors.As(err, &ee) {
+			t.Fatalf("reap=%v: want a signal death, got %v", reap, err)
+		}
+		ws := ee.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+			t.Errorf("reap=%v: want death by SIGTERM, got %v", reap, ws)
+		}
+	}
+}
+
+// TestFailClosed: a policy the shim cannot apply never runs the command.
+func TestFailClosed(t *testing.T) {
+	needSandbox(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	for _, reap := range []bool{false, true} {
+		cmd := exec.Command("sh", "-c", "touch "+marker)
+		if err := Wrap(cmd, Policy{Write: []string{filepath.Join(dir, "missing")}, Reap: reap}); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitPolicy {
+			t.Errorf("reap=%v: want exit %d, got %v", reap, exitPolicy, err)
+		}
+		if msg := stderr.String(); !strings.HasPrefix(msg, "hgate-sandbox: writable path: ") || strings.Count(msg, "\n") != 1 {
+			t.Errorf("reap=%v: stderr %q", reap, msg)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("reap=%v: the command ran", reap)
+		}
+	}
+}
+
+// TestUnprivileged runs TestPolicy again as nobody when the tests run as root, where file
+// modes alone would never deny a write.
+func TestUnprivileged(t *testing.T) {
+	needSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("already unprivileged: TestPolicy ran as this user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv is missing: cannot re-run the checks as an unprivileged user")
+	}
+	// A copy of the test binary and a TMPDIR that nobody can reach.
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755) // the test's own temporary parent
+	for d := filepath.Dir(dir); d != "/"; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil && fi.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is not searchable by others; set TMPDIR elsewhere", d)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	home := filepath.Join(dir, "home")
+	for _, d := range []string{tmp, home} {
+		os.Mkdir(d, 0o755)
+		os.Chown(d, 65534, 65534)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^TestPolicy$|^TestFailClosed$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
