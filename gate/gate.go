@@ -23,6 +23,9 @@ type Options struct {
 	FailFast bool
 	// Rerun runs the test split even when this candidate tree was scored before.
 	Rerun bool
+	// Reuse, when set, decides whether an earlier receipt of the tree may stand in for
+	// a new test-split run; the loop reuses only receipts its own process wrote.
+	Reuse func(tree string) bool
 }
 
 // errDecided cancels outstanding tasks once --fail-fast knows the verdict.
@@ -81,7 +84,8 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cached := prior != nil && prior.TestTasks == len(sp.Test) && !opts.Rerun && (prior.CleanRoom || !e.CleanRoom)
+	cached := prior != nil && prior.TestTasks == len(sp.Test) && !opts.Rerun && (prior.CleanRoom || !e.CleanRoom) &&
+		(opts.Reuse == nil || opts.Reuse(rep.Tree))
 
 	rm, err := e.openRoom(tree)
 	if err != nil {
@@ -226,7 +230,11 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if opts.Rerun {
 		msg += " (--rerun: test split run again)"
 	}
-	return rep, e.apply(msg, c)
+	if err := e.apply(msg, c); err != nil {
+		return nil, err
+	}
+	wrote.add(rep.Tree)
+	return rep, nil
 }
 
 // promote re-runs train tasks that failed in train_results.json and are not in the suite,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"sync"
 
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -49,3 +50,26 @@ func loadReceipt(ws workspace, tree string) (*Receipt, error) {
 func receiptName(tree string) string { return "receipts/" + tree + ".json" }
 
 func (r *Receipt) marshal() ([]byte, error) { return statefile.EncodeJSON(r) }
+
+// wrote holds the trees whose receipts this process wrote. The loop serves the agent's
+// gates in its own process; a receipt it finds on disk but did not write (an agent that
+// ran without the sandbox could have produced one from a room it raced) is not reused.
+var wrote = receiptSet{trees: map[string]bool{}}
+
+type receiptSet struct {
+	mu    sync.Mutex
+	trees map[string]bool
+}
+
+func (s *receiptSet) add(tree string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.trees[tree] = true
+}
+
+// WroteReceipt reports whether this process wrote the receipt of tree.
+func WroteReceipt(tree string) bool {
+	wrote.mu.Lock()
+	defer wrote.mu.Unlock()
+	return wrote.trees[tree]
+}

@@ -3,27 +3,23 @@ package gitguard
 // Records: small sets of files hgate keeps as commits on its own refs
 // (refs/hgate/ledger), built blob → tree → commit with go-git and published
 // with a compare-and-set of the ref, so two writers never lose each other's
-// commit. Everything here goes through go-git's object and reference
-// storage; creating a ref that does not exist yet uses go-git's file
-// locking directly (see recCreateRef), since go-git has no exclusive create.
+// commit. Objects go through go-git's storage; the ref is moved by writeRef
+// (a lock file and a rename, as git does), since go-git rewrites a loose ref
+// in place and a kill in the middle would leave it empty.
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 )
 
 // RecordAuthorName and RecordAuthorEmail sign every record commit (as
@@ -145,69 +141,15 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	if recBeforeSetRef != nil {
 		recBeforeSetRef(ref)
 	}
-	if tip.IsZero() {
-		err = r.recCreateRef(ref, h)
-	} else {
-		err = r.repo.Storer.CheckAndSetReference(
-			plumbing.NewHashReference(plumbing.ReferenceName(ref), h),
-			plumbing.NewHashReference(plumbing.ReferenceName(ref), tip))
-		// Not found: deleted since we read it; retrying creates it afresh.
-		if errors.Is(err, storage.ErrReferenceHasChanged) || errors.Is(err, plumbing.ErrReferenceNotFound) {
-			err = fmt.Errorf("record %s: %w", ref, ErrRefChanged)
-		} else if err != nil {
-			err = fmt.Errorf("record %s: update ref: %w", ref, err)
-		}
+	// Lock file, compare, write, rename, as git does: a kill at any moment leaves the
+	// ref either at its old commit or at the new one, never empty.
+	if err = r.writeRef(ref, h, tip); err != nil && !errors.Is(err, ErrRefChanged) {
+		err = fmt.Errorf("record %s: update ref: %w", ref, err)
 	}
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return h, nil
-}
-
-// recCreateRef creates a ref that must not exist yet. go-git's
-// CheckAndSetReference cannot express "absent": given no old value it
-// truncates whatever is there, so two first writers could both "win". This
-// follows go-git's own protocol for a loose ref (open without truncating,
-// take the file lock, check, write) with "the file is empty and packed-refs
-// does not hold the ref" as the check. go-git holds the same lock while it
-// truncates and rewrites the file, so an update in flight is never mistaken
-// for an absent ref.
-func (r *Repo) recCreateRef(ref string, h plumbing.Hash) (err error) {
-	st, ok := r.repo.Storer.(interface{ Filesystem() billy.Filesystem })
-	if !ok {
-		return fmt.Errorf("record %s: create ref: the repository is not stored in files", ref)
-	}
-	f, err := st.Filesystem().OpenFile(ref, os.O_RDWR|os.O_CREATE, 0o666)
-	if err != nil {
-		return fmt.Errorf("record %s: create ref: %w", ref, err)
-	}
-	defer func() {
-		// Closing releases the lock; a failed close may have lost the write.
-		if cerr := f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("record %s: create ref: %w", ref, cerr)
-		}
-	}()
-	if err := f.Lock(); err != nil {
-		return fmt.Errorf("record %s: create ref: lock: %w", ref, err)
-	}
-	cur, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("record %s: create ref: %w", ref, err)
-	}
-	if len(cur) > 0 {
-		return fmt.Errorf("record %s: created concurrently: %w", ref, ErrRefChanged)
-	}
-	// An empty loose file reads as absent, so the ref may be packed.
-	if packed, err := r.Ref(ref); err != nil || !packed.IsZero() {
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("record %s: created concurrently: %w", ref, ErrRefChanged)
-	}
-	if _, err := f.Write([]byte(h.String() + "\n")); err != nil {
-		return fmt.Errorf("record %s: create ref: %w", ref, err)
-	}
-	return nil
 }
 
 // recCheckPath accepts clean relative slash paths whose parts git can store.

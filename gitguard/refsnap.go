@@ -78,10 +78,13 @@ func (r *Repo) RestoreRefs(prefix string, snap RefSnapshot) error {
 	var errs []error
 	for name, is := range now {
 		was, ok := snap[name]
+		if ok && !strings.HasPrefix(is, "ref: ") {
+			continue // overwritten in place below, never left missing by a crash in between
+		}
 		if ok && was == is {
 			continue
 		}
-		// Remove first: a symbolic ref cannot be compared-and-set to a hash.
+		// Created by the agent, or symbolic: a symbolic ref cannot be overwritten with a hash.
 		if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
 			errs = append(errs, fmt.Errorf("restore ref %s: %w", name, err))
 		}

@@ -31,7 +31,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 )
 
 // GatedRef is the ref holding the last commit that passed the gate.
@@ -156,9 +155,13 @@ func (r *Repo) Ref(name string) (plumbing.Hash, error) {
 // ref must not exist yet, a zero new deletes it. A lost race returns an error
 // wrapping ErrRefChanged, so the caller can re-read and retry.
 func (r *Repo) SetRef(name string, new, old plumbing.Hash) error {
-	refName := plumbing.ReferenceName(name)
 	if !strings.HasPrefix(name, "refs/") {
 		return fmt.Errorf("set ref %s: name must start with refs/", name)
+	}
+	if !new.IsZero() {
+		// go-git truncates a loose ref before it writes it: a kill in between would
+		// leave the ref empty. writeRef goes through a lock file and a rename.
+		return r.writeRef(name, new, old)
 	}
 	cur, err := r.Ref(name)
 	if err != nil {
@@ -167,25 +170,11 @@ func (r *Repo) SetRef(name string, new, old plumbing.Hash) error {
 	if cur != old {
 		return fmt.Errorf("set ref %s: holds %s, expected %s: %w", name, short(cur), short(old), ErrRefChanged)
 	}
-	if new.IsZero() {
-		if old.IsZero() {
-			return nil
-		}
-		if err := r.repo.Storer.RemoveReference(refName); err != nil {
-			return fmt.Errorf("delete ref %s: %w", name, err)
-		}
+	if old.IsZero() {
 		return nil
 	}
-	var oldRef *plumbing.Reference
-	if !old.IsZero() {
-		oldRef = plumbing.NewHashReference(refName, old)
-	}
-	err = r.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(refName, new), oldRef)
-	if errors.Is(err, storage.ErrReferenceHasChanged) {
-		return fmt.Errorf("set ref %s: %w", name, ErrRefChanged)
-	}
-	if err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
+	if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
 	return nil
 }

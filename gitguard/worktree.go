@@ -258,6 +258,10 @@ func (r *Repo) writeRef(name string, new, old plumbing.Hash) error {
 			f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		}
 	}
+	if errors.Is(err, os.ErrExist) {
+		// Another writer holds it now: a caller that retries on a lost race may retry.
+		return fmt.Errorf("set ref %s: being written by another process (%s exists): %w", name, filepath.Base(lock), ErrRefChanged)
+	}
 	if err != nil {
 		return fmt.Errorf("set ref %s: %w", name, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // Presets expand a one-word agent into that tool's documented non-interactive
@@ -62,9 +64,10 @@ type agentRun struct {
 	Stdout   string // file
 	Stderr   string // file
 	Timeout  time.Duration
-	Deadline time.Time     // zero: none; the agent is stopped there too
-	Grace    time.Duration // between SIGTERM and SIGKILL
-	Started  func(pid int) // called once the process runs (journal)
+	Deadline time.Time       // zero: none; the agent is stopped there too
+	Grace    time.Duration   // between SIGTERM and SIGKILL
+	Started  func(pid int)   // called once the process runs (journal)
+	Sandbox  *sandbox.Policy // nil: unsandboxed
 }
 
 type agentResult struct {
@@ -101,6 +104,12 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	cmd.Dir, cmd.Env = a.Dir, a.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if a.Sandbox != nil {
+		if err := sandbox.Wrap(cmd, *a.Sandbox); err != nil {
+			fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
+			return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: "did not start: " + err.Error(), Duration: time.Since(start)}
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "hgate: cannot start the agent: %v\n", err)
 		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: "did not start: " + err.Error(), Duration: time.Since(start)}

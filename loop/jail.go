@@ -10,13 +10,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/record"
 )
 
 // presetWritable are the folders and files each preset's tool keeps its own settings,
 // sessions and logs in: without them the real CLI cannot start inside the sandbox.
 var presetWritable = map[string][]string{
-	"claude": {"~/.claude", "~/.claude.json", "~/.cache/claude", "~/.config/claude"},
+	"claude": {"~/.claude", "~/.claude.json"},
 	"codex":  {"~/.codex"},
 	"aider":  {"~/.aider"},
 }
@@ -154,4 +157,114 @@ func expandPath(p, root string) (string, error) {
 		return filepath.Clean(p), nil
 	}
 	return filepath.Join(root, filepath.FromSlash(p)), nil
+}
+
+// jail is the sandbox of one agent phase.
+type jail struct {
+	policy *sandbox.Policy // nil: the agent runs unsandboxed
+	tmp    string          // the agent's private TMPDIR, removed after the phase
+}
+
+// sandboxState decides at the start of a run whether the agent can be sandboxed: on by
+// default, and a run refuses to start where the kernel offers no sandbox unless the
+// user turned it off, so that no run is unsandboxed without saying so.
+func sandboxState(cfg config.Sandbox) (string, error) {
+	if !cfg.Enabled {
+		return SandboxOff, nil
+	}
+	abi, err := sandbox.Available()
+	if err != nil {
+		return "", fmt.Errorf("loop: the agent cannot be sandboxed here (%v): run hgate loop --no-sandbox to run it as your own user, able to write anything you can (see the threat model in the README)", err)
+	}
+	return fmt.Sprintf("landlock ABI %d", abi), nil
+}
+
+// SandboxOff is summary.json's "sandbox" for a run whose agent ran unsandboxed.
+const SandboxOff = "off"
+
+// openJail builds the policy of one agent phase: the agent may write where allow can
+// match in the worktree, the message and learnings files, a private TMPDIR and
+// loop.sandbox.writable (plus the preset's own config folders); it cannot read
+// loop.sandbox.hidden. .git, the workspace, hgate's lock and the clean rooms are
+// outside what it may write.
+func (r *runner) openJail() (*jail, error) {
+	tmp, err := os.MkdirTemp("", "hgate-agent-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
+	}
+	jl := &jail{tmp: tmp}
+	if r.j.Sandbox == SandboxOff {
+		return jl, nil
+	}
+	root := r.repo.Root()
+	protected := []string{filepath.Join(root, ".git"), r.ws, r.repo.GitDir(), r.repo.CommonDir()}
+	for _, c := range r.env.Config.CleanRoom.Carry {
+		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
+	}
+	var hidden []string
+	for _, h := range r.cfg.Sandbox.Hidden {
+		p, err := expandPath(h, root)
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		hidden = append(hidden, p)
+		protected = append(protected, p)
+	}
+	write, err := agentWritable(root, r.env.Config.Allow, protected)
+	if err != nil {
+		jl.close()
+		return nil, err
+	}
+	// The two workspace files the agent writes by design: hgate reads them, never trusts them.
+	msg := filepath.Join(r.ws, MessageFileName)
+	if err := createIfMissing(msg); err != nil {
+		jl.close()
+		return nil, err
+	}
+	write = append(write, msg, tmp)
+	if l := filepath.Join(r.ws, record.LearningsFileName); fileExists(l) {
+		write = append(write, l)
+	}
+	extra := slices.Clone(r.cfg.Sandbox.Writable)
+	if len(r.cfg.Agent) == 1 {
+		extra = append(extra, presetWritable[strings.TrimSpace(r.cfg.Agent[0])]...)
+	}
+	for _, w := range extra {
+		p, err := expandPath(w, root)
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		if slices.ContainsFunc(protected, func(q string) bool { return within(p, q) || within(q, p) }) {
+			jl.close()
+			return nil, fmt.Errorf("loop.sandbox.writable: %s would open %s to the agent (expected a path outside .git, the workspace, carried and hidden paths)", w, p)
+		}
+		if strings.HasSuffix(w, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				jl.close()
+				return nil, fmt.Errorf("loop.sandbox.writable: %w", err)
+			}
+		}
+		if _, err := os.Lstat(p); err == nil {
+			write = append(write, p)
+		}
+	}
+	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
+	return jl, nil
+}
+
+func (jl *jail) close() { os.RemoveAll(jl.tmp) }
+
+func createIfMissing(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

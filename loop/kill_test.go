@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hgate/hgate/internal/sandbox"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ import (
 // TestMain lets the test binary play hgate loop in a child process, so the
 // kill test can SIGKILL it without killing the test.
 func TestMain(m *testing.M) {
+	sandbox.Main() // the sandboxed agent's shim starts here
 	if dir := os.Getenv("HGATE_LOOP_CHILD"); dir != "" {
 		os.Exit(child(dir, os.Getenv("HGATE_LOOP_RESUME") == "1"))
 	}

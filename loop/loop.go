@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -35,6 +36,7 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
 )
@@ -112,6 +114,7 @@ type Summary struct {
 	StopReason  string      `json:"stop_reason"`
 	StopDetail  string      `json:"stop_detail,omitempty"`
 	Seconds     float64     `json:"seconds"`
+	Sandbox     string      `json:"sandbox"` // "landlock ABI N", or "off": the agent ran as the user, unsandboxed
 }
 
 // journal is the run's progress, rewritten atomically around every phase.
@@ -136,6 +139,12 @@ type journal struct {
 	Crashes      int          `json:"crashes"`
 	StopReason   string       `json:"stop_reason"`
 	StopDetail   string       `json:"stop_detail"`
+	// Refs is refs/hgate/* as hgate left them before the agent's phase (and after each
+	// command it served the agent); Tamper lists what changed behind hgate's back since.
+	Refs   gitguard.RefSnapshot `json:"refs,omitempty"`
+	Tamper []string             `json:"tamper,omitempty"`
+	// Sandbox is how the agent runs: "landlock ABI N", or "off".
+	Sandbox string `json:"sandbox"`
 }
 
 // runner is one run in progress.
@@ -154,6 +163,11 @@ type runner struct {
 	author object.Signature
 
 	release func() // the repository lock, while held
+
+	// refsMu orders the check of refs/hgate/* after the agent's phase with the
+	// commands the loop serves the agent meanwhile (they move the ledger).
+	refsMu  sync.Mutex
+	serving bool // checkRefs runs before a served command, in the agent's phase
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -240,6 +254,9 @@ func (r *runner) open() error {
 			r.j.Deadline = d.Format(time.RFC3339Nano)
 		}
 		r.j.StopReason, r.j.StopDetail = "", ""
+		if r.j.Sandbox, err = sandboxState(r.cfg.Sandbox); err != nil {
+			return err
+		}
 		fmt.Fprintf(r.log, "[loop] resuming run %s at iteration %d\n", id, j.Next)
 		return r.writeRunConfig()
 	}
@@ -264,6 +281,13 @@ func (r *runner) open() error {
 			return &gate.Refused{Reason: "the worktree already has changes outside allow; commit or revert them before hgate loop: " + strings.Join(ps, "; ")}
 		}
 	}
+	sb, err := sandboxState(r.cfg.Sandbox)
+	if err != nil {
+		return err
+	}
+	if sb == SandboxOff {
+		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (README, Threat model)")
+	}
 	start := r.now()
 	id := start.UTC().Format("20060102-150405")
 	for n := 2; ; n++ {
@@ -276,7 +300,7 @@ func (r *runner) open() error {
 	if err := os.MkdirAll(filepath.Join(r.dir, "iterations"), 0o755); err != nil {
 		return err
 	}
-	r.j = &journal{RunID: id, Started: start.UTC().Format(time.RFC3339), Next: 1}
+	r.j = &journal{RunID: id, Started: start.UTC().Format(time.RFC3339), Next: 1, Sandbox: sb}
 	if d := r.deadline(start); !d.IsZero() {
 		r.dead = d
 		r.j.Deadline = d.Format(time.RFC3339Nano)
@@ -378,7 +402,8 @@ func (r *runner) writeRunConfig() error {
 		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
 		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
-		"file_guard": r.env.Config.FileGuard,
+		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.Sandbox,
+		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
 	}
 	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
 }
@@ -493,7 +518,7 @@ func (r *runner) summary() *Summary {
 	s := &Summary{
 		RunID: r.j.RunID, Started: r.j.Started, Finished: r.now().UTC().Format(time.RFC3339),
 		Baseline: r.j.Baseline, BestAtStart: r.j.BestAtStart, Iterations: r.j.Iterations,
-		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail,
+		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.Sandbox,
 	}
 	if s.Iterations == nil {
 		s.Iterations = []Iteration{}
@@ -542,7 +567,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 	} else {
 		j.Current.Resumed = true
 		// The previous hgate was killed, maybe holding a ref lock.
-		r.repo.BreakRefLocks(r.attemptRef(n))
+		r.repo.BreakRefLocks(r.attemptRef(n), ledger.Ref, gitguard.GatedRef, gate.BestRef)
 	}
 	it := j.Current
 	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
@@ -556,6 +581,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				killLeftover(j.AgentPID, j.AgentStart, "HGATE_RUN_ID="+j.RunID)
 				it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped while the agent ran; resumed"
 				resumed = false
+				if err := r.checkRefs(n); err != nil {
+					return err
+				}
 			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
 				return err
 			}
@@ -597,7 +625,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				}
 				continue
 			}
-			if j.Repair < r.cfg.RepairAttempts && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) {
+			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) {
 				j.Repair++
 				it.Repairs = j.Repair
 				if err := r.phase("agent"); err != nil {
@@ -663,6 +691,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			it.Seconds = secs(r.now().Sub(iterStart))
 			j.Iterations = append(j.Iterations, *it)
 			j.Current, j.Phase, j.Next = nil, "", n+1
+			j.Refs, j.Tamper = nil, nil
 			if err := r.save(); err != nil {
 				return err
 			}
@@ -758,11 +787,17 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			return err
 		}
 	}
+	jl, err := r.openJail()
+	if err != nil {
+		return err
+	}
+	defer jl.close()
 	a := &agentRun{
-		Args: args, Dir: r.repo.Root(),
+		Args: args, Dir: r.repo.Root(), Sandbox: jl.policy,
 		Env: append(os.Environ(),
 			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
-			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair)),
+			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
+			"TMPDIR="+jl.tmp),
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
 		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
 		Started: func(pid int) {
@@ -770,11 +805,25 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			_ = r.save()
 		},
 	}
+	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	if err != nil {
+		return err
+	}
+	r.refsMu.Lock()
+	j.Refs = snap
+	err = r.save()
+	r.refsMu.Unlock()
+	if err != nil {
+		return err
+	}
 	r.unlock()
 	res := a.run(ctx)
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	if err := r.checkRefs(n); err != nil {
 		return err
 	}
 	j.AgentPID, j.AgentStart = 0, ""
@@ -787,6 +836,12 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 // gate.json. A nil report means the agent changed nothing at all.
 func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 	j, it := r.j, r.j.Current
+	if len(j.Tamper) > 0 {
+		rep := &gate.Report{Verdict: "reject", Reasons: []string{
+			"the agent changed hgate's refs behind its back (put back): " + strings.Join(j.Tamper, "; "),
+		}}
+		return rep, r.writeGateJSON(n, rep)
+	}
 	restored, err := r.env.RestoreState()
 	if err != nil {
 		return nil, err
@@ -813,19 +868,30 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 		gctx = context.WithoutCancel(ctx)
 	}
 	start := r.now()
-	rep, err := gate.Run(gctx, r.env, gate.Options{})
+	// A receipt of this tree that this process did not write is not reused: without the
+	// sandbox, the agent may have produced it from a clean room it raced.
+	rep, err := gate.Run(gctx, r.env, gate.Options{Reuse: gate.WroteReceipt})
 	it.GateSeconds += secs(r.now().Sub(start))
 	if err != nil {
 		return nil, err
 	}
-	name := "gate.json"
-	if j.Repair > 0 {
-		name = filepath.Join("repair-"+strconv.Itoa(j.Repair), "gate.json")
-	}
-	if err := writeJSON(filepath.Join(r.iterDir(n), name), rep); err != nil {
+	if err := r.writeGateJSON(n, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// writeGateJSON keeps the gate's report in the iteration's folder (or its repair's).
+func (r *runner) writeGateJSON(n int, rep *gate.Report) error {
+	dir := r.iterDir(n)
+	if r.j.Repair > 0 {
+		// A run resumed at a repair's agent phase may not have made the folder yet.
+		dir = filepath.Join(dir, "repair-"+strconv.Itoa(r.j.Repair))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return writeJSON(filepath.Join(dir, "gate.json"), rep)
 }
 
 // commit commits the gated candidate, or finishes a commit a crash interrupted.
@@ -954,9 +1020,74 @@ func (r *runner) learn(it *Iteration) error {
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
 	}
+	if r.j.Sandbox == SandboxOff {
+		l.Worked += " (the agent ran unsandboxed)"
+	}
 	// A crash after the append but before the journal moved on must not write it twice.
 	if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), l.String()) {
 		return nil
 	}
 	return record.AppendLearning(path, l)
+}
+
+// refsPrefix holds every ref hgate trusts: the gated and best commits, the ledger, the
+// saved attempts.
+const refsPrefix = "refs/hgate/"
+
+// checkRefs compares refs/hgate/* with the snapshot taken before the agent's phase (or
+// after the last command served to it). Anything else that moved them was the agent
+// working around hgate: they are put back, and the attempt is rejected.
+func (r *runner) checkRefs(n int) error {
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	return r.checkRefsLocked(n)
+}
+
+func (r *runner) checkRefsLocked(n int) error {
+	j := r.j
+	if j.Refs == nil {
+		return nil // a journal from before the check existed
+	}
+	now, err := r.repo.SnapshotRefs(refsPrefix)
+	if err != nil {
+		return err
+	}
+	changed := j.Refs.Changed(now)
+	if len(changed) > 0 {
+		if err := r.repo.RestoreRefs(refsPrefix, j.Refs); err != nil {
+			return fmt.Errorf("iteration %d: put back the refs the agent changed: %w", n, err)
+		}
+		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's refs behind its back; put back: %s\n", n, strings.Join(changed, "; "))
+		j.Tamper = append(j.Tamper, changed...)
+	}
+	if !r.serving {
+		// The agent's phase is over: hgate's own work moves the refs from here on.
+		j.Refs = nil
+	}
+	return r.save()
+}
+
+// served runs fn, a command the agent asked the loop for, so that it sees hgate's refs
+// as hgate left them (what moved behind hgate's back first is put back and counted
+// against the attempt), and takes what the command itself wrote (the ledger) as the
+// new expected state.
+func (r *runner) served(fn func()) {
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	if r.j != nil && r.j.Refs != nil {
+		r.serving = true
+		err := r.checkRefsLocked(r.j.Next)
+		r.serving = false
+		if err != nil {
+			fmt.Fprintf(r.log, "[loop] %v\n", err)
+		}
+	}
+	fn()
+	if r.j == nil || r.j.Refs == nil {
+		return
+	}
+	if snap, err := r.repo.SnapshotRefs(refsPrefix); err == nil {
+		r.j.Refs = snap
+		_ = r.save()
+	}
 }

@@ -112,6 +112,12 @@ func failureReport(r *gate.Report) string {
 	if s.Step3 != nil && len(s.Step3.Promoted) > 0 {
 		fmt.Fprintf(&b, "Step 3: promoted into the suite: %s\n", strings.Join(s.Step3.Promoted, ", "))
 	}
+	if s == (gate.Steps{}) {
+		// Rejected before the gate ran (the agent worked around hgate).
+		for _, why := range r.Reasons {
+			fmt.Fprintf(&b, "%s\n", why)
+		}
+	}
 	return b.String()
 }
 

@@ -12,7 +12,9 @@
 # hgate binary instead of building one. Needs Go, git and a POSIX sh.
 #
 # Exit status: 0 every candidate ended as its `expect` file says (pass: a
-# commit on main; reject: an attempt ref), 1 some did not, 2 something failed
+# commit on main; reject: an attempt ref; `expect-loop`, where a candidate has
+# one, says what differs under the loop's sandbox: unchanged, the sandbox
+# refused the write), 1 some did not, 2 something failed
 # before an answer (build, prepare, git, the loop itself).
 set -eu
 
@@ -53,12 +55,16 @@ i=0
 for cand in candidates/*/; do
 	i=$((i + 1))
 	cand=${cand%/}
-	want=$(cut -d: -f1 "$cand/expect")
+	expect=$cand/expect
+	[ -f "$cand/expect-loop" ] && expect=$cand/expect-loop
+	want=$(cut -d: -f1 "$expect")
 	if git rev-parse -q --verify "refs/hgate/attempts/$run/$i" >/dev/null; then
 		got=reject
 	elif grep -q "\"iteration\": $i," "workspace/runs/$run/summary.json" &&
 		[ -n "$(sed -n "/\"iteration\": $i,/,/}/p" "workspace/runs/$run/summary.json" | grep '"outcome": "kept"')" ]; then
 		got=pass
+	elif [ -n "$(sed -n "/\"iteration\": $i,/,/}/p" "workspace/runs/$run/summary.json" | grep '"outcome": "unchanged"')" ]; then
+		got=unchanged
 	else
 		got=missing
 	fi

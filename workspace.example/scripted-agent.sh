@@ -6,14 +6,15 @@
 #
 #   sh scripted-agent.sh [PROMPT_FILE]
 #
-# Its position is kept in workspace/scripted-agent.next (gitignored, so the gate
-# and the loop's revert leave it alone); delete that file to start over. The
+# Its position is kept in .agent-state/next (gitignored, so the gate and the
+# loop's revert leave it alone, and named in hgate.yaml's loop.sandbox.writable,
+# so the sandboxed agent may write it); delete that file to start over. The
 # position moves on before the candidate is applied, so a run that hangs or
 # crashes does not repeat itself. With no candidates left it changes nothing.
 set -eu
 
 cd "$(dirname "$0")"
-state=${SCRIPTED_AGENT_STATE:-workspace/scripted-agent.next}
+state=${SCRIPTED_AGENT_STATE:-.agent-state/next}
 
 if [ $# -gt 0 ] && [ -f "$1" ]; then
 	echo "scripted agent: got a prompt of $(wc -l <"$1" | tr -d ' ') lines"

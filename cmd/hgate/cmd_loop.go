@@ -20,6 +20,7 @@ type loopCmd struct {
 	AttemptTimeout *time.Duration `name:"attempt-timeout" placeholder:"DURATION" help:"Stop the agent after this long in each attempt."`
 	RepairAttempts *int           `name:"repair-attempts" placeholder:"N" help:"Follow-up prompts after a rejection before the attempt is set aside."`
 	Resume         bool           `help:"Continue the last run after a crash, a kill or an interruption."`
+	NoSandbox      bool           `name:"no-sandbox" help:"Run the agent without the kernel sandbox, as your own user (where the kernel has none, or to debug an agent); the run says so in its summary and learnings."`
 }
 
 func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
@@ -66,6 +67,9 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	if len(bad) > 0 {
 		return errors.Join(bad...)
+	}
+	if c.NoSandbox {
+		lc.Sandbox.Enabled = false
 	}
 	opts := loop.Options{Env: env, Loop: lc, Resume: c.Resume, Log: g.stderr,
 		Lock: func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") }}
