@@ -74,6 +74,8 @@ type Options struct {
 	// work and lets go of it while the agent runs, so the agent can run hgate bench
 	// and hgate gate itself.
 	Lock func(ctx context.Context) (release func(), err error)
+	// AgentEnv is extra environment for the agent (the socket's address).
+	AgentEnv []string
 }
 
 // Iteration is one iteration's outcome in summary.json and the JSON stream.
@@ -760,9 +762,10 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	}
 	a := &agentRun{
 		Args: args, Dir: r.repo.Root(),
-		Env: append(os.Environ(),
+		Env: append(append(os.Environ(),
 			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair)),
+			r.opts.AgentEnv...),
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
 		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
 		Started: func(pid int) {

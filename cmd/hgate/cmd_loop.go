@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/loop"
 )
@@ -67,8 +69,22 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	if len(bad) > 0 {
 		return errors.Join(bad...)
 	}
+	// The agent runs hgate bench, gate, guard and status through this socket: the
+	// loop runs them here, outside the agent's sandbox, against this repository only.
+	root := env.Repo.Root()
+	srv, err := agentapi.Listen(ctx, agentapi.Options{
+		Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return run(ctx, append([]string{"-C", root}, args...), stdout, stderr)
+		},
+		Status: func() (agentapi.Status, error) { return statusOf(env.Config) },
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	opts := loop.Options{Env: env, Loop: lc, Resume: c.Resume, Log: g.stderr,
-		Lock: func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") }}
+		Lock:     func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") },
+		AgentEnv: []string{srv.Env()}}
 	if g.JSON {
 		opts.Stream = g.stdout
 	}
