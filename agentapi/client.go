@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 )
 
@@ -77,11 +78,16 @@ func callErr(ctx context.Context, err error) error {
 	return fmt.Errorf("the loop's socket: %v", unwrapOp(err))
 }
 
-// unwrapOp drops net.OpError's "dial unix PATH:" prefix, which repeats the path.
+// unwrapOp drops the "dial unix PATH: connect:" prefixes, which repeat what the
+// message says already.
 func unwrapOp(err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
-		return op.Err
+		err = op.Err
+	}
+	var sys *os.SyscallError
+	if errors.As(err, &sys) && sys.Err != nil {
+		err = sys.Err
 	}
 	return err
 }
