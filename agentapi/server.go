@@ -244,6 +244,13 @@ func (s *Server) status(args []string, stdout, stderr io.Writer) int {
 
 type gateKey struct{}
 
+// Serving reports whether ctx is a command the socket is serving: it runs here,
+// even when this process has HGATE_LOOP_SOCKET set, and is never sent on again.
+func Serving(ctx context.Context) bool {
+	_, ok := ctx.Value(gateKey{}).(*Server)
+	return ok
+}
+
 // ReportGate records, when ctx is a command served through the socket, the
 // tree a gate decided and its verdict: the loop reuses only receipts it wrote.
 func ReportGate(ctx context.Context, tree, verdict string) {

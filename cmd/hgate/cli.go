@@ -107,7 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		fmt.Fprintln(stderr, `run "hgate --help" for usage`)
 		return exitCannot
 	}
-	if socket := os.Getenv(agentapi.EnvSocket); socket != "" {
+	if socket := os.Getenv(agentapi.EnvSocket); socket != "" && !agentapi.Serving(ctx) {
 		// Inside the loop's sandbox: the loop runs the command, or it is refused.
 		if code, ok := forward(ctx, socket, kctx.Command(), args, stdout, stderr); ok {
 			return code
