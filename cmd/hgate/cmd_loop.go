@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hgate/hgate/agentapi"
@@ -71,10 +73,21 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	// The agent runs hgate bench, gate, guard and status through this socket: the
 	// loop runs them here, outside the agent's sandbox, against this repository only.
-	root := env.Repo.Root()
+	// The human's --config and --no-clean-room hold for them as for the loop's own gate.
+	pre := []string{"-C", env.Repo.Root()}
+	if g.Config != "" {
+		cfgPath := g.Config
+		if dir, err := g.root(); err == nil && !filepath.IsAbs(cfgPath) {
+			cfgPath = filepath.Join(dir, cfgPath) // as loadConfig read it, whatever -C becomes
+		}
+		pre = append(pre, "--config", cfgPath)
+	}
+	if g.NoClean {
+		pre = append(pre, "--no-clean-room")
+	}
 	srv, err := agentapi.Listen(ctx, agentapi.Options{
 		Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return run(ctx, append([]string{"-C", root}, args...), stdout, stderr)
+			return run(ctx, append(slices.Clone(pre), args...), stdout, stderr)
 		},
 		Status: func() (agentapi.Status, error) { return statusOf(env.Config) },
 	})
