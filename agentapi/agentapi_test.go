@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -262,5 +263,36 @@ func TestServeCancelAndClose(t *testing.T) {
 	_, err = Call(context.Background(), s.Path(), []string{"gate"}, io.Discard, io.Discard)
 	if err == nil || !strings.HasPrefix(err.Error(), "cannot reach the loop's socket (HGATE_LOOP_SOCKET=") {
 		t.Errorf("Call after Close: %v", err)
+	}
+}
+
+// Drain ends the command running and the one waiting for its turn, and the
+// socket serves again afterwards.
+func TestServeDrain(t *testing.T) {
+	f := &fakeHgate{started: make(chan string, 2), release: make(chan struct{})}
+	s := start(t, f, nil)
+	codes := make(chan int, 2)
+	call := func(flag string) {
+		code, _ := Call(context.Background(), s.Path(), []string{"guard", flag}, io.Discard, io.Discard)
+		codes <- code
+	}
+	go call("--json")
+	<-f.started
+	go call("-v")
+	for { // until the second request waits for its turn
+		s.mu.Lock()
+		n := len(s.running)
+		s.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		runtime.Gosched()
+	}
+	s.Drain()
+	if a, b := <-codes, <-codes; a != 130 || b != 130 {
+		t.Fatalf("exit codes after Drain: %d, %d; want 130, 130", a, b)
+	}
+	if code, err := Call(context.Background(), s.Path(), []string{"gate"}, io.Discard, io.Discard); code != 0 || err != nil {
+		t.Fatalf("gate after Drain: %d, %v", code, err)
 	}
 }

@@ -189,16 +189,18 @@ func (s *Server) serve(conn net.Conn) {
 		out.exit(s.status(args, stdout, stderr))
 		return
 	}
-	// One command at a time; a client that goes away stops waiting.
+	id, done := s.track(cancel)
+	defer func() { s.untrack(id); close(done) }()
+	// One command at a time; a client that goes away, or Drain, stops the wait.
 	select {
 	case s.turn <- struct{}{}:
+		defer func() { <-s.turn }()
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
 		out.exit(exitInterrupted)
 		return
 	}
-	defer func() { <-s.turn }()
-	id, done := s.track(cancel)
-	defer func() { s.untrack(id); close(done) }()
 	ctx = context.WithValue(ctx, gateKey{}, s)
 	out.exit(s.opts.Exec(ctx, args, stdout, stderr))
 }
