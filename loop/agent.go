@@ -17,10 +17,19 @@ import (
 // invocation. Each reads the prompt from stdin or from {prompt_file}.
 var Presets = map[string][]string{
 	// Claude Code print mode reads the prompt from stdin; without skipping the
-	// permission prompts it would wait for a human.
-	"claude": {"claude", "-p", "--dangerously-skip-permissions"},
-	// codex exec reads the prompt from stdin when it is "-"; workspace-write lets it edit.
-	"codex": {"codex", "exec", "--sandbox", "workspace-write", "-"},
+	// permission prompts it would wait for a human. --mcp-config (claude-code CLI
+	// reference: "Load MCP servers from JSON files or strings") adds hgate's tools;
+	// ${VAR} in a server's env is expanded by claude (its MCP docs, "Environment
+	// variable expansion"), so the tools reach this loop's socket.
+	"claude": {"claude", "-p", "--dangerously-skip-permissions", "--mcp-config",
+		`{"mcpServers":{"hgate":{"type":"stdio","command":"hgate","args":["mcp"],"env":{"HGATE_LOOP_SOCKET":"${HGATE_LOOP_SOCKET}"}}}}`},
+	// codex exec reads the prompt from stdin when it is "-"; workspace-write lets it
+	// edit. -c sets config.toml keys: mcp_servers.<name>.command/args define a stdio
+	// server, env_vars passes the socket's variable past codex's environment
+	// allowlist for MCP servers (codex docs: MCP, config reference).
+	"codex": {"codex", "exec", "--sandbox", "workspace-write",
+		"-c", `mcp_servers.hgate.command="hgate"`, "-c", `mcp_servers.hgate.args=["mcp"]`,
+		"-c", `mcp_servers.hgate.env_vars=["HGATE_LOOP_SOCKET"]`, "-"},
 	// aider sends the message file and exits; hgate makes the commits, not aider.
 	"aider": {"aider", "--yes-always", "--no-auto-commits", "--message-file", "{prompt_file}"},
 }
@@ -68,6 +77,10 @@ type agentRun struct {
 	Grace    time.Duration   // between SIGTERM and SIGKILL
 	Started  func(pid int)   // called once the process runs (journal)
 	Sandbox  *sandbox.Policy // nil: unsandboxed
+	// Ended is called once the agent's process group is gone and before its escaped
+	// descendants are reaped: the commands the loop still runs for it are stopped
+	// first, so reaping cannot kill their tasks (the loop's own children) unnoticed.
+	Ended func()
 }
 
 type agentResult struct {
@@ -154,6 +167,9 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	}
 	// The leader is gone; whatever it left behind goes too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if a.Ended != nil {
+		a.Ended()
+	}
 	reapOrphans()
 	res.Duration = time.Since(start)
 	switch {

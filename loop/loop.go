@@ -32,6 +32,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -76,6 +77,12 @@ type Options struct {
 	// work and lets go of it while the agent runs, so the agent can run hgate bench
 	// and hgate gate itself.
 	Lock func(ctx context.Context) (release func(), err error)
+	// Serve runs "hgate ARGS..." for the agent, who reaches it over the loop's socket
+	// (agentapi): bench, gate, guard with the flags agentapi.Check lets through. nil:
+	// a served command exits 2.
+	Serve func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// Status answers the agent's hgate status (the loop adds the iteration and run id).
+	Status func() (agentapi.Status, error)
 }
 
 // Iteration is one iteration's outcome in summary.json and the JSON stream.
@@ -162,7 +169,8 @@ type runner struct {
 	dead   time.Time
 	author object.Signature
 
-	release func() // the repository lock, while held
+	release func()           // the repository lock, while held
+	srv     *agentapi.Server // the socket the agent's hgate talks to
 
 	// refsMu orders the check of refs/hgate/* after the agent's phase with the
 	// commands the loop serves the agent meanwhile (they move the ledger).
@@ -199,7 +207,41 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := r.open(); err != nil {
 		return nil, err
 	}
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	r.srv = srv
 	return r.loop(ctx)
+}
+
+// serve runs a command the agent sent over the socket, between checks of hgate's refs.
+func (r *runner) serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if r.opts.Serve == nil {
+		fmt.Fprintln(stderr, "hgate: this loop serves no commands")
+		return 2
+	}
+	code := 2
+	r.served(func() { code = r.opts.Serve(ctx, args, stdout, stderr) })
+	return code
+}
+
+// status is what the agent may know: the caller's figures, with the iteration and run.
+func (r *runner) status() (agentapi.Status, error) {
+	var st agentapi.Status
+	if r.opts.Status != nil {
+		var err error
+		if st, err = r.opts.Status(); err != nil {
+			return st, err
+		}
+	}
+	r.refsMu.Lock()
+	if r.j != nil {
+		st.Iteration, st.RunID = r.j.Next, r.j.RunID
+	}
+	r.refsMu.Unlock()
+	return st, nil
 }
 
 func (r *runner) lock(ctx context.Context) error {
@@ -797,10 +839,13 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		Env: append(os.Environ(),
 			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
-			"TMPDIR="+jl.tmp),
+			"TMPDIR="+jl.tmp, r.srv.Env()),
+		Ended: r.srv.Drain,
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
 		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
 		Started: func(pid int) {
+			r.refsMu.Lock() // the agent's served commands may write the journal too
+			defer r.refsMu.Unlock()
 			j.AgentPID, j.AgentStart = pid, processStart(pid)
 			_ = r.save()
 		},

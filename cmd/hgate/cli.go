@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
@@ -57,6 +58,8 @@ type cli struct {
 	Loop    loopCmd    `cmd:"" help:"Run the coding agent unattended: agent, gate, commit or set aside, record, until a stop condition."`
 	Guard   guardCmd   `cmd:"" help:"Run the file guard (gate Step 0) alone: list paths changed outside allow, with how to revert each."`
 	Hooks   hooksCmd   `cmd:"" help:"Install, uninstall or run hgate's git pre-commit hook."`
+	Status  statusCmd  `cmd:"" help:"Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id)."`
+	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call."`
 }
 
 const description = `hgate lets a coding agent improve a system unattended while code, not a prompt, decides which changes are kept.
@@ -104,6 +107,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		fmt.Fprintln(stderr, `run "hgate --help" for usage`)
 		return exitCannot
+	}
+	if socket := os.Getenv(agentapi.EnvSocket); socket != "" && !agentapi.Serving(ctx) {
+		// Inside the loop's sandbox: the loop runs the command, or it is refused.
+		if code, ok := forward(ctx, socket, kctx.Command(), args, stdout, stderr); ok {
+			return code
+		}
 	}
 	err = kctx.Run()
 	return report(stderr, c.repoRoot, err)

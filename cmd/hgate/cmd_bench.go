@@ -31,19 +31,24 @@ func (c *benchCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	for _, id := range rep.Tasks {
 		r := rep.Results[id]
-		status, reward := "FAIL", "null"
-		if r.Passed() {
-			status = "PASS"
-		}
-		if r.Reward != nil {
-			reward = fmt.Sprintf("%.2f", *r.Reward)
-		}
-		line := fmt.Sprintf("%s  %-20s %s", status, id, reward)
-		if r.Reason != "" {
-			line += "  (" + r.Reason + ")"
-		}
-		fmt.Fprintln(g.stdout, line)
+		fmt.Fprintln(g.stdout, benchLine(id, r.Passed(), r.Reward, r.Reason))
 	}
 	fmt.Fprintf(g.stdout, "%d/%d train tasks passed\n", rep.Passed, len(rep.Tasks))
 	return nil
+}
+
+// benchLine is one task's line of hgate bench and its MCP tool.
+func benchLine(id string, passed bool, reward *float64, reason string) string {
+	status, score := "FAIL", "null"
+	if passed {
+		status = "PASS"
+	}
+	if reward != nil {
+		score = fmt.Sprintf("%.2f", *reward)
+	}
+	line := fmt.Sprintf("%s  %-20s %s", status, id, score)
+	if reason != "" {
+		line += "  (" + reason + ")"
+	}
+	return line
 }

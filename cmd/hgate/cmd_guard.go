@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/hgate/hgate/config"
@@ -34,18 +35,23 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 			return err
 		}
 	} else {
-		if len(vs) == 0 {
-			fmt.Fprintln(g.stdout, "clean: only allowed paths changed")
-		}
-		for _, v := range vs {
-			fmt.Fprintln(g.stdout, violationLine(v, "revert"))
-		}
+		writeGuardText(g.stdout, vs)
 	}
 	if len(vs) > 0 {
 		fmt.Fprintf(g.stderr, "hgate: %d path(s) changed outside allow in %s\n", len(vs), cfg.File)
 		return answerNo{}
 	}
 	return nil
+}
+
+// writeGuardText prints the guard's answer as text: hgate guard and its MCP tool.
+func writeGuardText(w io.Writer, vs []gitguard.Violation) {
+	if len(vs) == 0 {
+		fmt.Fprintln(w, "clean: only allowed paths changed")
+	}
+	for _, v := range vs {
+		fmt.Fprintln(w, violationLine(v, "revert"))
+	}
 }
 
 // violationLine formats a violation on one line: KIND  PATH  (DETAIL; VERB: HINT).

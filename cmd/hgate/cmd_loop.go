@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/loop"
 )
@@ -71,8 +75,28 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	if c.NoSandbox {
 		lc.Sandbox.Enabled = false
 	}
+	// The agent runs hgate bench, gate, guard and status through the loop's socket:
+	// the loop runs them here, outside the agent's sandbox, against this repository
+	// only. The human's --config and --no-clean-room hold for them as for the loop's
+	// own gate.
+	pre := []string{"-C", env.Repo.Root()}
+	if g.Config != "" {
+		cfgPath := g.Config
+		if dir, err := g.root(); err == nil && !filepath.IsAbs(cfgPath) {
+			cfgPath = filepath.Join(dir, cfgPath) // as loadConfig read it, whatever -C becomes
+		}
+		pre = append(pre, "--config", cfgPath)
+	}
+	if g.NoClean {
+		pre = append(pre, "--no-clean-room")
+	}
 	opts := loop.Options{Env: env, Loop: lc, Resume: c.Resume, Log: g.stderr,
-		Lock: func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") }}
+		Lock: func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") },
+		Serve: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return run(ctx, append(slices.Clone(pre), args...), stdout, stderr)
+		},
+		Status: func() (agentapi.Status, error) { return statusOf(env.Config) },
+	}
 	if g.JSON {
 		opts.Stream = g.stdout
 	}

@@ -1,0 +1,146 @@
+// Package agentapi serves the hgate commands the sandboxed agent runs: the loop
+// listens on a Unix socket outside the repository and runs bench, gate, guard and
+// status in its own process, where it can write .git and take hgate's lock, on
+// behalf of an agent that cannot.
+//
+// Protocol, one request per connection:
+//
+//	client → server: one JSON object and a newline, {"args": ["gate", "--json"]}:
+//	                 the command line after "hgate", at most 64 KiB.
+//	server → client: frames of [kind byte][uint32 big-endian length][payload]:
+//	                 'o' a chunk of stdout, 'e' a chunk of stderr, as the command
+//	                 writes them, then one 'x' frame whose payload is the exit code
+//	                 in decimal; the server then closes the connection.
+//
+// The client keeps its side open while it waits: the server takes a closed
+// connection for an agent that went away and cancels the command. Only the
+// commands and flags that cannot weaken the gate are served (see Check); the
+// server forces the repository itself.
+package agentapi
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// EnvSocket names the environment variable that carries the socket's path to the agent.
+const EnvSocket = "HGATE_LOOP_SOCKET"
+
+// Frame kinds.
+const (
+	kindStdout = 'o'
+	kindStderr = 'e'
+	kindExit   = 'x'
+)
+
+// maxRequest bounds a request line; an argument list is far shorter.
+const maxRequest = 64 << 10
+
+// maxFrame bounds a frame the client accepts.
+const maxFrame = 16 << 20
+
+// request is the client's one line.
+type request struct {
+	Args []string `json:"args"`
+}
+
+// Exit codes the server answers with itself (the command's own otherwise).
+const (
+	exitCannot      = 2
+	exitInterrupted = 130
+)
+
+// served lists the commands served and, for each, the flags it accepts beyond
+// --json and -v. Everything else — -C, --config, --no-clean-room, --rerun,
+// --no-wait, --help — is refused: each could point the gate elsewhere, weaken it,
+// or has no use through the socket.
+var served = map[string][]string{
+	"bench":  {"--tasks"},
+	"gate":   {"--fail-fast"},
+	"guard":  nil,
+	"status": nil,
+}
+
+// Served reports whether command is one the socket serves.
+func Served(command string) bool { _, ok := served[command]; return ok }
+
+// Check validates a command line for the socket and returns the command and the
+// normalized arguments to run ([command, flags...], --tasks values in the
+// --tasks=ID form so that no value is read as a flag). Its error is one line
+// naming the first argument refused.
+func Check(args []string) (command string, norm []string, err error) {
+	var flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--json" || a == "-v" || a == "--verbose":
+			if a == "--verbose" {
+				a = "-v"
+			}
+			flags = append(flags, a)
+		case a == "--fail-fast":
+			flags = append(flags, a)
+		case a == "--tasks" || strings.HasPrefix(a, "--tasks="):
+			v, ok := strings.CutPrefix(a, "--tasks=")
+			if !ok {
+				if i+1 >= len(args) {
+					return "", nil, fmt.Errorf("--tasks: expected a task id")
+				}
+				i++
+				v = args[i]
+			}
+			flags = append(flags, "--tasks="+v)
+		case strings.HasPrefix(a, "-"):
+			name, _, _ := strings.Cut(a, "=")
+			return "", nil, fmt.Errorf("%s is not allowed through the loop's socket (allowed: --json, -v, --fail-fast for gate, --tasks for bench)", name)
+		case command != "":
+			return "", nil, fmt.Errorf("unexpected argument %q", a)
+		default:
+			if !Served(a) {
+				return "", nil, fmt.Errorf("%s is not served through the loop's socket (served: bench, gate, guard, status)", a)
+			}
+			command = a
+		}
+	}
+	if command == "" {
+		return "", nil, fmt.Errorf("no command given (served: bench, gate, guard, status)")
+	}
+	for _, f := range flags {
+		name, _, _ := strings.Cut(f, "=")
+		if name == "--json" || name == "-v" {
+			continue
+		}
+		ok := false
+		for _, g := range served[command] {
+			ok = ok || g == name
+		}
+		if !ok {
+			return "", nil, fmt.Errorf("%s is not allowed through the loop's socket for %s (allowed: --json, -v, --fail-fast for gate, --tasks for bench)", name, command)
+		}
+	}
+	return command, append([]string{command}, flags...), nil
+}
+
+// Status is what the agent may know about the run: hgate status prints it.
+type Status struct {
+	Iteration int      `json:"iteration,omitempty"` // the iteration in progress; 0 outside a loop
+	RunID     string   `json:"run_id,omitempty"`
+	Best      *float64 `json:"best_val_score"` // the best val_score in results.tsv; null before prepare
+	SuiteSize int      `json:"suite_size"`     // the regression suite's tasks
+	Allow     []string `json:"allow"`          // the paths the agent may change
+}
+
+// WriteText prints s as hgate status does without --json.
+func (s Status) WriteText(w io.Writer) {
+	if s.Iteration > 0 || s.RunID != "" {
+		fmt.Fprintf(w, "iteration %d of run %s\n", s.Iteration, s.RunID)
+	}
+	best := "none"
+	if s.Best != nil {
+		best = fmt.Sprintf("%.4f", *s.Best)
+	}
+	fmt.Fprintf(w, "best val_score: %s\n", best)
+	fmt.Fprintf(w, "regression suite: %d task(s)\n", s.SuiteSize)
+	fmt.Fprintf(w, "allow: %s\n", strings.Join(s.Allow, " "))
+}

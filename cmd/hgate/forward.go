@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hgate/hgate/agentapi"
+)
+
+// outsideOnly says, for each command the sandboxed agent may not run, why the loop
+// keeps it to itself.
+var outsideOnly = map[string]string{
+	"prepare": "the workspace is prepared once, by a human, before the loop",
+	"record":  "the loop records every kept iteration itself",
+	"state":   "the loop keeps hgate's state files itself",
+	"hooks":   "git hooks are installed by a human, not the agent",
+	"loop":    "a loop does not start inside another",
+}
+
+// forward runs a command inside the loop's sandbox, where HGATE_LOOP_SOCKET names
+// the loop's socket: bench, gate, guard and status are sent to the loop, which runs
+// them outside the sandbox; the commands that write hgate's state are refused.
+// ok is false for a command that runs here as usual (hgate mcp).
+func forward(ctx context.Context, socket, command string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	name, _, _ := strings.Cut(command, " ")
+	if why, refused := outsideOnly[name]; refused {
+		fmt.Fprintf(stderr, "hgate: %s runs only outside the loop's sandbox: %s\n", name, why)
+		return exitCannot, true
+	}
+	if !agentapi.Served(name) {
+		return 0, false
+	}
+	code, err := agentapi.Call(ctx, socket, args, stdout, stderr)
+	if err == nil {
+		return code, true
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "hgate: interrupted")
+		return exitInterrupted, true
+	}
+	fmt.Fprintf(stderr, "hgate: %v\n", err)
+	return exitCannot, true
+}
