@@ -29,7 +29,7 @@ func (r *Repo) CandidateTree(opts Options) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return r.candidate(s, st)
+	return r.candidate(s, st, nil)
 }
 
 // Inspect is CandidateTree and Check from one look at the worktree: the gate needs
@@ -43,7 +43,7 @@ func (r *Repo) Inspect(opts Options) (plumbing.Hash, []Violation, error) {
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	tree, err := r.candidate(s, st)
+	tree, err := r.candidate(s, st, nil)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
@@ -51,7 +51,9 @@ func (r *Repo) Inspect(opts Options) (plumbing.Hash, []Violation, error) {
 	return tree, v, err
 }
 
-func (r *Repo) candidate(s *snapshot, st *state) (plumbing.Hash, error) {
+// candidate builds the candidate tree; stats, when not nil, receives the stat
+// data of every file it read from disk.
+func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plumbing.Hash, error) {
 	root := &treeEdit{}
 	var paths []string
 	for p := range st.paths {
@@ -81,31 +83,63 @@ func (r *Repo) candidate(s *snapshot, st *state) (plumbing.Hash, error) {
 				mode = filemode.Executable
 			}
 		}
-		h, err := r.storeFile(p, mode)
+		h, fs, err := r.storeFile(p, mode)
 		if err != nil {
 			return plumbing.ZeroHash, err
+		}
+		if stats != nil {
+			stats[p] = fs
 		}
 		root.set(p, &tEntry{mode: mode, hash: h})
 	}
 	return r.applyEdit(s.tr, s.headTree, root)
 }
 
-// storeFile writes a file or symlink from disk into the object database.
-func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, error) {
+// storeFile writes a file or symlink from disk into the object database. The
+// stat data returned was taken before the bytes were read, so it can only
+// match the file as stored or a later edit git must see as racy or changed.
+func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, fileStat, error) {
 	full := r.root + "/" + p
 	var data []byte
+	var fs fileStat
 	var err error
 	if mode == filemode.Symlink {
-		var t string
-		t, err = os.Readlink(full)
-		data = []byte(t)
+		// A symlink cannot change in place: a new one is a new inode and ctime.
+		if fs, err = lstat(full); err == nil {
+			var t string
+			t, err = os.Readlink(full)
+			data = []byte(t)
+		}
 	} else {
-		data, err = os.ReadFile(full)
+		data, fs, err = readFileStat(full)
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("candidate tree: read %s: %w", p, err)
+		return plumbing.ZeroHash, fileStat{}, fmt.Errorf("candidate tree: read %s: %w", p, err)
 	}
-	return r.storeObject(plumbing.BlobObject, data)
+	h, err := r.storeObject(plumbing.BlobObject, data)
+	return h, fs, err
+}
+
+// readFileStat reads a file with the stat data of the open file taken first.
+func readFileStat(full string) ([]byte, fileStat, error) {
+	f, err := os.Open(full)
+	if err != nil {
+		return nil, fileStat{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileStat{}, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fileStat{}, err
+	}
+	fs := infoStat(fi)
+	if int64(len(data)) != fi.Size() {
+		fs = fileStat{} // changed while read: no stat data vouches for it
+	}
+	return data, fs, nil
 }
 
 func (r *Repo) storeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {

@@ -2,7 +2,10 @@
 
 package gitguard
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // lstat returns the fields git keeps in the index, without following a
 // final symlink.
@@ -18,10 +21,22 @@ func lstat(path string) (fileStat, error) {
 		}
 		break
 	}
+	return statT(&st), nil
+}
+
+// infoStat is the stat data of an open file from its FileInfo (fstat).
+func infoStat(fi os.FileInfo) fileStat {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return statT(st)
+	}
+	return fileStat{noCache: true}
+}
+
+func statT(st *syscall.Stat_t) fileStat {
 	return fileStat{
 		mode:   st.Mode,
 		ctimeS: int64(st.Ctim.Sec), ctimeN: int64(st.Ctim.Nsec), // int32 on 32-bit platforms
 		mtimeS: int64(st.Mtim.Sec), mtimeN: int64(st.Mtim.Nsec),
 		ino: uint64(st.Ino), uid: st.Uid, gid: st.Gid, size: int64(st.Size),
-	}, nil
+	}
 }

@@ -14,6 +14,11 @@ func lstat(path string) (fileStat, error) {
 	if err != nil {
 		return fileStat{}, err
 	}
+	return infoStat(fi), nil
+}
+
+// infoStat is the stat data of an open file from its FileInfo (fstat).
+func infoStat(fi os.FileInfo) fileStat {
 	var mode uint32
 	switch {
 	case fi.Mode().IsRegular():
@@ -24,5 +29,5 @@ func lstat(path string) (fileStat, error) {
 		mode = sIFDIR
 	}
 	t := fi.ModTime()
-	return fileStat{mode: mode, mtimeS: t.Unix(), mtimeN: int64(t.Nanosecond()), size: fi.Size(), noCache: true}, nil
+	return fileStat{mode: mode, mtimeS: t.Unix(), mtimeN: int64(t.Nanosecond()), size: fi.Size(), noCache: true}
 }

@@ -26,11 +26,21 @@ import (
 // the committed paths so git status shows them clean. Forbidden changes stay
 // where they are, uncommitted.
 func (r *Repo) CommitCandidate(opts Options, message string, author object.Signature) (plumbing.Hash, error) {
+	since := time.Now()
 	head, headTree, err := r.Head()
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	tree, err := r.CandidateTree(opts)
+	s, err := r.snapshot(opts)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	st, err := s.state()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	stats := map[string]fileStat{}
+	tree, err := r.candidate(s, st, stats)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -41,7 +51,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 	if err := r.moveHead(c, head); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.syncIndex(headTree, tree); err != nil {
+	if err := r.syncIndex(headTree, tree, stats, since); err != nil {
 		return c, fmt.Errorf("commit %s made, but the index was not updated: %w", short(c), err)
 	}
 	return c, nil
@@ -51,6 +61,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 // of commit from and HEAD's tree equal HEAD's. It finishes a CommitCandidate
 // interrupted after the branch moved.
 func (r *Repo) SyncIndex(from plumbing.Hash) error {
+	since := time.Now()
 	fromTree, err := r.commitTree(from)
 	if err != nil {
 		return err
@@ -59,7 +70,7 @@ func (r *Repo) SyncIndex(from plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	return r.syncIndex(fromTree, headTree)
+	return r.syncIndex(fromTree, headTree, nil, since)
 }
 
 // SaveAttempt keeps everything the worktree holds beyond HEAD — tracked
@@ -79,11 +90,12 @@ func (r *Repo) SaveAttempt(opts Options, ref, message string, author object.Sign
 // ignore rules do not hide are removed, and the index is rewritten. Ignored
 // paths are left alone; a nested repository is left where it is.
 func (r *Repo) RestoreHead(opts Options) error {
+	since := time.Now()
 	_, headTree, _, st, err := r.headState(opts)
 	if err != nil {
 		return err
 	}
-	return r.restoreHead(st, headTree)
+	return r.restoreHead(st, headTree, since)
 }
 
 // SaveAttemptAndRestore is SaveAttempt then RestoreHead from a single walk of
@@ -91,6 +103,7 @@ func (r *Repo) RestoreHead(opts Options) error {
 // written back is exactly what was saved. A file that appears between the
 // walk and the restore is neither saved nor touched.
 func (r *Repo) SaveAttemptAndRestore(opts Options, ref, message string, author object.Signature) (plumbing.Hash, error) {
+	since := time.Now()
 	head, headTree, s, st, err := r.headState(opts)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -99,7 +112,7 @@ func (r *Repo) SaveAttemptAndRestore(opts Options, ref, message string, author o
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.restoreHead(st, headTree); err != nil {
+	if err := r.restoreHead(st, headTree, since); err != nil {
 		return c, fmt.Errorf("attempt saved as %s, but the worktree was not restored: %w", short(c), err)
 	}
 	return c, nil
@@ -137,7 +150,7 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 					mode = filemode.Executable
 				}
 			}
-			h, err := r.storeFile(p, mode)
+			h, _, err := r.storeFile(p, mode)
 			if errors.Is(err, os.ErrNotExist) {
 				root.set(p, nil) // removed while we looked: keep what is there
 				continue
@@ -162,7 +175,11 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 	return c, nil
 }
 
-func (r *Repo) restoreHead(st *state, headTree plumbing.Hash) error {
+// restoreWritten, when set by a test, runs after restore wrote a file: a
+// background process of the agent editing it again.
+var restoreWritten func(p string)
+
+func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) error {
 	paths := sortedPaths(st)
 	// Removals first, deepest first, so a file can take the place of a directory.
 	for i := len(paths) - 1; i >= 0; i-- {
@@ -176,6 +193,7 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash) error {
 		r.removeEmptyParents(ps.path)
 	}
 	changed := map[string]tEntry{}
+	stats := map[string]fileStat{}
 	for _, p := range paths {
 		ps := st.paths[p]
 		if !ps.h.present {
@@ -186,11 +204,16 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash) error {
 		if ps.w.same(ps.h) || ps.h.mode == filemode.Submodule {
 			continue
 		}
-		if err := r.writeFromTree(p, ps.h.mode, ps.h.hash); err != nil {
+		fs, err := r.writeFromTree(p, ps.h.mode, ps.h.hash)
+		if err != nil {
 			return fmt.Errorf("restore %s: %w", p, err)
 		}
+		stats[p] = fs
+		if restoreWritten != nil {
+			restoreWritten(p)
+		}
 	}
-	return r.editIndex(headTree, changed, true)
+	return r.editIndex(headTree, changed, stats, since, true)
 }
 
 func sortedPaths(st *state) []string {
@@ -299,8 +322,9 @@ func (r *Repo) writeRef(name string, new, old plumbing.Hash) error {
 }
 
 // syncIndex sets the index entries of every path that differs between two
-// trees to the second tree's entry, with the stat data of the file on disk.
-func (r *Repo) syncIndex(from, to plumbing.Hash) error {
+// trees to the second tree's entry, with the stat data in stats (taken when
+// the content was read) or none.
+func (r *Repo) syncIndex(from, to plumbing.Hash, stats map[string]fileStat, since time.Time) error {
 	tr := r.newTreeReader(nil)
 	cs, err := tr.diff(from, to)
 	if err != nil {
@@ -310,7 +334,7 @@ func (r *Repo) syncIndex(from, to plumbing.Hash) error {
 	for _, c := range cs {
 		changed[c.path] = c.to
 	}
-	return r.editIndex(to, changed, false)
+	return r.editIndex(to, changed, stats, since, false)
 }
 
 // allEntries lists every file entry of a tree.
@@ -332,9 +356,10 @@ func (r *Repo) allEntries(tr *treeReader, h plumbing.Hash, prefix string, out ma
 }
 
 // writeFromTree writes a blob from the object database at p, replacing
-// whatever is there. A parent that is a symlink or a file is replaced by a
-// directory first, so nothing is written through a link the agent planted.
-func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) error {
+// whatever is there, and returns the stat data of what it wrote. A parent
+// that is a symlink or a file is replaced by a directory first, so nothing
+// is written through a link the agent planted.
+func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) (fileStat, error) {
 	parts := strings.Split(p, "/")
 	dir := r.root
 	for _, part := range parts[:len(parts)-1] {
@@ -345,37 +370,55 @@ func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) 
 			continue
 		case err == nil:
 			if err := os.Remove(dir); err != nil {
-				return err
+				return fileStat{}, err
 			}
 		case !errors.Is(err, os.ErrNotExist):
-			return err
+			return fileStat{}, err
 		}
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			return err
+			return fileStat{}, err
 		}
 	}
 	full := r.root + "/" + p
 	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
 		if err := os.RemoveAll(full); err != nil {
-			return err
+			return fileStat{}, err
 		}
 	} else if err == nil {
 		if err := os.Remove(full); err != nil {
-			return err
+			return fileStat{}, err
 		}
 	}
 	data, err := r.readBlob(h)
 	if err != nil {
-		return err
+		return fileStat{}, err
 	}
 	if mode == filemode.Symlink {
-		return os.Symlink(string(data), full)
+		if err := os.Symlink(string(data), full); err != nil {
+			return fileStat{}, err
+		}
+		return lstat(full) // a symlink is never changed in place
 	}
 	perm := os.FileMode(0o644)
 	if mode == filemode.Executable {
 		perm = 0o755
 	}
-	return os.WriteFile(full, data, perm)
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fileStat{}, err
+	}
+	_, err = f.Write(data)
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fileStat{}, err
+	}
+	return infoStat(fi), nil
 }
 
 // removeEmptyParents removes the directories above p that became empty.

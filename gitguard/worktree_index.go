@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -21,12 +22,28 @@ import (
 
 // editIndex rewrites the index with the entries in changed (a zero mode
 // removes the path, and a file replaces whatever was under its path) and
-// every other entry kept as it was, stat data and flags included. When the
-// index cannot be read and full is set, it is rebuilt from tree.
-// Extensions are dropped: the cache tree and the untracked cache no longer
-// match the entries, and git rebuilds what it needs.
-func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, full bool) error {
+// every other entry kept as it was, flags included. When the index cannot be
+// read and full is set, it is rebuilt from tree. Extensions are dropped: the
+// cache tree and the untracked cache no longer match the entries, and git
+// rebuilds what it needs.
+//
+// git trusts an entry whose stat data matches the file (times to the
+// second only, unless built with USE_NSEC), so no entry written here may
+// carry stat data that a file with other content could match:
+//   - a changed entry takes the stat data in stats, taken from the very
+//     bytes hgate hashed or wrote; else the old entry's when the blob is the
+//     same; else none (zero), which makes git hash the file;
+//   - any entry whose mtime is no earlier than the second the old index was
+//     written or this operation began (since) is racily clean: an edit in
+//     the same second could keep every field. Git smudges such entries
+//     (size 0) when it writes an index; so does this, as the new index's
+//     later mtime would otherwise make git trust them.
+func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats map[string]fileStat, since time.Time, full bool) error {
 	path := filepath.Join(r.gitDir, "index")
+	cut := since.Unix()
+	if st, err := lstat(path); err == nil && st.mtimeS < cut {
+		cut = st.mtimeS
+	}
 	idx, err := readIndexFile(path)
 	switch {
 	case err == nil:
@@ -42,6 +59,13 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, full boo
 	default:
 		return fmt.Errorf("read index: %w", err)
 	}
+	old := make(map[string]*indexEntry, len(changed))
+	for k := range idx.entries {
+		e := &idx.entries[k]
+		if _, ok := changed[e.path]; ok && e.stage == 0 && !e.intentToAdd {
+			old[e.path] = e
+		}
+	}
 
 	// Files (not removals) in changed, for the "under a changed file" test.
 	files := make(map[string]bool, len(changed))
@@ -52,10 +76,13 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, full boo
 		}
 		files[p] = true
 		e := indexEntry{path: p, mode: uint32(te.mode), hash: te.hash}
-		if fs, err := lstat(r.root + "/" + p); err == nil && te.mode != filemode.Submodule {
+		if fs, ok := stats[p]; ok && !fs.noCache && te.mode != filemode.Submodule {
 			e.ctimeS, e.ctimeN = uint32(fs.ctimeS), uint32(fs.ctimeN)
 			e.mtimeS, e.mtimeN = uint32(fs.mtimeS), uint32(fs.mtimeN)
 			e.ino, e.uid, e.gid, e.size = uint32(fs.ino), fs.uid, fs.gid, uint32(fs.size)
+		} else if o := old[p]; o != nil && o.hash == te.hash && o.mode == e.mode {
+			e = *o
+			e.skipWorktree, e.assumeValid = false, false
 		}
 		add = append(add, e)
 	}
@@ -73,8 +100,23 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, full boo
 		out = append(out, e)
 	}
 	out = append(out, add...)
+	for k := range out {
+		smudgeRacy(&out[k], cut)
+	}
 	idx.entries = out
 	return r.writeIndexFile(idx)
+}
+
+// smudgeRacy gives an entry whose mtime is at or after cut (seconds) the size
+// 0, which git (and the guard) read as "hash the file": git's
+// ce_smudge_racily_clean_entry, without first proving the content equal.
+func smudgeRacy(e *indexEntry, cut int64) {
+	if e.fileMode() == filemode.Submodule || e.mtimeS == 0 && e.mtimeN == 0 {
+		return
+	}
+	if int64(e.mtimeS) >= cut {
+		e.size = 0
+	}
 }
 
 // underFile reports whether a parent directory of p is a file in files.

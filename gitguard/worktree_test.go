@@ -182,9 +182,11 @@ func TestCommitCandidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := loopProject(t)
 			head := r.Head()
+			racyIndex(t, r)
 			if out, err := r.Sh(tc.sh); err != nil {
 				t.Fatalf("%s: %v\n%s", tc.sh, err, out)
 			}
+			pinTimes(t, r)
 			g := open(t, r)
 			c, err := g.CommitCandidate(gitguard.Options{Allow: loopAllow}, "iteration 1: better\n", loopAuthor)
 			if err != nil {
@@ -210,6 +212,75 @@ func TestCommitCandidate(t *testing.T) {
 			}
 			r.Git("fsck", "--no-progress")
 		})
+	}
+}
+
+// past is a time well before any index a test writes.
+var past = time.Now().Add(-time.Hour).Truncate(time.Second)
+
+// racyIndex makes every index entry racily clean, deterministically: file
+// and index mtimes set to the same past second, and ctime not trusted (as
+// core.trustctime=false does), so that an edit of equal size that keeps the
+// mtime is visible to git only through its racy-git check.
+func racyIndex(t *testing.T, r *gittest.Repo) {
+	t.Helper()
+	r.Git("config", "core.trustctime", "false")
+	pinTimes(t, r)
+	r.Git("update-index", "--refresh")
+	if err := os.Chtimes(r.Path(".git/index"), past, past); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pinTimes sets the mtime of every tracked file on disk to past.
+func pinTimes(t *testing.T, r *gittest.Repo) {
+	t.Helper()
+	for _, p := range strings.Fields(r.Git("ls-files")) {
+		if err := os.Chtimes(r.Path(p), past, past); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A kept commit leaves no index entry whose stat data vouches for a forbidden
+// edit (issue 12): git status must keep showing it, and git checkout must
+// refuse to overwrite it.
+func TestCommitCandidateKeepsForbiddenEditVisible(t *testing.T) {
+	r := loopProject(t)
+	racyIndex(t, r)
+	r.Write("agent/agent.py", "better\n")
+	r.Write("benchmark.py", "score = 9\n") // same size as "score = 1\n"
+	pinTimes(t, r)
+	if _, err := open(t, r).CommitCandidate(gitguard.Options{Allow: loopAllow}, "kept\n", loopAuthor); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Git("status", "--porcelain"); got != " M benchmark.py\n" {
+		t.Errorf("status after commit: %q, want benchmark.py modified", got)
+	}
+	if got := r.Git("diff", "--name-only", "HEAD"); got != "benchmark.py\n" {
+		t.Errorf("diff HEAD: %q", got)
+	}
+}
+
+// The index written by a restore never vouches for content other than what
+// the restore wrote, even when a process left behind edits a file again
+// right after it was written back.
+func TestRestoreHeadKeepsLaterEditVisible(t *testing.T) {
+	r := loopProject(t)
+	racyIndex(t, r)
+	r.Write("benchmark.py", "score = 9\n")
+	gitguard.SetRestoreWritten(func(p string) {
+		if p == "benchmark.py" {
+			os.WriteFile(r.Path(p), []byte("score = 7\n"), 0o644)
+			os.Chtimes(r.Path(p), past, past)
+		}
+	})
+	defer gitguard.SetRestoreWritten(nil)
+	if err := open(t, r).RestoreHead(gitguard.Options{Allow: loopAllow}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Git("status", "--porcelain"); got != " M benchmark.py\n" {
+		t.Errorf("status after restore: %q, want benchmark.py modified", got)
 	}
 }
 
