@@ -28,12 +28,17 @@ func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
 		return nil, err
 	}
 	if accepted == nil {
-		return now, nil
+		// The manifest to accept is the originals' (their modes as they are); the copies
+		// must match it.
+		if accepted, err = ledger.BuildManifest(e.Repo.Root(), paths); err != nil {
+			return nil, err
+		}
+		fresh = accepted
 	}
 	diffs := accepted.Differences(now)
 	switch len(diffs) {
 	case 0:
-		return nil, nil
+		return fresh, nil
 	case 1:
 		return nil, errors.New(diffs[0] + "; run `hgate state rebase` to accept it")
 	}

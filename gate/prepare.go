@@ -109,6 +109,10 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	complete := st.split != nil && st.suite != nil && st.train != nil && len(st.rows) > 0 &&
 		!needBaselineTraces && exists(ws.learnings())
 	if complete {
+		// Nothing runs, but the carried paths a later command would copy are checked now.
+		if err := e.verifyCarry(e.Repo.Root()); err != nil {
+			return nil, err
+		}
 		rep.Train, rep.Test = st.split.Train, st.split.Test
 		rep.ValScore = st.rows[0].ValScore
 		return rep, e.markGated(head)

@@ -35,8 +35,14 @@ func (e *Env) verify() error {
 	return errors.Join(refErr, err)
 }
 
-// Verify is verify for callers outside the package (the loop, before its first agent).
-func (e *Env) Verify() error { return e.verify() }
+// Verify is verify for callers outside the package (the loop, before its first agent),
+// with the carried paths checked as they are in the repository.
+func (e *Env) Verify() error {
+	if err := e.verify(); err != nil {
+		return err
+	}
+	return e.verifyCarry(e.Repo.Root())
+}
 
 // changes are state files to write, by name relative to the workspace.
 type changes map[string][]byte

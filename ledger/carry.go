@@ -181,7 +181,7 @@ func entryChange(o, n CarriedEntry) string {
 		parts = append(parts, fmt.Sprintf("sha256 %.12s → %.12s", o.SHA256, n.SHA256))
 	}
 	if o.Link == "" && n.Link == "" && maskWrite(o.Mode) != maskWrite(n.Mode) {
-		parts = append(parts, fmt.Sprintf("mode %s → %s", o.Mode, n.Mode))
+		parts = append(parts, fmt.Sprintf("mode %s → %s, write bits aside", maskWrite(o.Mode), maskWrite(n.Mode)))
 	}
 	return strings.Join(parts, "; ")
 }

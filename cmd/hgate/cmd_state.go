@@ -172,7 +172,11 @@ func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 		out := map[string]any{"gated": head.String(), "previous": hashOrNull(prev), "best": hashOrNull(best), "best_restored": refs[ledger.BestRef] != plumbing.ZeroHash, "carry": m.Files}
 		return g.printJSON(out)
 	}
-	fmt.Fprintf(g.stdout, "%s: now HEAD %s (was %s); recorded in the ledger as a manual rebase\n", gitguard.GatedRef, head.String()[:7], shortOrNone(prev))
+	was := "was " + shortOrNone(prev)
+	if prev == head {
+		was = "unchanged"
+	}
+	fmt.Fprintf(g.stdout, "%s: now HEAD %s (%s); recorded in the ledger as a manual rebase\n", gitguard.GatedRef, head.String()[:7], was)
 	if _, ok := refs[ledger.BestRef]; ok {
 		fmt.Fprintf(g.stdout, "%s: put back at %s, where hgate last put it\n", ledger.BestRef, shortOrNone(best))
 	}
