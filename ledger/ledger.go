@@ -459,9 +459,11 @@ func (l *Ledger) fix(tip plumbing.Hash, c Change) error {
 // Accept records the state files as they are on disk as the new ledger tip,
 // with the message "manual edit: FILES" (and " (by WHO)" when who is set),
 // and returns the names it recorded. Without a ledger it adopts the files.
-// A state file that is not a regular file is refused, and so is a changed,
-// added or removed receipt: receipts are the gate's verdicts, not a human's
-// to write. Nothing to accept returns no names and makes no commit.
+// A state file that is not a regular file is refused (nothing is accepted).
+// A changed, added or removed receipt is never accepted — receipts are the
+// gate's verdicts, not a human's to write —: the other files are, and their
+// names returned with an error naming the receipts. Nothing to accept
+// returns no names and makes no commit.
 func (l *Ledger) Accept(who string) ([]string, error) {
 	d, err := l.scan()
 	if err != nil {
@@ -491,6 +493,9 @@ func (l *Ledger) Accept(who string) ([]string, error) {
 	var receipts []string
 	for _, c := range compare(d, want) {
 		if !tip.IsZero() && (c.File == receiptsDir || strings.HasPrefix(c.File, receiptsDir+"/")) {
+			if old, err := l.repo.FileAt(tip, c.File); err == nil && c.Kind == KindModified {
+				c.Detail = describe(c.File, old, d.files[c.File].data)
+			}
 			receipts = append(receipts, l.Display(c.File)+": "+c.phrase())
 			continue
 		}
@@ -500,14 +505,16 @@ func (l *Ledger) Accept(who string) ([]string, error) {
 			changes[c.File] = nil
 		}
 	}
+	// A receipt is the gate's verdict on a tree: only hgate gate writes one, and accepting
+	// an edited one would let record keep a tree the gate never passed. The other files
+	// are accepted all the same; the receipts are named in the error.
+	var refused error
 	if len(receipts) > 0 {
-		// A receipt is the gate's verdict on a tree: only hgate gate writes one, and
-		// accepting an edited one would let record keep a tree the gate never passed.
-		return nil, fmt.Errorf("ledger: cannot accept: receipts are the gate's own verdicts, which only hgate gate writes:\n  %s\nrun `hgate state restore` to put them back, then `hgate state accept` again for the other files",
+		refused = fmt.Errorf("ledger: not accepted: receipts are the gate's own verdicts, which only hgate gate writes:\n  %s\nrun `hgate state restore` to put them back",
 			strings.Join(receipts, "\n  "))
 	}
 	if len(changes) == 0 && !tip.IsZero() {
-		return nil, nil
+		return nil, refused
 	}
 	names := make([]string, 0, len(changes))
 	for name := range changes {
@@ -533,7 +540,7 @@ func (l *Ledger) Accept(who string) ([]string, error) {
 	if _, err := l.repo.CommitFiles(Ref, changes, msg); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return names, nil
+	return names, refused
 }
 
 // listNames joins names, eliding after max so a message stays one short line.

@@ -68,7 +68,7 @@ type stateAcceptCmd struct{}
 func (c *stateAcceptCmd) Help() string {
 	return `Records the workspace's state files (suite.json, results.tsv, train_results.json, split.json) as they are now as a new ledger entry, "manual edit: FILES": the way to keep an edit you made on purpose.
 
-Receipts (workspace/receipts/*.json) are the gate's own verdicts on a tree and only hgate gate writes them: a changed, added or removed receipt is refused by name, and nothing is accepted; run "hgate state restore" to put it back, then accept again.`
+Receipts (workspace/receipts/*.json) are the gate's own verdicts on a tree and only hgate gate writes them: a changed, added or removed receipt is never accepted. The other files are, and the receipts are named (exit 2); run "hgate state restore" to put them back.`
 }
 
 func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
@@ -78,10 +78,14 @@ func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 	}
 	defer release()
 	accepted, err := ledger.Open(env.Repo, env.Config.WorkspaceDir()).Accept("")
-	if err != nil {
+	if err != nil && accepted == nil {
 		return err
 	}
-	return g.listFiles("accepted as a manual edit", accepted)
+	// Files accepted beside refused receipts are listed, then the receipts named.
+	if lerr := g.listFiles("accepted as a manual edit", accepted); lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 func (g *Globals) listFiles(what string, files []string) error {
