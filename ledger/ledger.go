@@ -39,11 +39,19 @@
 // the repository root ("workspace/suite.json"), ready to print; names in
 // Apply's changes and in Change.File are relative to the workspace.
 //
-// Limits: the ledger catches edits to the workspace files. An agent that
-// also writes a matching commit to refs/hgate/ledger with git plumbing is
-// not caught here; the guard and the clean room keep git out of the
-// benchmark's reach, and the ledger's history (`hgate state log`) shows
-// every commit, each signed "hgate <hgate@localhost>".
+// Beside the state files, each ledger commit holds where hgate last put its
+// trust anchors, refs/hgate/gated and refs/hgate/best (.hgate/refs, see
+// anchors.go), and the accepted manifest of the clean room's carried paths
+// (.hgate/carry.json, see carry.go). Neither is ever written to the
+// workspace.
+//
+// Limits: the ledger catches edits to the workspace files, moves of the
+// anchors and changes of the carried files. An agent that also writes a
+// matching commit to refs/hgate/ledger with git plumbing, or runs hgate's
+// own `state accept` or `state rebase`, is not caught here: in manual mode
+// nothing tells its commit from a human's. The ledger's history (`hgate
+// state log`) shows every commit, each signed "hgate <hgate@localhost>";
+// the loop keeps refs/hgate/* across the agent's phase.
 //
 // The ledger detects; it does not lock. Callers serialize hgate commands
 // with the repository lock; the compare-and-set only guarantees that two
