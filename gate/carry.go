@@ -12,8 +12,9 @@ import (
 // clean room holding the copies hgate made (or the repository without one) — with the
 // manifest the ledger accepted. Hashing the copies, not the originals, checks the bytes
 // the tasks will read. A change is an error naming each file. When the ledger holds no
-// manifest yet (a first prepare, or a ledger from before manifests) it returns the one
-// it built, for the caller to record; with nothing carried there is nothing to record.
+// manifest yet (a first prepare, or a ledger from before manifests) it returns one built
+// from the originals, after checking the copies against it, for the caller to record;
+// with nothing carried there is nothing to record.
 func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
 	paths := e.Config.CleanRoom.Carry
 	accepted, err := e.ledger().Carry()
