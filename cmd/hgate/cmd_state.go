@@ -173,7 +173,8 @@ func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 		return err
 	}
 	if g.JSON {
-		out := map[string]any{"gated": head.String(), "previous": hashOrNull(prev), "best": hashOrNull(best), "best_restored": refs[ledger.BestRef] != plumbing.ZeroHash, "carry": m.Files}
+		_, restored := refs[ledger.BestRef]
+		out := map[string]any{"gated": head.String(), "previous": hashOrNull(prev), "best": hashOrNull(best), "best_restored": restored, "carry": m.Files}
 		return g.printJSON(out)
 	}
 	was := "was " + shortOrNone(prev)
@@ -181,7 +182,9 @@ func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 		was = "unchanged"
 	}
 	fmt.Fprintf(g.stdout, "%s: now HEAD %s (%s); recorded in the ledger as a manual rebase\n", gitguard.GatedRef, head.String()[:7], was)
-	if _, ok := refs[ledger.BestRef]; ok {
+	if _, ok := refs[ledger.BestRef]; ok && best.IsZero() {
+		fmt.Fprintf(g.stdout, "%s: deleted (hgate never set it)\n", ledger.BestRef)
+	} else if ok {
 		fmt.Fprintf(g.stdout, "%s: put back at %s, where hgate last put it\n", ledger.BestRef, shortOrNone(best))
 	}
 	if len(cfg.CleanRoom.Carry) == 0 {
