@@ -83,6 +83,9 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 		return nil, err
 	}
 	defer rm.close()
+	if err := e.verifyCarry(rm.dir); err != nil {
+		return nil, err
+	}
 	out, err := rm.runner(e, nil).Run(ctx, benchmark.Request{
 		Split: "train", Tasks: rep.Tasks, TraceDir: traceDir, Progress: e.progress("bench", len(rep.Tasks)),
 	})

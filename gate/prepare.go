@@ -16,6 +16,7 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
@@ -108,6 +109,10 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	complete := st.split != nil && st.suite != nil && st.train != nil && len(st.rows) > 0 &&
 		!needBaselineTraces && exists(ws.learnings())
 	if complete {
+		// Nothing runs, but the carried paths a later command would copy are checked now.
+		if err := e.verifyCarry(e.Repo.Root()); err != nil {
+			return nil, err
+		}
 		rep.Train, rep.Test = st.split.Train, st.split.Test
 		rep.ValScore = st.rows[0].ValScore
 		return rep, e.markGated(head)
@@ -118,6 +123,11 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		return nil, err
 	}
 	defer rm.close()
+	// The carried paths as prepared become the accepted ones; a re-run checks them.
+	carried, err := e.checkCarry(rm.dir)
+	if err != nil {
+		return nil, err
+	}
 	// Run the baseline on what the missing files need: every task when there is no split yet.
 	var tasks []string
 	if st.split == nil {
@@ -195,8 +205,18 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	} else {
 		rep.ValScore = st.rows[0].ValScore
 	}
-	if err := e.apply(fmt.Sprintf("prepare: baseline val_score %.4f, %d train / %d test", rep.ValScore, len(sp.Train), len(sp.Test)), c); err != nil {
+	// The state files, the first gated commit and the carry manifest go in one ledger commit.
+	u := ledger.Update{
+		Message: fmt.Sprintf("prepare: baseline val_score %.4f, %d train / %d test", rep.ValScore, len(sp.Train), len(sp.Test)),
+		Files:   c, Carry: carried,
+	}
+	if u.Refs, err = e.gatedMove(head); err != nil {
 		return nil, err
+	}
+	if len(c) > 0 || u.Refs != nil || carried != nil {
+		if err := e.commit(u); err != nil {
+			return nil, err
+		}
 	}
 	rep.Created = e.names(c)
 	fault.Point("prepare-applied")
@@ -216,13 +236,32 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 }
 
 // markGated makes the prepared commit the guard's base when no commit was gated yet, so
-// commits made after prepare are checked by Step 0.
+// commits made after prepare are checked by Step 0. The move is recorded in the ledger.
 func (e *Env) markGated(head plumbing.Hash) error {
-	cur, err := e.Repo.Ref(gitguard.GatedRef)
-	if err != nil || !cur.IsZero() {
+	refs, err := e.gatedMove(head)
+	if err != nil || refs == nil {
 		return err
 	}
-	return e.Repo.SetRef(gitguard.GatedRef, head, cur)
+	return e.commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
+}
+
+// MarkGated is markGated for the loop, which starts from HEAD when nothing was gated yet.
+func (e *Env) MarkGated() error {
+	head, _, err := e.Repo.Head()
+	if err != nil {
+		return err
+	}
+	return e.markGated(head)
+}
+
+// gatedMove is the anchor move that makes head the first gated commit; nil when a commit
+// was gated already.
+func (e *Env) gatedMove(head plumbing.Hash) (map[string]plumbing.Hash, error) {
+	cur, err := e.Repo.Ref(gitguard.GatedRef)
+	if err != nil || !cur.IsZero() {
+		return nil, err
+	}
+	return map[string]plumbing.Hash{gitguard.GatedRef: head}, nil
 }
 
 // keepTraces copies the traces of the given tasks from src into a new folder dst, made

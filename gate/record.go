@@ -1,22 +1,26 @@
 package gate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 )
 
 // BestRef points at the commit with the best val_score recorded so far.
-const BestRef = "refs/hgate/best"
+const BestRef = ledger.BestRef
 
 // Refused is a "no" from hgate: the answer to the question asked is negative (exit 1), as
 // opposed to an error that kept hgate from answering (exit 2).
@@ -53,18 +57,20 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 	if err := e.verify(); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(e.ws().results())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().results())
-	}
+	// results.tsv and the receipt are read as the ledger holds them, and must still match
+	// the disk: a file swapped after verify is not taken on trust.
+	data, err := e.ledgerCopy("results.tsv")
 	if err != nil {
 		return nil, err
+	}
+	if data == nil {
+		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().results())
 	}
 	rows, err := record.Parse(e.ws().results(), data)
 	if err != nil {
 		return nil, err
 	}
-	rc, err := loadReceipt(e.ws(), tree.String())
+	rc, err := e.ledgerReceipt(tree.String())
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +104,7 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 
 	best, hasBest := record.Best(rows)
 	rep := &RecordReport{}
+	c := changes{}
 	for _, r := range rows {
 		if r.Commit == short {
 			rep.Row, rep.Already = r, true
@@ -108,29 +115,28 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 			Iteration: len(rows), ValScore: rc.ValScore, Commit: short,
 			EvalsPassed: rc.SuitePassed, EvalsTotal: rc.SuiteTotal, Timestamp: e.now(),
 		}
-		c := changes{}
 		if err := c.add("results.tsv", func() ([]byte, error) { return record.AppendTo(e.ws().results(), data, rep.Row) }); err != nil {
 			return nil, err
 		}
-		if err := e.apply(fmt.Sprintf("record: iteration %d, commit %s, val_score %.4f", rep.Row.Iteration, short, rep.Row.ValScore), c); err != nil {
-			return nil, err
-		}
-		fault.Point("record-applied")
 		rep.NewBest = !hasBest || rc.ValScore > best
 	}
-	// The refs move after the row is written: a crash in between is mended by running
-	// record again, which finds the row and moves the refs.
+	// The row and the anchors' new places are one ledger commit; the refs move after the
+	// row is written, and a crash in between is finished by the next hgate command.
+	refs := map[string]plumbing.Hash{}
 	if gated != head {
-		if err := e.Repo.SetRef(gitguard.GatedRef, head, gated); err != nil {
-			return nil, err
-		}
+		refs[gitguard.GatedRef] = head
 	}
 	if rep.NewBest {
-		old, err := e.Repo.Ref(BestRef)
-		if err != nil {
-			return nil, err
-		}
-		if err := e.Repo.SetRef(BestRef, head, old); err != nil {
+		refs[BestRef] = head
+	}
+	u := ledger.Update{Files: c, Refs: refs, BeforeRefs: func() { fault.Point("record-applied") }}
+	if rep.Already {
+		u.Message = fmt.Sprintf("record: commit %s already recorded as iteration %d; %s → %s", short, rep.Row.Iteration, gitguard.GatedRef, short)
+	} else {
+		u.Message = fmt.Sprintf("record: iteration %d, commit %s, val_score %.4f", rep.Row.Iteration, short, rep.Row.ValScore)
+	}
+	if len(c) > 0 || len(refs) > 0 {
+		if err := e.commit(u); err != nil {
 			return nil, err
 		}
 	}
@@ -158,4 +164,38 @@ func (e *Env) checkRange(gated, head plumbing.Hash) error {
 		return refuse("the commits since the last gated commit %s change paths outside allow: %s", gated.String()[:7], strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// ledgerCopy returns a state file as the ledger tip holds it (nil when it holds none),
+// after checking that the workspace still has the same bytes.
+func (e *Env) ledgerCopy(name string) ([]byte, error) {
+	l := e.ledger()
+	want, err := l.File(name)
+	if err != nil {
+		return nil, err
+	}
+	got, err := os.ReadFile(e.ws().path(filepath.FromSlash(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		got, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if (want == nil) != (got == nil) || !bytes.Equal(want, got) {
+		return nil, fmt.Errorf("%s differs from the ledger's copy (changed while hgate ran): run `hgate state restore`", l.Display(name))
+	}
+	return want, nil
+}
+
+// ledgerReceipt is loadReceipt through ledgerCopy: the receipt record keeps a tree by.
+func (e *Env) ledgerReceipt(tree string) (*Receipt, error) {
+	data, err := e.ledgerCopy(receiptName(tree))
+	if err != nil || data == nil {
+		return nil, err
+	}
+	var r Receipt
+	if err := statefile.DecodeJSON(e.ws().receipt(tree), data, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }

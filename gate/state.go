@@ -14,15 +14,34 @@ import (
 // the workspace against it first and writes state only through it.
 func (e *Env) ledger() *ledger.Ledger { return ledger.Open(e.Repo, e.Config.WorkspaceDir()) }
 
-// verify compares the state files with the ledger: a write cut short by a crash is
-// finished (and said so); any other difference — a suite emptied, a threshold lowered, a
-// row deleted or forged — is an error naming each file, with the ways out.
+// verify checks the state at the start of a command: the trust anchors (refs/hgate/gated,
+// refs/hgate/best) must be where the ledger last put them, and the state files must match
+// it. A write or a ref move cut short by a crash is finished (and said so); any other
+// difference — a ref moved, a suite emptied, a threshold lowered, a row deleted or forged —
+// is an error naming each ref and file, with the ways out.
 func (e *Env) verify() error {
+	rolled, refErr := ledger.CheckRefs(e.Repo)
+	for _, r := range rolled {
+		fmt.Fprintf(e.log(), "hgate: %s\n", r)
+	}
+	var moved *ledger.Moved
+	if refErr != nil && !errors.As(refErr, &moved) {
+		return refErr
+	}
 	recovered, err := e.ledger().Verify()
 	for _, f := range recovered {
 		fmt.Fprintf(e.log(), "hgate: %s: finished a write that a crash interrupted (from the ledger)\n", f)
 	}
-	return err
+	return errors.Join(refErr, err)
+}
+
+// Verify is verify for callers outside the package (the loop, before its first agent),
+// with the carried paths checked as they are in the repository.
+func (e *Env) Verify() error {
+	if err := e.verify(); err != nil {
+		return err
+	}
+	return e.verifyCarry(e.Repo.Root())
 }
 
 // changes are state files to write, by name relative to the workspace.
@@ -43,8 +62,14 @@ func (e *Env) apply(message string, c changes) error {
 	if len(c) == 0 {
 		return nil
 	}
+	return e.commit(ledger.Update{Message: message, Files: c})
+}
+
+// commit records one state change in the ledger — files, anchor moves, carry manifest —
+// then makes it on disk and in the refs.
+func (e *Env) commit(u ledger.Update) error {
 	fault.Point("apply")
-	return e.ledger().Apply(message, c)
+	return e.ledger().Commit(u)
 }
 
 // names lists the change set's files as the repository sees them, in a stable order.
@@ -58,15 +83,27 @@ func (e *Env) names(c changes) []string {
 }
 
 // RestoreState is for the loop, which trusts itself and not the agent it runs: a state
-// file the agent edited, deleted or replaced is rewritten from the ledger, and its name
-// returned so the edit can be reported.
+// file the agent edited, deleted or replaced is rewritten from the ledger, an anchor ref it
+// moved is put back, and their names returned so the edit can be reported.
 func (e *Env) RestoreState() ([]string, error) {
+	rolled, err := ledger.CheckRefs(e.Repo)
+	for _, r := range rolled {
+		fmt.Fprintf(e.log(), "hgate: %s\n", r)
+	}
+	var moved *ledger.Moved
+	if err != nil && !errors.As(err, &moved) {
+		return nil, err
+	}
+	refs, err := ledger.RestoreRefs(e.Repo)
+	if err != nil {
+		return refs, err
+	}
 	l := e.ledger()
 	recovered, err := l.Verify()
 	var drift *ledger.Drift
 	if !errors.As(err, &drift) {
-		return recovered, err
+		return append(refs, recovered...), err
 	}
 	restored, err := l.Restore()
-	return append(recovered, restored...), err
+	return append(append(refs, recovered...), restored...), err
 }

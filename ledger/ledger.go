@@ -39,11 +39,19 @@
 // the repository root ("workspace/suite.json"), ready to print; names in
 // Apply's changes and in Change.File are relative to the workspace.
 //
-// Limits: the ledger catches edits to the workspace files. An agent that
-// also writes a matching commit to refs/hgate/ledger with git plumbing is
-// not caught here; the guard and the clean room keep git out of the
-// benchmark's reach, and the ledger's history (`hgate state log`) shows
-// every commit, each signed "hgate <hgate@localhost>".
+// Beside the state files, each ledger commit holds where hgate last put its
+// trust anchors, refs/hgate/gated and refs/hgate/best (.hgate/refs, see
+// anchors.go), and the accepted manifest of the clean room's carried paths
+// (.hgate/carry.json, see carry.go). Neither is ever written to the
+// workspace.
+//
+// Limits: the ledger catches edits to the workspace files, moves of the
+// anchors and changes of the carried files. An agent that also writes a
+// matching commit to refs/hgate/ledger with git plumbing, or runs hgate's
+// own `state accept` or `state rebase`, is not caught here: in manual mode
+// nothing tells its commit from a human's. The ledger's history (`hgate
+// state log`) shows every commit, each signed "hgate <hgate@localhost>";
+// the loop keeps refs/hgate/* across the agent's phase.
 //
 // The ledger detects; it does not lock. Callers serialize hgate commands
 // with the repository lock; the compare-and-set only guarantees that two
@@ -54,8 +62,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -128,6 +138,22 @@ func (l *Ledger) Display(name string) string { return l.prefix + name }
 // ledger yet.
 func (l *Ledger) Tip() (plumbing.Hash, error) { return l.repo.Ref(Ref) }
 
+// File returns a state file as the tip holds it; nil when it holds none.
+func (l *Ledger) File(name string) ([]byte, error) {
+	tip, err := l.Tip()
+	if err != nil || tip.IsZero() {
+		return nil, err
+	}
+	data, err := l.repo.FileAt(tip, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return data, nil
+}
+
 // Log returns up to max ledger commits, newest first (max <= 0: all). The
 // Changed paths are relative to the workspace.
 func (l *Ledger) Log(max int) ([]gitguard.RefEntry, error) { return l.repo.LogRef(Ref, max) }
@@ -139,14 +165,98 @@ func (l *Ledger) Log(max int) ([]gitguard.RefEntry, error) { return l.repo.LogRe
 // and the next Verify finishes the write. message is one line saying what
 // hgate did, e.g. "gate: tree 1a2b3c4 pass, promoted 2".
 func (l *Ledger) Apply(message string, changes map[string][]byte) error {
-	if err := l.record(message, changes); err != nil {
+	return l.Commit(Update{Message: message, Files: changes})
+}
+
+// Update is one change of hgate's state, recorded as one ledger commit.
+type Update struct {
+	Message string
+	// Files are state files relative to the workspace; a nil value deletes one.
+	Files map[string][]byte
+	// Refs are anchor refs (GatedRef, BestRef) to move, once the files are written.
+	Refs map[string]plumbing.Hash
+	// Carry, when set, becomes the accepted manifest of clean_room.carry.
+	Carry *Manifest
+	// BeforeRefs, when set, runs between the file writes and the ref moves (a
+	// caller's crash point for tests).
+	BeforeRefs func()
+}
+
+// Commit records u in one ledger commit — state files, where the anchor refs now
+// belong, the carry manifest — then writes the files, then moves the refs. A crash
+// anywhere leaves the intent in the ledger: the next Verify finishes the file writes
+// and the next CheckRefs the ref moves. A ledger older than anchors first adopts the
+// refs where they are (in a commit of its own when u moves one, so the move can be
+// finished after a crash).
+func (l *Ledger) Commit(u Update) error {
+	for name := range u.Files {
+		if isMeta(name) {
+			return fmt.Errorf("ledger: %s: not a state file", name)
+		}
+	}
+	tip, err := l.Tip()
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	refs, have, err := refsAt(l.repo, tip)
+	if err != nil {
+		return err
+	}
+	cur, err := currentRefs(l.repo)
+	if err != nil {
+		return err
+	}
+	files := maps.Clone(u.Files)
+	if files == nil {
+		files = map[string][]byte{}
+	}
+	if !have {
+		refs = maps.Clone(cur)
+		if len(u.Refs) > 0 && !tip.IsZero() {
+			if err := l.record("adopt "+strings.Join(anchorRefs, " and ")+" where they are (the first ledger write to record them)",
+				map[string][]byte{refsFile: refs.marshal()}); err != nil {
+				return err
+			}
+		} else {
+			files[refsFile] = refs.marshal()
+		}
+	}
+	if len(u.Refs) > 0 {
+		refs = maps.Clone(refs)
+		for _, name := range sortedRefs(u.Refs) {
+			if !slices.Contains(anchorRefs, name) {
+				return fmt.Errorf("ledger: %s is not an anchor ref (expected %s)", name, strings.Join(anchorRefs, " or "))
+			}
+			refs[name] = u.Refs[name]
+		}
+		files[refsFile] = refs.marshal()
+	}
+	if u.Carry != nil {
+		data, err := u.Carry.marshal()
+		if err != nil {
+			return err
+		}
+		files[carryFile] = data
+	}
+	if err := l.record(u.Message, files); err != nil {
 		return err
 	}
 	fault.Point("ledger-recorded")
-	return l.write(changes)
+	if err := l.write(u.Files); err != nil {
+		return err
+	}
+	if u.BeforeRefs != nil {
+		u.BeforeRefs()
+	}
+	for _, name := range sortedRefs(u.Refs) {
+		if err := moveRef(l.repo, name, u.Refs[name], cur[name]); err != nil {
+			return fmt.Errorf("%w (the ledger holds where it belongs: the next hgate command finishes the move)", err)
+		}
+	}
+	return nil
 }
 
-// record is Apply's first step: the ledger commit.
+// record is Commit's first step: the ledger commit.
 func (l *Ledger) record(message string, changes map[string][]byte) error {
 	message = oneLine(message)
 	if message == "" {
@@ -154,7 +264,7 @@ func (l *Ledger) record(message string, changes map[string][]byte) error {
 	}
 	var bad []string
 	for name := range changes {
-		if !Tracked(name) {
+		if !Tracked(name) && !isMeta(name) {
 			bad = append(bad, name)
 		}
 	}
@@ -294,7 +404,8 @@ func (l *Ledger) parentOf(tip plumbing.Hash) (plumbing.Hash, error) {
 
 // Restore rewrites every file that differs from the ledger tip (removing
 // state files the tip does not hold, and symlinks standing in for state
-// files) and returns the names it changed.
+// files), puts the anchor refs back where the tip says, and returns the
+// names it changed (files, then refs).
 func (l *Ledger) Restore() ([]string, error) {
 	tip, err := l.Tip()
 	if err != nil {
@@ -318,7 +429,8 @@ func (l *Ledger) Restore() ([]string, error) {
 		}
 		changed = append(changed, l.Display(c.File))
 	}
-	return changed, nil
+	refs, err := RestoreRefs(l.repo)
+	return append(changed, refs...), err
 }
 
 // fix makes one file match the tip. compare lists the receipts folder
@@ -355,7 +467,10 @@ func (l *Ledger) fix(tip plumbing.Hash, c Change) error {
 // Accept records the state files as they are on disk as the new ledger tip,
 // with the message "manual edit: FILES" (and " (by WHO)" when who is set),
 // and returns the names it recorded. Without a ledger it adopts the files.
-// A state file that is not a regular file is refused. Nothing to accept
+// A state file that is not a regular file is refused (nothing is accepted).
+// A changed, added or removed receipt is never accepted — receipts are the
+// gate's verdicts, not a human's to write —: the other files are, and their
+// names returned with an error naming the receipts. Nothing to accept
 // returns no names and makes no commit.
 func (l *Ledger) Accept(who string) ([]string, error) {
 	d, err := l.scan()
@@ -383,15 +498,31 @@ func (l *Ledger) Accept(who string) ([]string, error) {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	changes := map[string][]byte{}
+	var receipts []string
 	for _, c := range compare(d, want) {
+		if !tip.IsZero() && (c.File == receiptsDir || strings.HasPrefix(c.File, receiptsDir+"/")) {
+			if old, err := l.repo.FileAt(tip, c.File); err == nil && c.Kind == KindModified {
+				c.Detail = describe(c.File, old, d.files[c.File].data)
+			}
+			receipts = append(receipts, l.Display(c.File)+": "+c.phrase())
+			continue
+		}
 		if f, ok := d.files[c.File]; ok {
 			changes[c.File] = f.data
 		} else {
 			changes[c.File] = nil
 		}
 	}
+	// A receipt is the gate's verdict on a tree: only hgate gate writes one, and accepting
+	// an edited one would let record keep a tree the gate never passed. The other files
+	// are accepted all the same; the receipts are named in the error.
+	var refused error
+	if len(receipts) > 0 {
+		refused = fmt.Errorf("ledger: not accepted: receipts are the gate's own verdicts, which only hgate gate writes:\n  %s\nrun `hgate state restore` to put them back",
+			strings.Join(receipts, "\n  "))
+	}
 	if len(changes) == 0 && !tip.IsZero() {
-		return nil, nil
+		return nil, refused
 	}
 	names := make([]string, 0, len(changes))
 	for name := range changes {
@@ -405,10 +536,19 @@ func (l *Ledger) Accept(who string) ([]string, error) {
 	if who = oneLine(who); who != "" {
 		msg += " (by " + who + ")"
 	}
+	if _, have, err := refsAt(l.repo, tip); err != nil {
+		return nil, err
+	} else if !have {
+		cur, err := currentRefs(l.repo)
+		if err != nil {
+			return nil, err
+		}
+		changes[refsFile] = cur.marshal()
+	}
 	if _, err := l.repo.CommitFiles(Ref, changes, msg); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return names, nil
+	return names, refused
 }
 
 // listNames joins names, eliding after max so a message stays one short line.

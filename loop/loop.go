@@ -305,6 +305,10 @@ func (r *runner) open() error {
 	if _, err := os.Stat(filepath.Join(r.ws, "results.tsv")); err != nil {
 		return fmt.Errorf("%s: %w: run hgate prepare first", filepath.Join(r.ws, "results.tsv"), fs.ErrNotExist)
 	}
+	// The anchors and state files must be as the ledger has them before anything trusts them.
+	if err := r.env.Verify(); err != nil {
+		return err
+	}
 	// The guard must be clean before the agent starts, or every iteration would fail Step 0.
 	if c := r.env.Config; c.FileGuard {
 		vs, err := r.repo.Check(r.gopts)
@@ -359,14 +363,8 @@ func (r *runner) open() error {
 		r.j.BestAtStart = &b
 	}
 	// The commit the run starts from is trusted: commits the agent makes are judged from it.
-	if g, err := r.repo.Ref(gitguard.GatedRef); err == nil && g.IsZero() {
-		head, _, err := r.repo.Head()
-		if err != nil {
-			return err
-		}
-		if err := r.repo.SetRef(gitguard.GatedRef, head, plumbing.ZeroHash); err != nil {
-			return err
-		}
+	if err := r.env.MarkGated(); err != nil {
+		return err
 	}
 	if err := r.writeRunConfig(); err != nil {
 		return err

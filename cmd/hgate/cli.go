@@ -195,9 +195,10 @@ func openRepo(g *Globals) (*gitguard.Repo, error) {
 	return repo, nil
 }
 
-// loadConfig loads hgate.yaml as of the last gated commit (refs/hgate/gated), else HEAD:
-// the agent may edit the worktree's copy, but an edit there — a wider allowlist,
-// file_guard: false — has no effect until a human commits it and moves the gated ref.
+// loadConfig loads hgate.yaml as of the last gated commit (refs/hgate/gated where the
+// ledger last put it), else HEAD: the agent may edit the worktree's copy or move the ref,
+// but neither — a wider allowlist, file_guard: false — has an effect until a human commits
+// the file and runs hgate state rebase.
 // Only a repository with no commit yet reads the worktree's file.
 func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
 	rel := config.FileName
@@ -217,7 +218,7 @@ func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
 		rel = filepath.ToSlash(r)
 	}
 	onDisk, diskErr := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(rel)))
-	base, err := repo.Ref(gitguard.GatedRef)
+	base, err := gatedBase(g, repo)
 	if err != nil {
 		return nil, setupError{err}
 	}
@@ -236,8 +237,8 @@ func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
 			return nil, setupError{err}
 		}
 		if diskErr == nil && !bytes.Equal(onDisk, data) {
-			fmt.Fprintf(g.stderr, "hgate: warning: %s in the worktree differs from the one in %s, which hgate uses; to change the configuration, commit it and mark that commit gated: git update-ref %s HEAD\n",
-				rel, base.String()[:7], gitguard.GatedRef)
+			fmt.Fprintf(g.stderr, "hgate: warning: %s in the worktree differs from the one in %s, which hgate uses; to change the configuration, commit it and run `hgate state rebase`\n",
+				rel, base.String()[:7])
 		}
 	} else if diskErr != nil {
 		return nil, setupError{fmt.Errorf("read %s: %w", rel, diskErr)}

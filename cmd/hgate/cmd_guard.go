@@ -20,6 +20,10 @@ Prints one line per violation: kind, path, and how to revert it. Exit 0 clean, 1
 }
 
 func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
+	// Step 0 compares with refs/hgate/gated: it must be where hgate last put it.
+	if err := checkAnchors(g, repo); err != nil {
+		return err
+	}
 	vs, err := repo.Check(gitguard.Options{Allow: cfg.Allow, Ignore: cfg.Ignore})
 	if err != nil {
 		return err

@@ -2,18 +2,24 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/ledger"
 )
 
 // stateCmd gives a human the gate's own state as kept in git (refs/hgate/ledger).
 type stateCmd struct {
 	Log     stateLogCmd     `cmd:"" help:"Show the history of hgate's state files as kept in the ledger, newest first."`
-	Restore stateRestoreCmd `cmd:"" help:"Rewrite the workspace's state files from the ledger, undoing edits hgate did not make."`
-	Accept  stateAcceptCmd  `cmd:"" help:"Keep the state files as they are now, recording the edit in the ledger as a manual one."`
+	Restore stateRestoreCmd `cmd:"" help:"Rewrite the workspace's state files from the ledger and put refs/hgate/gated and refs/hgate/best back, undoing edits hgate did not make."`
+	Accept  stateAcceptCmd  `cmd:"" help:"Keep the state files as they are now, recording the edit in the ledger as a manual one (receipts excepted)."`
+	Rebase  stateRebaseCmd  `cmd:"" help:"Take HEAD as the new gated commit on purpose (after committing hgate.yaml or another file the agent must not change) and accept the carried paths as they are."`
 }
 
 type stateLogCmd struct {
@@ -38,7 +44,8 @@ func (c *stateLogCmd) Run(g *Globals, env *gate.Env) error {
 	for _, e := range entries {
 		fmt.Fprintf(g.stdout, "%s  %s  %s  [%s]\n", e.Hash.String()[:7], e.When.UTC().Format("2006-01-02 15:04:05"), e.Message, strings.Join(e.Changed, ", "))
 	}
-	return nil
+	// The history is shown either way: it is where a human looks when the anchors moved.
+	return checkAnchors(g, env.Repo)
 }
 
 type stateRestoreCmd struct{}
@@ -58,6 +65,12 @@ func (c *stateRestoreCmd) Run(ctx context.Context, g *Globals, env *gate.Env) er
 
 type stateAcceptCmd struct{}
 
+func (c *stateAcceptCmd) Help() string {
+	return `Records the workspace's state files (suite.json, results.tsv, train_results.json, split.json) as they are now as a new ledger entry, "manual edit: FILES": the way to keep an edit you made on purpose.
+
+Receipts (workspace/receipts/*.json) are the gate's own verdicts on a tree and only hgate gate writes them: a changed, added or removed receipt is never accepted. The other files are, and the receipts are named (exit 2); run "hgate state restore" to put them back.`
+}
+
 func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	release, err := g.lock(ctx, env.Repo, "state accept")
 	if err != nil {
@@ -65,10 +78,14 @@ func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 	}
 	defer release()
 	accepted, err := ledger.Open(env.Repo, env.Config.WorkspaceDir()).Accept("")
-	if err != nil {
+	if err != nil && accepted == nil {
 		return err
 	}
-	return g.listFiles("accepted as a manual edit", accepted)
+	// Files accepted beside refused receipts are listed, then the receipts named.
+	if lerr := g.listFiles("accepted as a manual edit", accepted); lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 func (g *Globals) listFiles(what string, files []string) error {
@@ -83,4 +100,140 @@ func (g *Globals) listFiles(what string, files []string) error {
 		fmt.Fprintf(g.stdout, "%s: %s\n", what, f)
 	}
 	return nil
+}
+
+// stateRebaseCmd moves the baseline on purpose: HEAD becomes the gated commit.
+type stateRebaseCmd struct{}
+
+func (c *stateRebaseCmd) Help() string {
+	return `Marks HEAD as the gated commit (refs/hgate/gated): the commit hgate reads hgate.yaml from and the file guard compares against, so everything committed up to HEAD is trusted from then on. Check "git log refs/hgate/gated..HEAD" first.
+
+Use it after committing a change the agent is not allowed to make: hgate.yaml (a new allow list, benchmark or clean_room.carry), .pre-commit-config.yaml, lefthook.yml, a benchmark file. Use it too when hgate stops because refs/hgate/gated was moved outside hgate and HEAD is the baseline you want (otherwise put the ref back with the git update-ref command hgate printed).
+
+It also hashes the paths clean_room.carry names (as hgate.yaml at HEAD lists them) and accepts them as they are now, and puts refs/hgate/best back where hgate last put it. The rebase is one ledger entry, "manual rebase: ...", shown by hgate state log. It takes the repository lock.`
+}
+
+func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
+	release, err := g.lock(ctx, env.Repo, "state rebase")
+	if err != nil {
+		return err
+	}
+	defer release()
+	repo := env.Repo
+	head, _, err := repo.Head()
+	if err != nil {
+		return err
+	}
+	l := ledger.Open(repo, env.Config.WorkspaceDir())
+	if tip, err := l.Tip(); err != nil {
+		return err
+	} else if tip.IsZero() {
+		return fmt.Errorf("nothing to rebase: the ledger %s does not exist yet; run hgate prepare (it marks HEAD gated)", ledger.Ref)
+	}
+	// hgate.yaml as HEAD has it becomes the configuration hgate reads: its carry list is
+	// the one to accept.
+	data, err := repo.FileAt(head, env.Config.File)
+	if err != nil {
+		return fmt.Errorf("%s at HEAD %s: %w (commit it first)", env.Config.File, head.String()[:7], err)
+	}
+	cfg, err := config.Parse(env.Config.File, repo.Root(), data)
+	if err != nil {
+		return err
+	}
+	m, err := ledger.BuildManifest(repo.Root(), cfg.CleanRoom.Carry)
+	if err != nil {
+		return err
+	}
+	prev, known, err := ledger.ExpectedRef(repo, gitguard.GatedRef)
+	if err != nil {
+		return err
+	}
+	if !known {
+		if prev, err = repo.Ref(gitguard.GatedRef); err != nil {
+			return err
+		}
+	}
+	refs := map[string]plumbing.Hash{gitguard.GatedRef: head}
+	best, bestKnown, err := ledger.ExpectedRef(repo, ledger.BestRef)
+	if err != nil {
+		return err
+	}
+	bestNow, err := repo.Ref(ledger.BestRef)
+	if err != nil {
+		return err
+	}
+	if bestKnown && bestNow != best {
+		refs[ledger.BestRef] = best
+	} else {
+		best = bestNow
+	}
+	msg := fmt.Sprintf("manual rebase: %s %s → %s (HEAD); clean_room.carry: %d file(s) accepted",
+		gitguard.GatedRef, shortOrNone(prev), head.String()[:7], len(m.Files))
+	if err := l.Commit(ledger.Update{Message: msg, Refs: refs, Carry: m}); err != nil {
+		return err
+	}
+	if g.JSON {
+		_, restored := refs[ledger.BestRef]
+		out := map[string]any{"gated": head.String(), "previous": hashOrNull(prev), "best": hashOrNull(best), "best_restored": restored, "carry": m.Files}
+		return g.printJSON(out)
+	}
+	was := "was " + shortOrNone(prev)
+	if prev == head {
+		was = "unchanged"
+	}
+	fmt.Fprintf(g.stdout, "%s: now HEAD %s (%s); recorded in the ledger as a manual rebase\n", gitguard.GatedRef, head.String()[:7], was)
+	if _, ok := refs[ledger.BestRef]; ok && best.IsZero() {
+		fmt.Fprintf(g.stdout, "%s: deleted (hgate never set it)\n", ledger.BestRef)
+	} else if ok {
+		fmt.Fprintf(g.stdout, "%s: put back at %s, where hgate last put it\n", ledger.BestRef, shortOrNone(best))
+	}
+	if len(cfg.CleanRoom.Carry) == 0 {
+		fmt.Fprintln(g.stdout, "clean_room.carry: nothing carried")
+	} else {
+		fmt.Fprintf(g.stdout, "clean_room.carry: accepted %d file(s) as they are now\n", len(m.Files))
+	}
+	return nil
+}
+
+func shortOrNone(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "none"
+	}
+	return h.String()[:7]
+}
+
+func hashOrNull(h plumbing.Hash) any {
+	if h.IsZero() {
+		return nil
+	}
+	return h.String()
+}
+
+// gatedBase is the commit hgate.yaml is read from: where the ledger last put
+// refs/hgate/gated, after finishing a move a crash interrupted (said so), or the ref itself
+// when the ledger does not record it. Moving the ref by hand therefore changes no setting;
+// the command's own check reports the move.
+func gatedBase(g *Globals, repo *gitguard.Repo) (plumbing.Hash, error) {
+	rolled, err := ledger.CheckRefs(repo)
+	for _, r := range rolled {
+		fmt.Fprintf(g.stderr, "hgate: %s\n", r)
+	}
+	var moved *ledger.Moved
+	if errors.As(err, &moved) {
+		if h, ok := moved.Expected(gitguard.GatedRef); ok {
+			return h, nil
+		}
+	} else if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return repo.Ref(gitguard.GatedRef)
+}
+
+// checkAnchors is the anchor check for commands outside package gate (guard, state log).
+func checkAnchors(g *Globals, repo *gitguard.Repo) error {
+	rolled, err := ledger.CheckRefs(repo)
+	for _, r := range rolled {
+		fmt.Fprintf(g.stderr, "hgate: %s\n", r)
+	}
+	return err
 }
