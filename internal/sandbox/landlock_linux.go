@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,6 +75,9 @@ func restrict(p Policy) error {
 	add := func(paths []string, dirRights, fileR landlock.AccessFSSet) error {
 		for _, path := range split(paths, hidden) {
 			fi, err := os.Stat(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // a sibling of a hidden path that another process removed meanwhile
+			}
 			if err != nil {
 				return err
 			}
@@ -82,7 +86,8 @@ func restrict(p Policy) error {
 				r = dirRights
 			}
 			if r &= handled; r != 0 {
-				rules = append(rules, landlock.PathAccess(r, path))
+				// Gone between the look and the rule: nothing left to grant.
+				rules = append(rules, landlock.PathAccess(r, path).IgnoreIfMissing())
 			}
 		}
 		return nil
