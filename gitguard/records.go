@@ -23,7 +23,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 )
 
 // RecordAuthorName and RecordAuthorEmail sign every record commit (as
@@ -148,14 +147,14 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	if tip.IsZero() {
 		err = r.recCreateRef(ref, h)
 	} else {
-		err = r.repo.Storer.CheckAndSetReference(
-			plumbing.NewHashReference(plumbing.ReferenceName(ref), h),
-			plumbing.NewHashReference(plumbing.ReferenceName(ref), tip))
-		// Not found: deleted since we read it; retrying creates it afresh.
-		if errors.Is(err, storage.ErrReferenceHasChanged) || errors.Is(err, plumbing.ErrReferenceNotFound) {
+		// UpdateRef, not go-git's CheckAndSetReference: a kill mid-update must not
+		// leave the record ref empty. A ref deleted since we read it no longer holds
+		// tip: retrying creates it afresh.
+		err = r.UpdateRef(ref, h, tip)
+		if errors.Is(err, ErrRefChanged) {
 			err = fmt.Errorf("record %s: %w", ref, ErrRefChanged)
 		} else if err != nil {
-			err = fmt.Errorf("record %s: update ref: %w", ref, err)
+			err = fmt.Errorf("record %s: %w", ref, err)
 		}
 	}
 	if err != nil {

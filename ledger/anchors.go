@@ -256,7 +256,7 @@ func moveRef(repo *gitguard.Repo, ref string, new, old plumbing.Hash) error {
 	if new == old {
 		return nil
 	}
-	err := repo.SetRef(ref, new, old)
+	err := repo.UpdateRef(ref, new, old)
 	if errors.Is(err, gitguard.ErrRefChanged) {
 		if now, rerr := repo.Ref(ref); rerr == nil && now == new {
 			return nil
