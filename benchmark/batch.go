@@ -23,7 +23,7 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 	t := newTaskOutput(req.TraceDir != "", traceDir, "batch")
 	var pr procResult
 	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
-	cleanup, err := r.isolate(&spec)
+	cleanup, err := r.isolate(&spec, traceDir)
 	var p *proc
 	if err == nil {
 		p, err = t.start(spec)

@@ -262,7 +262,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 		argv, env := r.command(r.Config.Run, id, req, traceDir)
 		t := newTaskOutput(req.TraceDir != "", traceDir, id)
 		spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
-		cleanup, err := r.isolate(&spec)
+		cleanup, err := r.isolate(&spec, traceDir)
 		var p *proc
 		if err == nil {
 			p, err = t.start(spec)
@@ -299,7 +299,7 @@ const reasonCancelled = "cancelled"
 
 // isolate gives one command its private TMPDIR and its sandbox policy. The
 // returned cleanup removes the TMPDIR; it is never nil.
-func (r *Runner) isolate(spec *procSpec) (cleanup func(), err error) {
+func (r *Runner) isolate(spec *procSpec, traceDir string) (cleanup func(), err error) {
 	if r.TempRoot == "" && r.Sandbox == nil {
 		return func() {}, nil
 	}
@@ -315,7 +315,9 @@ func (r *Runner) isolate(spec *procSpec) (cleanup func(), err error) {
 	spec.env = append(spec.env, "TMPDIR="+tmp)
 	if r.Sandbox != nil {
 		p := *r.Sandbox
-		p.Write = append(slices.Clone(p.Write), tmp)
+		// {trace_dir} is the benchmark's to write (for the test split a
+		// private folder removed when Run returns).
+		p.Write = append(slices.Clone(p.Write), tmp, traceDir)
 		p.Reap = true
 		spec.sandbox = &p
 	}

@@ -125,6 +125,9 @@ func foregroundTTY() int {
 func killTree(leader int) {
 	if leader > 0 {
 		syscall.Kill(-leader, syscall.SIGKILL)
+		if kids, ok := children(); ok && len(kids) == 1 && kids[0] == leader {
+			return // the common case: the leader left nothing behind
+		}
 		for _, d := range descendants() {
 			syscall.Kill(d, syscall.SIGKILL)
 		}
@@ -158,6 +161,27 @@ func killTree(leader int) {
 		pause = min(2*pause, 50*time.Millisecond)
 		scanned = false
 	}
+}
+
+// children lists this process's direct children from /proc/self/task/*/children; ok is
+// false where the kernel does not offer that file.
+func children() (kids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			return nil, false
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, pid)
+			}
+		}
+	}
+	return kids, true
 }
 
 // descendants lists every process below this one, from /proc.
