@@ -22,12 +22,18 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 	argv, env := r.command(r.Config.Batch, "", req, traceDir)
 	t := newTaskOutput(req.TraceDir != "", traceDir, "batch")
 	var pr procResult
-	p, err := t.start(procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout})
+	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
+	cleanup, err := r.isolate(&spec, traceDir)
+	var p *proc
+	if err == nil {
+		p, err = t.start(spec)
+	}
 	if err != nil {
 		pr.startErr = err
 	} else {
 		pr = p.wait(ctx)
 	}
+	cleanup()
 	if problem := t.finish(); problem != "" {
 		out.Problems = append(out.Problems, problem)
 	}

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // KillGrace is how long a process group has between SIGTERM and SIGKILL
@@ -24,6 +28,7 @@ type procSpec struct {
 	timeout time.Duration // 0: none
 	stdout  io.Writer
 	stderr  io.Writer
+	sandbox *sandbox.Policy // nil: unsandboxed
 }
 
 // procResult is how a process ended.
@@ -46,6 +51,7 @@ type proc struct {
 	timeout time.Duration
 	readers chan struct{} // closed when both pipe readers are done
 	rfiles  []*os.File
+	reaped  bool // a sandbox shim reaps the whole tree before it exits
 }
 
 // startProc starts spec in a new process group. stdin is /dev/null: a task
@@ -55,8 +61,13 @@ func startProc(spec procSpec) (*proc, error) {
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if spec.sandbox != nil {
+		if err := sandbox.Wrap(cmd, *spec.sandbox); err != nil {
+			return nil, err
+		}
+	}
 
-	p := &proc{cmd: cmd, timeout: spec.timeout, readers: make(chan struct{})}
+	p := &proc{cmd: cmd, timeout: spec.timeout, readers: make(chan struct{}), reaped: spec.sandbox != nil && spec.sandbox.Reap}
 	var wfiles []*os.File
 	closeAll := func() {
 		for _, f := range append(wfiles, p.rfiles...) {
@@ -136,6 +147,15 @@ func (p *proc) wait(ctx context.Context) procResult {
 		select {
 		case <-exited:
 		case <-time.After(KillGrace):
+			if p.reaped {
+				// A second SIGTERM makes the shim kill the whole tree and exit; a
+				// SIGKILL would leave it no chance to reap what the task started.
+				syscall.Kill(-pid, syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(KillGrace):
+				}
+			}
 		}
 	}
 	// On Linux the leader is still an unreaped zombie here, so its pid
@@ -161,21 +181,37 @@ func (p *proc) wait(ctx context.Context) procResult {
 	return res
 }
 
-// drain waits for the pipe readers. A process that left our group
-// (setsid) may still hold a pipe; after a grace we close our read ends so
-// the task cannot hang the run.
+// drain reads what the task wrote and stops there. It runs once the task is
+// over: its leader has exited and its group is dead (with a sandbox shim, its
+// whole tree). Whatever is still buffered in the pipes was written by then
+// and is read; once they are empty we stop reading, so a process that
+// escaped the group (setsid) and kept a pipe cannot add a line later, say a
+// reward after the checker exited, nor hang the run.
 func (p *proc) drain() {
-	select {
-	case <-p.readers:
-	case <-time.After(KillGrace):
-		for _, f := range p.rfiles {
-			f.Close()
+	for _, f := range p.rfiles {
+		for !closed(p.readers) && pending(f) > 0 {
+			select {
+			case <-p.readers:
+			case <-time.After(time.Millisecond): // the reader is copying; look again
+			}
 		}
-		<-p.readers
+		f.SetReadDeadline(time.Now())
 	}
+	<-p.readers
 	for _, f := range p.rfiles {
 		f.Close()
 	}
+}
+
+// pending is how many bytes wait in the pipe f; 0 when that cannot be known.
+func pending(f *os.File) int {
+	n := 0
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			n, _ = unix.IoctlGetInt(int(fd), fionread)
+		})
+	}
+	return n
 }
 
 func closed(c <-chan struct{}) bool {

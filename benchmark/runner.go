@@ -37,12 +37,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // TailLimit is how much of a command's stdout is kept in memory for
@@ -105,6 +107,14 @@ type Runner struct {
 	Config config.Benchmark // commands, timeout, concurrency, env
 	Pool   *Pool            // nil: a pool of Config.Concurrency for each Run call
 	Env    []string         // base environment; nil: os.Environ()
+	// TempRoot, when set, gives every command a private TMPDIR made inside it and
+	// removed when the command ends, so tasks share no scratch space.
+	TempRoot string
+	// Sandbox, when set, runs every command under this Landlock policy (see
+	// internal/sandbox) with Reap, its private TMPDIR added to Write: it can write
+	// nothing else, and nothing it starts outlives it. The caller checks
+	// sandbox.Available first.
+	Sandbox *sandbox.Policy
 }
 
 // Request is one run over a set of tasks.
@@ -251,8 +261,14 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 		}
 		argv, env := r.command(r.Config.Run, id, req, traceDir)
 		t := newTaskOutput(req.TraceDir != "", traceDir, id)
-		p, err := t.start(procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout})
+		spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
+		cleanup, err := r.isolate(&spec, traceDir)
+		var p *proc
+		if err == nil {
+			p, err = t.start(spec)
+		}
 		if err != nil {
+			cleanup()
 			pool.release()
 			finish(Result{Task: id, Reason: "cannot start: " + err.Error()}, t.finish())
 			continue
@@ -262,6 +278,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 			defer wg.Done()
 			defer pool.release()
 			pr := p.wait(ctx)
+			cleanup()
 			problem := t.finish()
 			finish(r.score(id, pr, t.tail.Bytes()), problem)
 		}()
@@ -279,6 +296,44 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 }
 
 const reasonCancelled = "cancelled"
+
+// isolate gives one command its private TMPDIR and its sandbox policy. The
+// returned cleanup removes the TMPDIR; it is never nil.
+func (r *Runner) isolate(spec *procSpec, traceDir string) (cleanup func(), err error) {
+	if r.TempRoot == "" && r.Sandbox == nil {
+		return func() {}, nil
+	}
+	root := r.TempRoot
+	if root == "" {
+		root = os.TempDir()
+	}
+	tmp, err := os.MkdirTemp(root, "task-")
+	if err != nil {
+		return func() {}, fmt.Errorf("private TMPDIR: %w", err)
+	}
+	// Last, so it wins over an inherited TMPDIR.
+	spec.env = append(spec.env, "TMPDIR="+tmp)
+	if r.Sandbox != nil {
+		p := *r.Sandbox
+		// {trace_dir} is the benchmark's to write (for the test split a
+		// private folder removed when Run returns).
+		p.Write = append(slices.Clone(p.Write), tmp, traceDir)
+		p.Reap = true
+		spec.sandbox = &p
+	}
+	return func() { removeAll(tmp) }, nil
+}
+
+// removeAll removes a folder a task may have left with read-only folders in it.
+func removeAll(dir string) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
+}
 
 // score turns how a per-task command ended into its Result.
 func (r *Runner) score(id string, pr procResult, stdout []byte) Result {

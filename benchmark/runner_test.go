@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // hangGuard bounds every Run in these tests: reaching it means the runner
@@ -23,6 +24,7 @@ import (
 const hangGuard = 30 * time.Second
 
 func TestMain(m *testing.M) {
+	sandbox.Main()
 	KillGrace = 100 * time.Millisecond
 	os.Exit(m.Run())
 }

@@ -18,3 +18,6 @@ func watchExit(p *os.Process) (*os.ProcessState, error) {
 		}
 	}
 }
+
+// fionread asks how many bytes a pipe holds.
+const fionread = unix.TIOCINQ

@@ -10,3 +10,6 @@ import "os"
 func watchExit(p *os.Process) (*os.ProcessState, error) {
 	return p.Wait()
 }
+
+// fionread asks how many bytes a pipe holds.
+const fionread = 0x4004667f // _IOR('f', 127, int) on the BSDs and macOS

@@ -101,6 +101,9 @@ type CleanRoom struct {
 	Carry   []string // ignored paths copied into the clean room (data, virtualenvs)
 	Env     []string // names of environment variables passed through to tasks
 	Home    string   // "" = a fresh empty HOME
+	// Writable are the folders of the tree tasks may write when the benchmark runs in
+	// the Landlock sandbox; the rest of the clean room is read-only to them.
+	Writable []string
 }
 
 // Placeholders are the {name} tokens the benchmark substitutes in run and batch

@@ -81,10 +81,11 @@ func TestParseValid(t *testing.T) {
 				},
 			}
 			c.CleanRoom = CleanRoom{
-				Enabled: false,
-				Carry:   []string{"data/", ".venv/"},
-				Env:     []string{"PATH", "OPENAI_API_KEY"},
-				Home:    "/tmp/hgate-home",
+				Enabled:  false,
+				Carry:    []string{"data/", ".venv/"},
+				Env:      []string{"PATH", "OPENAI_API_KEY"},
+				Home:     "/tmp/hgate-home",
+				Writable: []string{"build/", ".cache"},
 			}
 		}),
 		"batch.yaml": with(func(c *Config) {

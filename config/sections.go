@@ -22,7 +22,7 @@ var (
 	suiteKeys     = []string{"threshold"}
 	loopKeys      = []string{"agent", "program", "attempt_timeout", "iterations", "patience", "stop_score", "until", "for", "repair_attempts", "max_consecutive_crashes", "sandbox"}
 	sandboxKeys   = []string{"enabled", "writable", "hidden"}
-	cleanRoomKeys = []string{"enabled", "carry", "env", "home"}
+	cleanRoomKeys = []string{"enabled", "carry", "env", "home", "writable"}
 )
 
 const (
@@ -552,6 +552,20 @@ func (d *decoder) cleanRoom(e entry, c *CleanRoom) {
 	if v, ok := m["home"]; ok && !isNull(v.val) {
 		if s, ok := d.text(v.val, "clean_room.home", "a folder to use as HOME"); ok {
 			c.Home = s
+		}
+	}
+	if v, ok := m["writable"]; ok {
+		if list, ok := d.textList(v.val, "clean_room.writable", "a list of folders tasks may write, e.g. [build/, .cache/]"); ok {
+			for i, s := range list {
+				p := fmt.Sprintf("clean_room.writable[%d]", i)
+				item := resolve(v.val).Content[i]
+				if strings.TrimSpace(s) != "" && path.Clean(s) == "." {
+					d.failf(item, p, "%q is the whole repository (expected a folder such as build/ or .cache/)", s)
+				} else if msg := d.checkPattern(s, false); msg != "" {
+					d.failf(item, p, "%s", msg)
+				}
+			}
+			c.Writable = list
 		}
 	}
 }

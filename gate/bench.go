@@ -86,7 +86,11 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := e.verifyCarry(rm.dir); err != nil {
 		return nil, err
 	}
-	out, err := rm.runner(e, nil).Run(ctx, benchmark.Request{
+	run, err := rm.runner(e, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := run.Run(ctx, benchmark.Request{
 		Split: "train", Tasks: rep.Tasks, TraceDir: traceDir, Progress: e.progress("bench", len(rep.Tasks)),
 	})
 	if err != nil {

@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // envAlways are passed to tasks in the clean room besides clean_room.env: what a command
@@ -25,10 +27,22 @@ var envAlways = []string{"PATH", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME"}
 // plus the ignored paths clean_room.carry names (copied, read-only), with a scrubbed
 // environment: untracked or ignored files, a stale cache, a gitignored module or a
 // GIT_* variable cannot sway a score. Without it, commands run in the repository itself.
+//
+// Where Landlock is available, every task runs in the sandbox (internal/sandbox): the
+// tree is read-only to it except the clean_room.writable folders; its HOME (one per run
+// request) and its TMPDIR (one per task) are the only other places it may write, and
+// nothing it starts outlives it. Each run request (Step 1, Step 2, Step 3, a bench, a
+// baseline) is a lane of its own: tasks of the test split never share a writable folder
+// with train tasks. A lane reuses the room's tree only while no task can write it.
 type room struct {
-	dir  string   // the project root the commands see
-	env  []string // nil: hgate's own environment
-	base string   // the temporary folder to remove; "" when not a clean room
+	dir     string // the project root the commands see (the shared, read-only tree)
+	base    string // the temporary folder to remove; "" when not a clean room
+	tree    plumbing.Hash
+	sandbox bool // tasks run under Landlock
+	owner   *Env
+
+	mu      sync.Mutex
+	claimed bool // a lane whose tasks may write took the shared tree
 }
 
 // openRoom prepares the place to run the candidate tree. The caller must close it.
@@ -41,53 +55,106 @@ func (e *Env) openRoom(tree plumbing.Hash) (*room, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clean room: %w", err)
 	}
-	r := &room{dir: filepath.Join(base, "repo"), base: base}
-	home := e.Config.CleanRoom.Home
-	if home == "" {
-		home = filepath.Join(base, "home")
-	}
-	tmp := filepath.Join(base, "tmp")
-	for _, d := range []string{home, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			r.close()
-			return nil, fmt.Errorf("clean room: %w", err)
-		}
-	}
-	if err := e.Repo.Materialize(tree, r.dir); err != nil {
+	r := &room{dir: filepath.Join(base, "repo"), base: base, tree: tree, sandbox: e.sandboxed(), owner: e}
+	if err := e.materialize(tree, r.dir); err != nil {
 		r.close()
-		return nil, fmt.Errorf("clean room: %w", err)
+		return nil, err
 	}
-	for _, p := range e.Config.CleanRoom.Carry {
-		if err := carry(filepath.Join(root, filepath.FromSlash(p)), filepath.Join(r.dir, filepath.FromSlash(p))); err != nil {
-			r.close()
-			return nil, fmt.Errorf("clean room: carry %s: %w", p, err)
-		}
-	}
-	r.env = scrubEnv(os.Environ(), e.Config.CleanRoom.Env, root, home, tmp)
 	return r, nil
 }
 
-// tempDir makes a private temporary folder (a clean room, the baseline's traces) inside
-// one folder per repository. The first call of a process empties that folder: what an
-// hgate killed with SIGKILL left there goes with the next run (the repository lock
-// keeps runs apart).
+// materialize writes the tree and the carried paths into dir.
+func (e *Env) materialize(tree plumbing.Hash, dir string) error {
+	if err := e.Repo.Materialize(tree, dir); err != nil {
+		return fmt.Errorf("clean room: %w", err)
+	}
+	root := e.Repo.Root()
+	for _, p := range e.Config.CleanRoom.Carry {
+		if err := carry(filepath.Join(root, filepath.FromSlash(p)), filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			return fmt.Errorf("clean room: carry %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// sandboxAvailable is sandbox.Available; tests replace it to see the fallback.
+var sandboxAvailable = sandbox.Available
+
+// sandboxed reports whether tasks can run under Landlock, warning once per Env when not.
+func (e *Env) sandboxed() bool {
+	if !e.sandboxChecked {
+		e.sandboxChecked = true
+		_, err := sandboxAvailable()
+		e.sandboxOK = err == nil
+		if err != nil {
+			fmt.Fprintf(e.log(), "hgate: warning: no Landlock in this kernel: benchmark tasks run unsandboxed (%v)\n", err)
+		}
+	}
+	return e.sandboxOK
+}
+
+// tempDir makes a private temporary folder (a clean room, the baseline's traces) with a
+// random name and mode 0700, inside a folder of this process that is just as random, so
+// nothing can guess where a room will be and wait for it there. An empty marker folder
+// in it names the repository (by hash): the first call of a process removes what a
+// killed hgate left behind for the same repository (the repository lock keeps runs
+// apart). releaseTemp removes the process's folder once it holds nothing else.
 func (e *Env) tempDir(prefix string) (string, error) {
-	sum := sha256.Sum256([]byte(e.Repo.Root()))
-	parent := filepath.Join(os.TempDir(), "hgate-"+hex.EncodeToString(sum[:6]))
+	marker := ownerMarker(e.Repo.Root())
 	if !e.swept {
-		removeAll(parent)
+		sweep(os.TempDir(), marker)
 		e.swept = true
 	}
-	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return "", err
+	if e.tmpParent == "" {
+		parent, err := os.MkdirTemp("", "hgate-")
+		if err != nil {
+			return "", err
+		}
+		if err := os.Mkdir(filepath.Join(parent, marker), 0o700); err != nil {
+			os.RemoveAll(parent)
+			return "", err
+		}
+		e.tmpParent = parent
 	}
-	return os.MkdirTemp(parent, prefix)
+	return os.MkdirTemp(e.tmpParent, prefix)
+}
+
+// releaseTemp removes this process's temporary folder when only its marker is left.
+func (e *Env) releaseTemp() {
+	if e.tmpParent == "" {
+		return
+	}
+	entries, err := os.ReadDir(e.tmpParent)
+	if err == nil && len(entries) == 1 && entries[0].Name() == ownerMarker(e.Repo.Root()) {
+		removeAll(e.tmpParent)
+		e.tmpParent = ""
+	}
+}
+
+// ownerMarker names the folder that marks a temporary folder as serving root.
+func ownerMarker(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return "owner-" + hex.EncodeToString(sum[:8])
+}
+
+// sweep removes the temporary folders of earlier runs that hold marker.
+func sweep(tmp, marker string) {
+	matches, _ := filepath.Glob(filepath.Join(tmp, "hgate-*"))
+	for _, dir := range matches {
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, marker)); err == nil && fi.IsDir() {
+			removeAll(dir)
+		}
+	}
 }
 
 // close removes the clean room, making the read-only carried paths writable first.
 func (r *room) close() {
 	if r.base != "" {
 		removeAll(r.base)
+		r.owner.releaseTemp()
 	}
 }
 
@@ -102,11 +169,63 @@ func removeAll(dir string) {
 	os.RemoveAll(dir)
 }
 
-// runner builds a benchmark runner for this room on the given pool.
-func (r *room) runner(e *Env, pool *benchmark.Pool) *benchmark.Runner {
+// runner builds a benchmark runner for one run request in this room: a lane with its
+// own HOME, a private TMPDIR per task, and (in the sandbox) write access to nothing else
+// but the clean_room.writable folders of its tree and the trace folder.
+func (r *room) runner(e *Env, pool *benchmark.Pool) (*benchmark.Runner, error) {
 	run := e.runner(pool)
-	run.Dir, run.Env = r.dir, r.env
-	return run
+	if r.base == "" {
+		return run, nil
+	}
+	lane, err := os.MkdirTemp(r.base, "lane-")
+	if err != nil {
+		return nil, fmt.Errorf("clean room: %w", err)
+	}
+	writable := e.Config.CleanRoom.Writable
+	dir := r.dir
+	if !r.sandbox || len(writable) > 0 {
+		// Tasks may write this tree: the first such lane takes the room's, later
+		// ones get their own.
+		r.mu.Lock()
+		shared := !r.claimed
+		r.claimed = true
+		r.mu.Unlock()
+		if !shared {
+			dir = filepath.Join(lane, "repo")
+			if err := e.materialize(r.tree, dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	home := e.Config.CleanRoom.Home
+	if home == "" {
+		home = filepath.Join(lane, "home")
+	}
+	tmp := filepath.Join(lane, "tmp")
+	for _, d := range []string{home, tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("clean room: %w", err)
+		}
+	}
+	run.Dir, run.TempRoot = dir, tmp
+	run.Env = scrubEnv(os.Environ(), e.Config.CleanRoom.Env, e.Repo.Root(), home, tmp)
+	if r.sandbox {
+		write := []string{home}
+		for _, w := range writable {
+			p := filepath.Join(dir, filepath.FromSlash(w))
+			// The folder may be absent from the tree (a build output) or carried
+			// read-only: tasks get it empty or writable.
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return nil, fmt.Errorf("clean room: writable %s: %w", w, err)
+			}
+			if err := os.Chmod(p, 0o755); err != nil {
+				return nil, fmt.Errorf("clean room: writable %s: %w", w, err)
+			}
+			write = append(write, p)
+		}
+		run.Sandbox = &sandbox.Policy{Write: write}
+	}
+	return run, nil
 }
 
 // scrubEnv keeps only the allowed variables, never a GIT_* one, sets HOME and TMPDIR to

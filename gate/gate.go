@@ -117,12 +117,25 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if err := os.MkdirAll(ws.latestTraces(), 0o755); err != nil {
 		return nil, err
 	}
+	// Each step runs in a lane of its own: the test split shares nothing writable
+	// with the train tasks.
+	var run1, run2 *benchmark.Runner
+	if len(s.Tasks) > 0 {
+		if run1, err = rm.runner(e, pool); err != nil {
+			return nil, err
+		}
+	}
+	if !cached {
+		if run2, err = rm.runner(e, pool); err != nil {
+			return nil, err
+		}
+	}
 	var wg sync.WaitGroup
 	var out1, out2 *benchmark.Outcome
 	var err1, err2 error
 	if len(s.Tasks) > 0 {
 		wg.Go(func() {
-			out1, err1 = rm.runner(e, pool).Run(runCtx, benchmark.Request{
+			out1, err1 = run1.Run(runCtx, benchmark.Request{
 				Split: "train", Tasks: s.Tasks, TraceDir: ws.latestTraces(), Progress: ff.onSuite,
 			})
 		})
@@ -130,7 +143,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if !cached {
 		wg.Go(func() {
 			// The held-out split keeps no traces: TraceDir "" never writes its output to disk.
-			out2, err2 = rm.runner(e, pool).Run(runCtx, benchmark.Request{
+			out2, err2 = run2.Run(runCtx, benchmark.Request{
 				Split: "test", Tasks: sp.Test, Progress: ff.onTest,
 			})
 		})
@@ -254,7 +267,11 @@ func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, train *suit
 	if len(rerun) == 0 {
 		return s3, nil
 	}
-	out, err := rm.runner(e, nil).Run(ctx, benchmark.Request{
+	run, err := rm.runner(e, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := run.Run(ctx, benchmark.Request{
 		Split: "train", Tasks: rerun, TraceDir: e.ws().latestTraces(), Progress: e.progress("promotion", len(rerun)),
 	})
 	if err != nil {

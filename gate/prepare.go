@@ -150,7 +150,11 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(traceTmp)
-	out, err := rm.runner(e, nil).Run(ctx, benchmark.Request{
+	run, err := rm.runner(e, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := run.Run(ctx, benchmark.Request{
 		Split: "all", Tasks: tasks, TraceDir: traceTmp, Progress: e.progress("baseline", len(tasks)),
 	})
 	if err != nil {

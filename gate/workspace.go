@@ -29,7 +29,10 @@ type Env struct {
 	// candidate tree (see room); off, commands run in the repository itself.
 	CleanRoom bool
 
-	swept bool // tempDir has cleared what a killed run left behind
+	swept          bool   // tempDir has cleared what a killed run left behind
+	tmpParent      string // this process's random temporary folder (see tempDir)
+	sandboxChecked bool   // sandboxed has looked for Landlock (and warned)
+	sandboxOK      bool
 }
 
 func (e *Env) now() time.Time {

@@ -58,16 +58,31 @@ func reap(p Policy, path string, argv []string) int {
 		}
 	}()
 
-	var ws unix.WaitStatus
+	// Learn that the leader exited without reaping it: while it is a zombie its
+	// pid still answers, so nothing in the tree that waits for the checker to be
+	// gone (kill -0) can act before the tree is killed. Other children are
+	// reaped as they end.
 	for {
-		wpid, err := unix.Wait4(-1, &ws, 0, nil)
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return fail("wait: " + err.Error())
 		}
-		if wpid == pid {
+		if wpid := siginfoPid(&info); wpid != pid {
+			var ws unix.WaitStatus
+			unix.Wait4(wpid, &ws, 0, nil)
+			continue
+		}
+		break
+	}
+	killTree(pid)
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err != unix.EINTR {
 			break
 		}
 	}
@@ -80,6 +95,16 @@ func reap(p Policy, path string, argv []string) int {
 		dieOf(ws.Signal())
 	}
 	return ws.ExitStatus()
+}
+
+// siginfoPid reads si_pid of a SIGCHLD siginfo: the first field of the union that follows
+// signo, errno and code (aligned to 8 bytes on 64-bit systems).
+func siginfoPid(info *unix.Siginfo) int {
+	off := uintptr(12)
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		off = 16
+	}
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
 }
 
 // foregroundTTY returns the fd of the terminal when this shim's process group has it in the
@@ -100,6 +125,9 @@ func foregroundTTY() int {
 func killTree(leader int) {
 	if leader > 0 {
 		syscall.Kill(-leader, syscall.SIGKILL)
+		if kids, ok := children(); ok && len(kids) == 1 && kids[0] == leader {
+			return // the common case: the leader left nothing behind
+		}
 		for _, d := range descendants() {
 			syscall.Kill(d, syscall.SIGKILL)
 		}
@@ -133,6 +161,27 @@ func killTree(leader int) {
 		pause = min(2*pause, 50*time.Millisecond)
 		scanned = false
 	}
+}
+
+// children lists this process's direct children from /proc/self/task/*/children; ok is
+// false where the kernel does not offer that file.
+func children() (kids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			return nil, false
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, pid)
+			}
+		}
+	}
+	return kids, true
 }
 
 // descendants lists every process below this one, from /proc.
