@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -41,6 +43,15 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile": waitFile,
 			"alive":    alive,
+		},
+		// [root]: the script runs as root, so it can also run hgate as an unprivileged
+		// user with setpriv (CI runs as root).
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				_, err := exec.LookPath("setpriv")
+				return os.Geteuid() == 0 && err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }
