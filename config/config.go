@@ -88,6 +88,18 @@ type Loop struct {
 	Sandbox               Sandbox
 }
 
+// AgentScratch are files coding agents write into the repository on their own (aider's
+// chat, input and LLM histories and tag cache): Step 0 treats them as ignored, as if
+// .gitignore named them, so an honest agent is not rejected for its bookkeeping. They
+// never reach a commit or the clean room, which take only allowed and committed files.
+var AgentScratch = []string{".aider*"}
+
+// GuardIgnore is what Step 0 treats as ignored besides the committed .gitignore files:
+// hgate.yaml's ignore and the agents' scratch files.
+func (c *Config) GuardIgnore() []string {
+	return append(append([]string{}, AgentScratch...), c.Ignore...)
+}
+
 // Sandbox configures the kernel sandbox the loop runs the agent in.
 type Sandbox struct {
 	Enabled  bool     // default true; the --no-sandbox flag turns it off too

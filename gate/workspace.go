@@ -50,7 +50,7 @@ func (e *Env) log() io.Writer {
 }
 
 func (e *Env) guardOptions() gitguard.Options {
-	return gitguard.Options{Allow: e.Config.Allow, Ignore: e.Config.Ignore}
+	return gitguard.Options{Allow: e.Config.Allow, Ignore: e.Config.GuardIgnore()}
 }
 
 // runner builds a benchmark runner working in the repository root; room.runner points it

@@ -31,7 +31,9 @@ var Presets = map[string][]string{
 		"-c", `mcp_servers.hgate.command="hgate"`, "-c", `mcp_servers.hgate.args=["mcp"]`,
 		"-c", `mcp_servers.hgate.env_vars=["HGATE_LOOP_SOCKET"]`, "-"},
 	// aider sends the message file and exits; hgate makes the commits, not aider.
-	"aider": {"aider", "--yes-always", "--no-auto-commits", "--message-file", "{prompt_file}"},
+	// --no-gitignore: aider would otherwise add .aider* to .gitignore (a change Step 0
+	// rejects); --no-dirty-commits: it would commit the user's pending edits first.
+	"aider": {"aider", "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--message-file", "{prompt_file}"},
 }
 
 // Command resolves the configured agent: a preset name, a one-element

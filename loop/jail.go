@@ -24,6 +24,31 @@ var presetWritable = map[string][]string{
 	"aider":  {"~/.aider"},
 }
 
+// presetEnv is the environment a preset's tool gets besides hgate's. Claude Code refuses
+// --dangerously-skip-permissions as root unless IS_SANDBOX=1 declares a sandboxed
+// environment (its root guard's documented escape): set only when the agent really runs
+// in hgate's sandbox. aider keeps its chat and input history in the repository root by
+// default, where the agent may not write (and Step 0 would see them): they go to the
+// private TMPDIR instead, and the chat history is kept in the iteration's folder.
+func presetEnv(preset string, sandboxed bool, tmp string) []string {
+	switch preset {
+	case "claude":
+		if sandboxed && os.Getenv("IS_SANDBOX") == "" {
+			return []string{"IS_SANDBOX=1"}
+		}
+	case "aider":
+		return []string{
+			"AIDER_CHAT_HISTORY_FILE=" + filepath.Join(tmp, transcriptName),
+			"AIDER_INPUT_HISTORY_FILE=" + filepath.Join(tmp, "aider.input.history"),
+		}
+	}
+	return nil
+}
+
+// transcriptName is the agent's own transcript, kept in the iteration's folder when the
+// agent wrote one to its TMPDIR.
+const transcriptName = "aider.chat.history.md"
+
 // agentWritable lists what the agent's process tree may write in the worktree: the
 // places where an allow pattern can match, never .git, the workspace or another
 // protected path. The sandbox grants a folder with everything beneath it, so a folder

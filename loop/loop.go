@@ -193,7 +193,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		r.opts.Grace = 5 * time.Second
 	}
 	c := r.env.Config
-	r.gopts = gitguard.Options{Allow: c.Allow, Ignore: c.Ignore}
+	r.gopts = gitguard.Options{Allow: c.Allow, Ignore: c.GuardIgnore()}
 	r.ws = c.WorkspaceDir()
 	r.author = object.Signature{Name: "hgate loop", Email: "hgate@localhost"}
 	if n, e := os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_COMMITTER_EMAIL"); n != "" && e != "" {
@@ -497,8 +497,12 @@ func (r *runner) loop(ctx context.Context) (*Summary, error) {
 		reason, detail := r.shouldStop(ctx)
 		if reason != "" {
 			var err error
-			if reason == StopInterrupted {
+			switch reason {
+			case StopInterrupted:
 				err = context.Canceled
+			case StopCrashes:
+				// The run did not do its job: say why, from the agent's own words.
+				err = r.crashError()
 			}
 			return r.finish(reason, detail, started, err)
 		}
@@ -860,7 +864,13 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		return err
 	}
 	r.unlock()
+	if len(r.cfg.Agent) == 1 {
+		a.Env = append(a.Env, presetEnv(strings.TrimSpace(r.cfg.Agent[0]), jl.policy != nil, jl.tmp)...)
+	}
 	res := a.run(ctx)
+	if data, err := os.ReadFile(filepath.Join(jl.tmp, transcriptName)); err == nil {
+		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
+	}
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
@@ -1133,4 +1143,28 @@ func (r *runner) served(fn func()) {
 		r.j.Refs = snap
 		_ = r.save()
 	}
+}
+
+// crashError is the error of a run stopped by consecutive agent crashes: the last
+// attempt's outcome and the tail of its stderr, which is where an agent says why.
+func (r *runner) crashError() error {
+	last := r.j.Iterations[len(r.j.Iterations)-1]
+	dir := r.iterDir(last.Iteration)
+	if last.Repairs > 0 {
+		dir = filepath.Join(dir, "repair-"+strconv.Itoa(last.Repairs))
+	}
+	path := filepath.Join(dir, "agent.stderr")
+	msg := fmt.Sprintf("loop: the agent failed %d time(s) in a row (last: %s %s); its stderr (%s) ends:", r.j.Crashes, last.Agent, last.AgentDetail, path)
+	t := strings.TrimRight(tail(path, 2000), "\n")
+	if t == "" {
+		t = "(nothing)"
+	}
+	var lines []string
+	for _, l := range strings.Split(t, "\n") {
+		lines = append(lines, "  "+l)
+	}
+	if n := len(lines); n > 10 {
+		lines = lines[n-10:]
+	}
+	return fmt.Errorf("%s\n%s", msg, strings.Join(lines, "\n"))
 }

@@ -24,7 +24,7 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 	if err := checkAnchors(g, repo); err != nil {
 		return err
 	}
-	vs, err := repo.Check(gitguard.Options{Allow: cfg.Allow, Ignore: cfg.Ignore})
+	vs, err := repo.Check(gitguard.Options{Allow: cfg.Allow, Ignore: cfg.GuardIgnore()})
 	if err != nil {
 		return err
 	}
