@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	gogitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -289,4 +290,14 @@ func modeKind(m filemode.FileMode) string {
 		return "directory"
 	}
 	return "file with mode " + m.String()
+}
+
+// Identity returns user.name and user.email as git would use them for a commit here:
+// the repository's config over the user's global one; empty when neither sets them.
+func (r *Repo) Identity() (name, email string) {
+	cfg, err := r.repo.ConfigScoped(gogitconfig.GlobalScope)
+	if err != nil {
+		return "", ""
+	}
+	return cfg.User.Name, cfg.User.Email
 }

@@ -195,7 +195,12 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	c := r.env.Config
 	r.gopts = gitguard.Options{Allow: c.Allow, Ignore: c.GuardIgnore()}
 	r.ws = c.WorkspaceDir()
+	// Commits are the user's, as git commit would sign them: the environment, else git
+	// config's user.name and user.email, else hgate's own name.
 	r.author = object.Signature{Name: "hgate loop", Email: "hgate@localhost"}
+	if n, e := r.repo.Identity(); n != "" && e != "" {
+		r.author.Name, r.author.Email = n, e
+	}
 	if n, e := os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_COMMITTER_EMAIL"); n != "" && e != "" {
 		r.author.Name, r.author.Email = n, e
 	}

@@ -117,3 +117,20 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	return err
 }
+
+// Help is the long help of hgate loop: what the agent is given and where it runs.
+func (c *loopCmd) Help() string {
+	return `Each iteration: a prompt (loop.program plus a context block), the agent, the gate, then a
+commit of exactly the allowed changes on a pass, or the attempt set aside under
+refs/hgate/attempts/<run>/<n> and the worktree restored on a rejection.
+
+The agent runs in the repository root as its working directory, with the prompt on stdin
+and in {prompt_file} (an argument placeholder), and these variables: HGATE_PROMPT_FILE,
+HGATE_MESSAGE_FILE (the first line becomes the commit message), HGATE_ITERATION,
+HGATE_RUN_ID, HGATE_REPAIR, HGATE_LOOP_SOCKET (its hgate bench, gate, guard and status
+go there), TMPDIR (private, removed after the attempt).
+
+On Linux the agent runs in a Landlock sandbox: it may write where allow can match, its
+TMPDIR and loop.sandbox.writable, and nothing else (not .git, not the workspace); it cannot
+read loop.sandbox.hidden. --no-sandbox runs it as you, and the run says so.`
+}
