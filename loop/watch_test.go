@@ -1,0 +1,54 @@
+package loop
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hgate/hgate/gate"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// With progress on, the loop says where the agent's output goes, then how long it has
+// run and its last line; it stops saying so when told.
+func TestWatchAgent(t *testing.T) {
+	defer func(d time.Duration) { agentWatchEvery = d }(agentWatchEvery)
+	agentWatchEvery = time.Millisecond
+	out := filepath.Join(t.TempDir(), "agent.stdout")
+	if err := os.WriteFile(out, []byte("thinking\nediting agent.sh\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var w syncBuffer
+	r := &runner{env: &gate.Env{Progress: &w}, now: time.Now}
+	stop := r.watchAgent(3, out)
+	for !strings.Contains(w.String(), "last output: editing agent.sh") {
+		time.Sleep(time.Millisecond) // waits for the ticker, however slow the machine
+	}
+	stop()
+	got := w.String()
+	if !strings.HasPrefix(got, "[loop] iteration 3: agent running; its output: "+out+"\n") {
+		t.Errorf("first line: %q", got)
+	}
+	stop2 := (&runner{env: &gate.Env{}, now: time.Now}).watchAgent(1, out)
+	stop2() // progress off: nothing to stop, nothing written
+}
