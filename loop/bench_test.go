@@ -20,17 +20,7 @@ import (
 // walk for both), the results.tsv
 // row and the learnings entry. Target: under 100 ms.
 func BenchmarkIterationOverhead(b *testing.B) {
-	r := gittest.New(b)
-	// A detached auto gc packing the 10k loose objects under the open repository would
-	// measure go-git's pack rescan, not hgate.
-	r.Git("config", "gc.auto", "0")
-	for d := range 100 {
-		for f := range 100 {
-			r.Write(fmt.Sprintf("src/d%02d/f%03d.txt", d, f), fmt.Sprintf("file %d %d\n", d, f))
-		}
-	}
-	r.WriteFiles(map[string]string{"agent/agent.sh": "echo v0\n", ".gitignore": "/workspace/\n", "PROGRAM.md": "# Program\n"})
-	r.Commit("10k files")
+	r, _ := tenThousandFiles(b)
 	repo, err := gitguard.Open(r.Dir)
 	if err != nil {
 		b.Fatal(err)
@@ -88,4 +78,20 @@ func BenchmarkIterationOverhead(b *testing.B) {
 			b.ReportMetric(float64(total.Microseconds())/1000/float64(i), "ms/iteration")
 		})
 	}
+}
+
+// tenThousandFiles is a committed repository of 10k small files, an agent file and a
+// program, for the loop's benchmarks; it returns the commit.
+func tenThousandFiles(b *testing.B) (*gittest.Repo, string) {
+	r := gittest.New(b)
+	// A detached auto gc packing the 10k loose objects under the open repository would
+	// measure go-git's pack rescan, not hgate.
+	r.Git("config", "gc.auto", "0")
+	for d := range 100 {
+		for f := range 100 {
+			r.Write(fmt.Sprintf("src/d%02d/f%03d.txt", d, f), fmt.Sprintf("file %d %d\n", d, f))
+		}
+	}
+	r.WriteFiles(map[string]string{"agent/agent.sh": "echo v0\n", ".gitignore": "/workspace/\n", "PROGRAM.md": "# Program\n"})
+	return r, r.Commit("10k files")
 }

@@ -2,14 +2,12 @@ package loop
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hgate/hgate/gitguard"
-	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
@@ -21,15 +19,7 @@ func BenchmarkAgentSandbox(b *testing.B) {
 	if _, err := sandbox.Available(); err != nil {
 		b.Skipf("no sandbox here: %v", err)
 	}
-	r := gittest.New(b)
-	r.Git("config", "gc.auto", "0")
-	for d := range 100 {
-		for f := range 100 {
-			r.Write(fmt.Sprintf("src/d%02d/f%03d.txt", d, f), fmt.Sprintf("file %d %d\n", d, f))
-		}
-	}
-	r.WriteFiles(map[string]string{"agent/agent.sh": "echo v0\n", ".gitignore": "/workspace/\n", "PROGRAM.md": "# Program\n"})
-	head := r.Commit("10k files")
+	r, head := tenThousandFiles(b)
 	r.Git("update-ref", "refs/hgate/gated", head)
 	r.Git("update-ref", "refs/hgate/ledger", head)
 	repo, err := gitguard.Open(r.Dir)
