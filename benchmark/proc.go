@@ -198,7 +198,9 @@ func (p *proc) drain() {
 			case <-time.After(time.Millisecond): // the reader is copying; look again
 			}
 		}
-		f.SetReadDeadline(time.Now())
+		if f.SetReadDeadline(time.Now()) != nil {
+			f.Close() // not pollable: closing ends the read as well
+		}
 	}
 	<-p.readers
 	for _, f := range p.rfiles {
