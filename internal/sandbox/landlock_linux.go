@@ -73,7 +73,12 @@ func restrict(p Policy) error {
 	var rules []landlock.Rule
 	add := func(paths []string, dirRights, fileR landlock.AccessFSSet) error {
 		for _, path := range split(paths, hidden) {
+			// Siblings come and go (think of /tmp): one that is gone gets no rule,
+			// which only ever grants less. Write paths were checked to exist.
 			fi, err := os.Stat(path)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -82,7 +87,7 @@ func restrict(p Policy) error {
 				r = dirRights
 			}
 			if r &= handled; r != 0 {
-				rules = append(rules, landlock.PathAccess(r, path))
+				rules = append(rules, landlock.PathAccess(r, path).IgnoreIfMissing())
 			}
 		}
 		return nil
