@@ -306,3 +306,22 @@ func TestLanes(t *testing.T) {
 		rm.close()
 	}
 }
+
+// TestTempReleased: prepare's baseline folder without a clean room leaves nothing behind.
+func TestTempReleased(t *testing.T) {
+	e, tree := roomEnv(t)
+	e.CleanRoom = false
+	rm, err := e.openRoom(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, err := e.tempDir("baseline-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(traces)
+	rm.close()
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "hgate-*")); len(left) > 0 {
+		t.Errorf("left behind: %q", left)
+	}
+}
