@@ -188,14 +188,19 @@ func (p *proc) wait(ctx context.Context) procResult {
 // escaped the group (setsid) and kept a pipe cannot add a line later, say a
 // reward after the checker exited, nor hang the run.
 func (p *proc) drain() {
+	// A process outside the group that keeps writing could keep the pipes full
+	// forever: the grace bounds the wait.
+	deadline := time.Now().Add(KillGrace)
 	for _, f := range p.rfiles {
-		for !closed(p.readers) && pending(f) > 0 {
+		for !closed(p.readers) && pending(f) > 0 && time.Now().Before(deadline) {
 			select {
 			case <-p.readers:
 			case <-time.After(time.Millisecond): // the reader is copying; look again
 			}
 		}
-		f.SetReadDeadline(time.Now())
+		if f.SetReadDeadline(time.Now()) != nil {
+			f.Close() // not pollable: closing ends the read as well
+		}
 	}
 	<-p.readers
 	for _, f := range p.rfiles {

@@ -14,11 +14,15 @@
 // stdout line decides when it is a number or a JSON object with a "reward"
 // key (see ParseReward); otherwise exit status 0 scores 1.0 and anything
 // else 0.0. When the leader exits, whatever it left running in its process
-// group is killed, so nothing outlives its task.
+// group is killed, so nothing outlives its task; with Runner.Sandbox the
+// sandbox shim kills the whole tree, setsid daemons included. Output is read
+// until the task has ended and the pipes hold nothing more: a line written
+// later by a process that escaped does not count.
 //
 // Timeouts: Config.TaskTimeout bounds each per-task command, and bounds a
 // batch command as a whole (a batch has no per-task clock). On timeout or
-// cancellation the group gets SIGTERM, then SIGKILL after KillGrace.
+// cancellation the group gets SIGTERM, then SIGKILL after KillGrace (in the
+// sandbox a second SIGTERM first, on which the shim ends the whole tree).
 //
 // Traces: with Request.TraceDir set, each task's stdout and stderr, in the
 // order hgate reads them, stream into <TraceDir>/<id>.log.partial, renamed

@@ -500,3 +500,18 @@ func TestPassed(t *testing.T) {
 		}
 	}
 }
+
+// TestRunEscapedChatterbox: a child outside the group that writes without end
+// does not hold Run up either.
+func TestRunEscapedChatterbox(t *testing.T) {
+	dir := t.TempDir()
+	writeScripts(t, dir, map[string]string{
+		"chatter": "setsid sh -c 'echo $$ > chatter.pid; while :; do echo noise; done' &\n" +
+			"while [ ! -s chatter.pid ]; do sleep 0.01; done; echo 1\n",
+	})
+	out := run(t, runner(dir, config.Benchmark{}), Request{Tasks: []string{"chatter"}})
+	syscall.Kill(readPid(t, filepath.Join(dir, "chatter.pid")), syscall.SIGKILL)
+	if r := out.Results["chatter"]; r.Reward == nil {
+		t.Errorf("chatter: %s", describe(r))
+	}
+}

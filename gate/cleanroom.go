@@ -49,7 +49,7 @@ type room struct {
 func (e *Env) openRoom(tree plumbing.Hash) (*room, error) {
 	root := e.Repo.Root()
 	if !e.CleanRoom {
-		return &room{dir: root}, nil
+		return &room{dir: root, owner: e}, nil
 	}
 	base, err := e.tempDir("room-")
 	if err != nil {
@@ -150,10 +150,15 @@ func sweep(tmp, marker string) {
 	}
 }
 
-// close removes the clean room, making the read-only carried paths writable first.
+// close removes the clean room, making the read-only carried paths writable first, and
+// this process's temporary folder once nothing else is in it.
 func (r *room) close() {
 	if r.base != "" {
 		removeAll(r.base)
+	}
+	// prepare's baseline traces may have opened this process's folder even
+	// without a clean room.
+	if r.owner != nil {
 		r.owner.releaseTemp()
 	}
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/internal/sandbox"
 )
 
 func TestScrubEnv(t *testing.T) {
@@ -124,4 +126,202 @@ func BenchmarkCleanRoom10k(b *testing.B) {
 	}
 	b.ReportMetric(float64(ours.Milliseconds())/float64(b.N), "ms/materialize")
 	b.ReportMetric(float64(ours)/float64(git), "ratio-vs-git-checkout-index")
+}
+
+// roomEnv is an Env on a one-commit repository, its rooms in a TMPDIR of the test's own.
+func roomEnv(t *testing.T) (*Env, plumbing.Hash) {
+	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir())
+	repo := gittest.New(t)
+	repo.WriteFiles(map[string]string{"bench/lib.sh": "echo lib\n", "agent.sh": "v1\n"})
+	repo.Commit("init")
+	r, err := gitguard.Open(repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tree, err := r.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Config: &config.Config{Allow: []string{"agent.sh"}}, Repo: r, CleanRoom: true}, plumbing.Hash(tree)
+}
+
+// TestRoomPaths: a room's path cannot be guessed from the repository (attack class 3):
+// two rooms, of one run or of two, get unrelated random names, and every folder on the
+// way is private (0700). What a killed run left behind is still swept by the next one.
+func TestRoomPaths(t *testing.T) {
+	e, tree := roomEnv(t)
+	open := func(e *Env) *room {
+		rm, err := e.openRoom(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rm
+	}
+	a, b := open(e), open(e)
+	other := &Env{Config: e.Config, Repo: e.Repo, CleanRoom: true, swept: true}
+	c := open(other)
+	bases := []string{a.base, b.base, c.base}
+	for i, p := range bases {
+		for _, dir := range []string{p, filepath.Dir(p)} {
+			fi, err := os.Stat(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s has mode %v, want 0700", dir, fi.Mode().Perm())
+			}
+		}
+		for j, q := range bases[:i] {
+			if filepath.Base(p) == filepath.Base(q) {
+				t.Errorf("rooms %d and %d share the name %s", i, j, filepath.Base(p))
+			}
+		}
+	}
+	if filepath.Dir(a.base) == filepath.Dir(c.base) {
+		t.Errorf("two runs share the parent %s", filepath.Dir(a.base))
+	}
+	// The old scheme named the parent after a hash of the root; nothing does now.
+	old := ownerMarker(e.Repo.Root())[len("owner-"):][:12]
+	for _, p := range bases {
+		if strings.Contains(p, old) {
+			t.Errorf("%s is derived from the repository root", p)
+		}
+	}
+	// A new run sweeps both runs' leftovers (the repository lock keeps runs apart) and
+	// leaves other folders alone.
+	keep := filepath.Join(os.TempDir(), "hgate-not-ours")
+	os.Mkdir(keep, 0o700)
+	next := &Env{Config: e.Config, Repo: e.Repo, CleanRoom: true}
+	d := open(next)
+	for _, p := range bases {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was not swept: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("sweep removed a folder of another repository: %v", err)
+	}
+	// Closing the last room removes the run's folder too.
+	d.close()
+	if _, err := os.Stat(filepath.Dir(d.base)); !os.IsNotExist(err) {
+		t.Errorf("the run's folder outlived its last room: %v", err)
+	}
+}
+
+// TestRoomUnwritableFromSandbox: a process sandboxed as the loop's agent will be (it may
+// write the worktree) cannot write into a room, wherever the room is.
+func TestRoomUnwritableFromSandbox(t *testing.T) {
+	if _, err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	e, tree := roomEnv(t)
+	rm, err := e.openRoom(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.close()
+	lib := filepath.Join(rm.dir, "bench", "lib.sh")
+	cmd := exec.Command("sh", "-c", `for f in "$TMPDIR"/hgate-*/room-*/repo/bench/lib.sh; do echo evil >> "$f"; done`)
+	if err := sandbox.Wrap(cmd, sandbox.Policy{Write: []string{e.Repo.Root()}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Permission denied") {
+		t.Errorf("append from the sandbox: %v %s", err, out)
+	}
+	if data, _ := os.ReadFile(lib); string(data) != "echo lib\n" {
+		t.Errorf("the room's lib.sh is now %q", data)
+	}
+}
+
+// TestNoSandbox: where Landlock is missing, tasks run unsandboxed after one warning per
+// command, and each run request gets a tree of its own since tasks can write it.
+func TestNoSandbox(t *testing.T) {
+	saved := sandboxAvailable
+	defer func() { sandboxAvailable = saved }()
+	sandboxAvailable = func() (int, error) { return 0, errors.New("not supported on plan9") }
+	e, tree := roomEnv(t)
+	var log strings.Builder
+	e.Log = &log
+	var dirs []string
+	for range 2 {
+		rm, err := e.openRoom(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			run, err := rm.runner(e, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Sandbox != nil {
+				t.Error("a runner is sandboxed without Landlock")
+			}
+			dirs = append(dirs, run.Dir)
+		}
+		rm.close()
+	}
+	want := "hgate: warning: no Landlock in this kernel: benchmark tasks run unsandboxed (not supported on plan9)\n"
+	if log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	if dirs[0] == dirs[1] || dirs[2] == dirs[3] {
+		t.Errorf("two run requests share a writable tree: %q", dirs)
+	}
+}
+
+// TestLanes: in the sandbox the read-only tree is shared by every run request, each with
+// its own HOME; folders clean_room.writable names make each request's tree its own.
+func TestLanes(t *testing.T) {
+	if _, err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	e, tree := roomEnv(t)
+	for _, writable := range [][]string{nil, {"out"}} {
+		e.Config.CleanRoom.Writable = writable
+		rm, err := e.openRoom(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := rm.runner(e, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := rm.runner(e, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (a.Dir == b.Dir) != (writable == nil) {
+			t.Errorf("writable %q: trees %s and %s", writable, a.Dir, b.Dir)
+		}
+		if a.Sandbox == nil || b.Sandbox == nil || a.Sandbox.Write[0] == b.Sandbox.Write[0] {
+			t.Fatalf("writable %q: policies %+v and %+v", writable, a.Sandbox, b.Sandbox)
+		}
+		if writable != nil {
+			if got := a.Sandbox.Write[1]; got != filepath.Join(a.Dir, "out") {
+				t.Errorf("writable folder %s", got)
+			}
+		}
+		rm.close()
+	}
+}
+
+// TestTempReleased: prepare's baseline folder without a clean room leaves nothing behind.
+func TestTempReleased(t *testing.T) {
+	e, tree := roomEnv(t)
+	e.CleanRoom = false
+	rm, err := e.openRoom(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, err := e.tempDir("baseline-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(traces)
+	rm.close()
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "hgate-*")); len(left) > 0 {
+		t.Errorf("left behind: %q", left)
+	}
 }

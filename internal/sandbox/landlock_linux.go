@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,9 +73,11 @@ func restrict(p Policy) error {
 	var rules []landlock.Rule
 	add := func(paths []string, dirRights, fileR landlock.AccessFSSet) error {
 		for _, path := range split(paths, hidden) {
+			// Siblings come and go (think of /tmp): one that is gone gets no rule,
+			// which only ever grants less. Write paths were checked to exist.
 			fi, err := os.Stat(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // a sibling of a hidden path that another process removed meanwhile
+			if errors.Is(err, os.ErrNotExist) {
+				continue
 			}
 			if err != nil {
 				return err
@@ -86,7 +87,6 @@ func restrict(p Policy) error {
 				r = dirRights
 			}
 			if r &= handled; r != 0 {
-				// Gone between the look and the rule: nothing left to grant.
 				rules = append(rules, landlock.PathAccess(r, path).IgnoreIfMissing())
 			}
 		}

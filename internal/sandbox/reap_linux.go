@@ -5,7 +5,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -46,15 +46,23 @@ func reap(p Policy, path string, argv []string) int {
 	}
 	pid := leader.Pid
 
-	var killing atomic.Bool
+	// mu keeps signals from being forwarded once the leader is reaped, when its pid
+	// (and group id) may belong to someone else.
+	var mu sync.Mutex
+	reaped, asked := false, false
 	go func() {
 		for sig := range sigs {
-			if killing.Swap(true) {
+			mu.Lock()
+			switch {
+			case reaped:
+			case asked:
 				killTree(pid)
-				continue
+			default:
+				// The first signal asks politely; a second one ends the tree now.
+				asked = true
+				syscall.Kill(-pid, sig.(syscall.Signal))
 			}
-			// The first signal asks politely; a second one ends the tree now.
-			syscall.Kill(-pid, sig.(syscall.Signal))
+			mu.Unlock()
 		}
 	}()
 
@@ -79,6 +87,9 @@ func reap(p Policy, path string, argv []string) int {
 		break
 	}
 	killTree(pid)
+	mu.Lock()
+	reaped = true
+	mu.Unlock()
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(pid, &ws, 0, nil)
