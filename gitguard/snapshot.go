@@ -138,7 +138,7 @@ func (r *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 	if c, ok := r.readPackedCommit(h); ok {
 		return c.tree, nil
 	}
-	c, err := r.repo.CommitObject(h)
+	c, err := r.readCommit(h)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
 	}
@@ -225,24 +225,11 @@ func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error
 		}
 		data, err := s.r.readBlob(e.hash)
 		if err != nil {
-			return false, fmt.Errorf("read %s from the base commit: %w", p, err)
+			return false, forPath(err, "read from the base commit", p)
 		}
 		s.ignores[dir] = parseList(string(data), p, dir)
 	}
 	return reused == len(s.ignores) && reused == len(guess), nil
-}
-
-func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	o, err := r.repo.Storer.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
 }
 
 // ignoreStack is the base's .gitignore rules that apply in one directory,
