@@ -20,6 +20,7 @@ type Options struct {
 	Ignore    []string      // extra ignore patterns (hgate.yaml `ignore:`)
 	IndexFile string        // "" = the repository's index; relative paths are taken from the worktree root, as hooks run there
 	Base      plumbing.Hash // zero: GatedRef if set, else HEAD
+	Workspace string        // slash path of hgate's workspace from the root; a symlink may not lead into it
 }
 
 // snapshot is the repository state a check or a candidate is computed from.
@@ -46,6 +47,8 @@ type snapshot struct {
 	ignores map[string]patternList // directory ("" or "dir/") → rules of the base's .gitignore there
 	extra   patternList            // Options.Ignore
 	allow   *Matcher
+
+	workspace string // Options.Workspace, cleaned
 }
 
 // snapshot resolves HEAD, the base and the index, diffs their trees, and
@@ -59,6 +62,9 @@ func (r *Repo) snapshot(opts Options) (*snapshot, error) { return r.snapshotWalk
 // base's rules otherwise.
 func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	s := &snapshot{r: r, allow: NewMatcher(opts.Allow), extra: parseList(strings.Join(opts.Ignore, "\n"), "hgate.yaml ignore", "")}
+	if opts.Workspace != "" {
+		s.workspace = strings.Trim(path.Clean(filepath.ToSlash(opts.Workspace)), "/")
+	}
 	// HEAD and the base come from go-git while the index is read.
 	refsDone := make(chan error, 1)
 	go func() { refsDone <- s.resolveCommits(opts) }()
