@@ -407,12 +407,12 @@ func (s *snapshot) readIndex(opts Options) error {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	s.idxMtimeS, s.idxMtimeN = st.mtimeS, st.mtimeN
-	if s.idx, err = readIndexFile(s.indexPath); err != nil {
-		// A split index's entries cannot parse alone; say why.
-		if m, _ := filepath.Glob(filepath.Join(filepath.Dir(s.indexPath), "sharedindex.*")); len(m) > 0 && errors.Is(err, errIndexCorrupt) {
-			err = fmt.Errorf("%w (split index is not supported; run git update-index --no-split-index)", err)
-		}
+	if s.idx, err = readIndexFile(s.indexPath, r.gitDir); err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
+	}
+	// Entries of a shared index are racily clean against its own mtime.
+	if s.idx.shared != "" && (s.idx.sharedMtimeS < s.idxMtimeS || s.idx.sharedMtimeS == s.idxMtimeS && s.idx.sharedMtimeN < s.idxMtimeN) {
+		s.idxMtimeS, s.idxMtimeN = s.idx.sharedMtimeS, s.idx.sharedMtimeN
 	}
 	return nil
 }
