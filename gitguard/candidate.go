@@ -373,7 +373,7 @@ func (r *Repo) materialize(tr *treeReader, h plumbing.Hash, dir, prefix string, 
 		case filemode.Symlink:
 			data, err := r.readBlob(e.hash)
 			if err != nil {
-				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
+				return forPath(err, "materialize", prefix+e.name)
 			}
 			if err := os.Symlink(string(data), full); err != nil {
 				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
@@ -385,7 +385,7 @@ func (r *Repo) materialize(tr *treeReader, h plumbing.Hash, dir, prefix string, 
 			}
 			data, err := r.readBlob(e.hash)
 			if err != nil {
-				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
+				return forPath(err, "materialize", prefix+e.name)
 			}
 			w.jobs <- fileJob{name: prefix + e.name, full: full, data: data, perm: perm}
 		default:

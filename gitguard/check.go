@@ -3,7 +3,6 @@ package gitguard
 import (
 	"fmt"
 	"os"
-	"path"
 	"sort"
 	"strings"
 
@@ -56,6 +55,7 @@ type state struct {
 	s     *snapshot
 	w     *walker
 	paths map[string]*pathState
+	view  *linkView // built for the first symlink judged
 }
 
 func (s *snapshot) state() (*state, error) {
@@ -258,9 +258,14 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 				refused = true
 				notes = appendOnce(notes, modeKind(ps.b.mode)+" became a symlink")
 			}
-			if t, ok := st.linkTarget(ps, l); ok && escapes(ps.path, t) {
-				refused = true
-				notes = appendOnce(notes, fmt.Sprintf("symlink to %s points outside the repository", t))
+			if t, ok := st.linkTarget(ps, l); ok {
+				if st.view == nil {
+					st.view = st.linkViewOf()
+				}
+				if why := st.view.resolveLink(ps.path, t, s.workspace); why != "" {
+					refused = true
+					notes = appendOnce(notes, fmt.Sprintf("symlink to %s %s", t, why))
+				}
 			}
 		}
 	}
@@ -350,16 +355,6 @@ func (st *state) linkTarget(ps *pathState, l layer) (string, bool) {
 		return "(unreadable)", true
 	}
 	return string(data), true
-}
-
-// escapes reports whether a symlink at p with target t leads outside the
-// repository (absolute targets always do: the clean room moves the tree).
-func escapes(p, t string) bool {
-	if t == "" || strings.HasPrefix(t, "/") {
-		return true
-	}
-	j := path.Join(path.Dir(p), t)
-	return j == ".." || strings.HasPrefix(j, "../")
 }
 
 // hint says how to put a path back to the base.

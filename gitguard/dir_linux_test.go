@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestDirStat checks the walk's stat inside an open directory against
@@ -62,5 +64,46 @@ func TestDirStat(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { dh.stat("file") }); n != 0 {
 		t.Errorf("stat allocates %v times per call, want 0", n)
+	}
+}
+
+// TestDirHashFile checks the guard's in-directory hash against git's blob
+// hash for sizes around the read buffer, and its refusals.
+func TestDirHashFile(t *testing.T) {
+	dir := t.TempDir()
+	dh, err := openDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dh.close()
+	for _, n := range []int{0, 1, 100, 64<<10 - 12, 64<<10 - 11, 64<<10 - 10, 64 << 10, 200<<10 + 7} {
+		data := []byte(strings.Repeat("abcdefg\n", n/8+1)[:n])
+		name := "f" + strings.Repeat("x", n%7)
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dh.hashFile(name, int64(n))
+		if err != nil {
+			t.Fatalf("size %d: %v", n, err)
+		}
+		if want := objectHash(plumbing.BlobObject, data); got != want {
+			t.Errorf("size %d: hash %s, want %s", n, got, want)
+		}
+		if _, err := dh.hashFile(name, int64(n)+1); err == nil {
+			t.Errorf("size %d: a size other than the file's was accepted", n)
+		}
+		if n > 0 {
+			if _, err := dh.hashFile(name, int64(n)-1); err == nil {
+				t.Errorf("size %d: a larger file than its lstat size was accepted", n)
+			}
+		}
+	}
+	os.Symlink("f", filepath.Join(dir, "link"))
+	if _, err := dh.hashFile("link", 1); !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("symlink: %v, want ELOOP", err)
+	}
+	syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644)
+	if _, err := dh.hashFile("fifo", 1); err == nil {
+		t.Errorf("fifo accepted")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 type dirHandle struct{ path string }
@@ -51,4 +53,9 @@ func (d *dirHandle) entries(_ []byte, out []dirent) ([]dirent, error) {
 
 func (d *dirHandle) stat(name string) (fileStat, error) {
 	return lstat(d.path + "/" + name)
+}
+
+// hashFile hashes the regular file name inside the directory as a blob.
+func (d *dirHandle) hashFile(name string, _ int64) (plumbing.Hash, error) {
+	return hashFile(d.path + "/" + name)
 }

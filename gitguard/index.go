@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -38,6 +39,10 @@ func (e *indexEntry) fileMode() filemode.FileMode { return filemode.FileMode(e.m
 type indexFile struct {
 	version uint32
 	entries []indexEntry
+	// shared is the shared index file a split index was merged with, and its
+	// mtime: its entries are racily clean against that time, not the index's.
+	shared                     string
+	sharedMtimeS, sharedMtimeN int64
 }
 
 const (
@@ -62,24 +67,69 @@ func errUnmerged(path string) error {
 	return fmt.Errorf("%s is unmerged: resolve the conflict and stage the result first", path)
 }
 
-// readIndexFile reads and parses the index at path.
-func readIndexFile(path string) (*indexFile, error) {
+// readIndexFile reads and parses the index at path; the shared index of a
+// split index is read from gitDir, as git does (sharedindex.<id>).
+func readIndexFile(path, gitDir string) (*indexFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return parseIndex(data)
+	var sharedPath string
+	var sharedStat fileStat
+	idx, err := parseSplitIndex(data, func(id string) ([]byte, error) {
+		sharedPath = filepath.Join(gitDir, "sharedindex."+id)
+		st, err := lstat(sharedPath)
+		if err != nil {
+			return nil, fmt.Errorf("split index: read its shared index: %w", err)
+		}
+		sharedStat = st
+		data, err := os.ReadFile(sharedPath)
+		if err != nil {
+			return nil, fmt.Errorf("split index: read its shared index: %w", err)
+		}
+		return data, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sharedPath != "" {
+		idx.shared, idx.sharedMtimeS, idx.sharedMtimeN = sharedPath, sharedStat.mtimeS, sharedStat.mtimeN
+	}
+	return idx, nil
 }
 
-// parseIndex parses a whole index file, checksum included, and rejects what
-// git itself would refuse (unsorted or duplicate entries, bad paths) as well
-// as the split and sparse formats, which it does not read.
-func parseIndex(data []byte) (*indexFile, error) {
+// parseIndex parses a whole index file that needs no shared index (see
+// parseSplitIndex).
+func parseIndex(data []byte) (*indexFile, error) { return parseSplitIndex(data, nil) }
+
+// parseSplitIndex parses a whole index file, checksum included, and rejects
+// what git itself would refuse (unsorted or duplicate entries, bad paths)
+// as well as the sparse format, which it does not read. A split index (a
+// "link" extension) is merged with the shared index that shared returns.
+func parseSplitIndex(data []byte, shared func(id string) ([]byte, error)) (*indexFile, error) {
+	idx, link, err := parseIndexFile(data)
+	if err != nil {
+		return nil, err
+	}
+	if link != nil {
+		if err := idx.mergeShared(link, shared); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkEntries(idx.entries); err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
+// parseIndexFile parses one index file, checksum included, without the
+// checks of the entries as a whole (a split index holds nameless entries).
+func parseIndexFile(data []byte) (*indexFile, *splitLink, error) {
 	if len(data) < 12+sha1.Size {
-		return nil, corrupt("file is too short")
+		return nil, nil, corrupt("file is too short")
 	}
 	if !bytes.Equal(data[:4], []byte("DIRC")) {
-		return nil, corrupt("bad signature")
+		return nil, nil, corrupt("bad signature")
 	}
 	body := data[:len(data)-sha1.Size]
 	trailer := data[len(data)-sha1.Size:]
@@ -94,32 +144,34 @@ func parseIndex(data []byte) (*indexFile, error) {
 			sumOK <- bytes.Equal(sum[:], trailer)
 		}()
 	}
-	idx, err := parseEntries(body)
+	idx, link, err := parseEntries(body)
 	if !<-sumOK {
-		return nil, corrupt("checksum mismatch")
+		return nil, nil, corrupt("checksum mismatch")
 	}
-	return idx, err
+	return idx, link, err
 }
 
-func parseEntries(body []byte) (*indexFile, error) {
+func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 	// One string holds every v2/v3 path; entries slice it without copying.
 	sbody := string(body)
 	data := body
 	idx := &indexFile{version: binary.BigEndian.Uint32(data[4:8])}
 	if idx.version < 2 || idx.version > 4 {
-		return nil, corrupt("unsupported version %d", idx.version)
+		return nil, nil, corrupt("unsupported version %d", idx.version)
 	}
 	count := binary.BigEndian.Uint32(data[8:12])
 	if uint64(count) > uint64(len(body))/entryFixedLength {
-		return nil, corrupt("entry count %d is too large", count)
+		return nil, nil, corrupt("entry count %d is too large", count)
 	}
 	idx.entries = make([]indexEntry, count)
+	var link *splitLink
+	var err error
 	off := 12
 	prev := ""
 	for i := range idx.entries {
 		e := &idx.entries[i]
 		if off+entryFixedLength > len(body) {
-			return nil, corrupt("entry %d is truncated", i)
+			return nil, nil, corrupt("entry %d is truncated", i)
 		}
 		b := body[off:]
 		be := binary.BigEndian
@@ -136,10 +188,10 @@ func parseEntries(body []byte) (*indexFile, error) {
 		n := entryFixedLength
 		if flags&flagExtended != 0 {
 			if idx.version < 3 {
-				return nil, corrupt("entry %d has extended flags in a version 2 index", i)
+				return nil, nil, corrupt("entry %d has extended flags in a version 2 index", i)
 			}
 			if off+n+2 > len(body) {
-				return nil, corrupt("entry %d is truncated", i)
+				return nil, nil, corrupt("entry %d is truncated", i)
 			}
 			ext := be.Uint16(b[n:])
 			e.skipWorktree = ext&extSkipWorktree != 0
@@ -149,12 +201,12 @@ func parseEntries(body []byte) (*indexFile, error) {
 		if idx.version == 4 {
 			strip, w := readOffsetVarint(b[n:])
 			if w == 0 || strip > uint64(len(prev)) {
-				return nil, corrupt("entry %d has a bad path prefix", i)
+				return nil, nil, corrupt("entry %d has a bad path prefix", i)
 			}
 			n += w
 			end := bytes.IndexByte(b[n:], 0)
 			if end < 0 {
-				return nil, corrupt("entry %d path is not terminated", i)
+				return nil, nil, corrupt("entry %d path is not terminated", i)
 			}
 			e.path = prev[:len(prev)-int(strip)] + string(b[n:n+end])
 			n += end + 1
@@ -163,21 +215,21 @@ func parseEntries(body []byte) (*indexFile, error) {
 			if nameLen == flagNameMask {
 				end := bytes.IndexByte(b[n:], 0)
 				if end < 0 {
-					return nil, corrupt("entry %d path is not terminated", i)
+					return nil, nil, corrupt("entry %d path is not terminated", i)
 				}
 				nameLen = end
 			}
 			if n+nameLen > len(b) {
-				return nil, corrupt("entry %d is truncated", i)
+				return nil, nil, corrupt("entry %d is truncated", i)
 			}
 			e.path = sbody[off+n : off+n+nameLen]
 			// Entries are NUL padded to a multiple of 8 bytes.
 			padded := (n + nameLen + 8) &^ 7
 			if padded > len(b) {
-				return nil, corrupt("entry %d is truncated", i)
+				return nil, nil, corrupt("entry %d is truncated", i)
 			}
 			if !allZero(b[n+nameLen : padded]) {
-				return nil, corrupt("entry %d path is not terminated", i)
+				return nil, nil, corrupt("entry %d path is not terminated", i)
 			}
 			n = padded
 		}
@@ -185,48 +237,62 @@ func parseEntries(body []byte) (*indexFile, error) {
 		switch filemode.FileMode(e.mode) {
 		case filemode.Regular, filemode.Executable, filemode.Symlink, filemode.Submodule:
 		case filemode.Dir:
-			return nil, fmt.Errorf("sparse index (directory entry %q) is not supported; run git sparse-checkout disable", e.path)
+			return nil, nil, fmt.Errorf("sparse index (directory entry %q) is not supported; run git sparse-checkout disable", e.path)
 		default:
-			return nil, corrupt("entry %q has mode %o", e.path, e.mode)
-		}
-		if err := checkIndexPath(e.path); err != nil {
-			return nil, corrupt("entry %d: %v", i, err)
-		}
-		if i > 0 {
-			p := &idx.entries[i-1]
-			c := strings.Compare(p.path, e.path)
-			if c > 0 || (c == 0 && p.stage >= e.stage) {
-				return nil, corrupt("entries are not sorted at %q", e.path)
-			}
-			if c == 0 && (p.stage == 0 || e.stage == 0) {
-				return nil, errUnmerged(e.path) // git accepts this index, but cannot commit it
-			}
+			return nil, nil, corrupt("entry %q has mode %o", e.path, e.mode)
 		}
 		prev = e.path
 		off += n
 	}
 	for off < len(body) {
 		if off+8 > len(body) {
-			return nil, corrupt("extension header is truncated")
+			return nil, nil, corrupt("extension header is truncated")
 		}
 		sig := body[off : off+4]
 		size := binary.BigEndian.Uint32(body[off+4:])
 		if uint64(size) > uint64(len(body)-off-8) {
-			return nil, corrupt("extension %q is truncated", sig)
+			return nil, nil, corrupt("extension %q is truncated", sig)
 		}
 		switch {
 		case string(sig) == "link":
-			return nil, errors.New("split index is not supported; run git update-index --no-split-index")
+			if link != nil {
+				return nil, nil, corrupt("two link extensions")
+			}
+			if link, err = parseLink(body[off+8 : off+8+int(size)]); err != nil {
+				return nil, nil, err
+			}
 		case string(sig) == "sdir":
-			return nil, errors.New("sparse index is not supported; run git sparse-checkout disable")
+			return nil, nil, errors.New("sparse index is not supported; run git sparse-checkout disable")
 		case sig[0] < 'A' || sig[0] > 'Z':
 			// Lower-case extensions are required to understand the index.
-			return nil, corrupt("unknown required extension %q", sig)
+			return nil, nil, corrupt("unknown required extension %q", sig)
 		}
 		// TREE, REUC, UNTR, FSMN, EOIE, IEOT: caches the guard does not trust.
 		off += 8 + int(size)
 	}
-	return idx, nil
+	return idx, link, nil
+}
+
+// checkEntries applies to a whole index what git's reader does: valid
+// paths, sorted by path then stage, and no stage 0 beside a conflict.
+func checkEntries(es []indexEntry) error {
+	for i := range es {
+		e := &es[i]
+		if err := checkIndexPath(e.path); err != nil {
+			return corrupt("entry %d: %v", i, err)
+		}
+		if i > 0 {
+			p := &es[i-1]
+			c := strings.Compare(p.path, e.path)
+			if c > 0 || (c == 0 && p.stage >= e.stage) {
+				return corrupt("entries are not sorted at %q", e.path)
+			}
+			if c == 0 && (p.stage == 0 || e.stage == 0) {
+				return errUnmerged(e.path) // git accepts this index, but cannot commit it
+			}
+		}
+	}
+	return nil
 }
 
 // readOffsetVarint decodes git's offset varint (as in OFS_DELTA).

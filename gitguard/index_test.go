@@ -159,7 +159,7 @@ func TestHashIndexTrees(t *testing.T) {
 	r.Git("add", "-N", "new.txt")
 	r.Git("rm", "-q", "--cached", "gone/f")
 	want := strings.TrimSpace(r.Git("write-tree"))
-	idx, err := readIndexFile(r.Path(".git/index"))
+	idx, err := readIndexFile(r.Path(".git/index"), r.Path(".git"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	flat := map[string]recEntry{}
 	var parents []plumbing.Hash
 	if !tip.IsZero() {
-		c, err := r.repo.CommitObject(tip)
+		c, err := r.readCommit(tip)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("record %s: read tip %s: %w", ref, tip, err)
 		}
@@ -212,7 +212,7 @@ func (r *Repo) recBuildTree(prefix string, flat map[string]recEntry) (plumbing.H
 // recFlatten adds every non-directory entry under tree to out, keyed by
 // slash path.
 func (r *Repo) recFlatten(tree plumbing.Hash, prefix string, out map[string]recEntry) error {
-	t, err := object.GetTree(r.repo.Storer, tree)
+	t, err := r.readTree(tree)
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", tree, err)
 	}
@@ -235,7 +235,7 @@ func (r *Repo) recCommitTree(commit plumbing.Hash) (plumbing.Hash, error) {
 	if commit.IsZero() {
 		return plumbing.ZeroHash, nil
 	}
-	c, err := r.repo.CommitObject(commit)
+	c, err := r.readCommit(commit)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", commit, err)
 	}
@@ -306,7 +306,7 @@ func (r *Repo) FileAt(commit plumbing.Hash, p string) ([]byte, error) {
 	var e object.TreeEntry
 	parts := strings.Split(p, "/")
 	for i, part := range parts {
-		t, err := object.GetTree(r.repo.Storer, tree)
+		t, err := r.readTree(tree)
 		if err != nil {
 			return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 		}
@@ -345,7 +345,7 @@ func (r *Repo) LogRef(ref string, max int) ([]RefEntry, error) {
 	}
 	var out []RefEntry
 	for !h.IsZero() && (max <= 0 || len(out) < max) {
-		c, err := r.repo.CommitObject(h)
+		c, err := r.readCommit(h)
 		if err != nil {
 			return nil, fmt.Errorf("log %s: read commit %s: %w", ref, h, err)
 		}

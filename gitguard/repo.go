@@ -130,11 +130,11 @@ func (r *Repo) Head() (commit, tree plumbing.Hash, err error) {
 		}
 		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
 	}
-	c, err := r.repo.CommitObject(ref.Hash())
+	c, err := r.readCommit(ref.Hash())
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD commit %s: %w", ref.Hash(), err)
 	}
-	return c.Hash, c.TreeHash, nil
+	return ref.Hash(), c.TreeHash, nil
 }
 
 // Ref returns the hash a ref points at, or the zero hash when it is absent.
@@ -215,21 +215,21 @@ func (r *Repo) treeOf(h plumbing.Hash) (plumbing.Hash, error) {
 	if h.IsZero() {
 		return emptyTree, nil
 	}
-	o, err := r.repo.Storer.EncodedObject(plumbing.AnyObject, h)
+	t, data, err := r.readObject(plumbing.AnyObject, h)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read object %s: %w", h, err)
 	}
-	switch o.Type() {
+	switch t {
 	case plumbing.TreeObject:
 		return h, nil
 	case plumbing.CommitObject:
-		c, err := object.DecodeCommit(r.repo.Storer, o)
-		if err != nil {
+		c := &object.Commit{}
+		if err := c.Decode(memObject(t, data)); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
 		}
 		return c.TreeHash, nil
 	}
-	return plumbing.ZeroHash, fmt.Errorf("object %s is a %s, expected a commit or tree", h, o.Type())
+	return plumbing.ZeroHash, fmt.Errorf("object %s is a %s, expected a commit or tree", h, t)
 }
 
 // emptyTree is the hash of the tree with no entries.
@@ -270,7 +270,7 @@ func (r *Repo) commitParents(h plumbing.Hash) ([]plumbing.Hash, error) {
 	if c, ok := r.readPackedCommit(h); ok {
 		return c.parents, nil
 	}
-	co, err := r.repo.CommitObject(h)
+	co, err := r.readCommit(h)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,13 @@ func TestCheckBrokenRepository(t *testing.T) {
 		{"missing HEAD commit", func(r *gittest.Repo) {
 			r.Write(".git/refs/heads/main", strings.Repeat("1", 40)+"\n")
 		}, "read commit"},
-		{"split index", func(r *gittest.Repo) { r.Git("update-index", "--split-index") }, "split index"},
+		{"split index without its shared index", func(r *gittest.Repo) {
+			r.Git("update-index", "--split-index")
+			shared, _ := filepath.Glob(r.Path(".git/sharedindex.*"))
+			for _, f := range shared {
+				os.Remove(f)
+			}
+		}, "split index: read its shared index"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

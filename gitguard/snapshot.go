@@ -20,6 +20,7 @@ type Options struct {
 	Ignore    []string      // extra ignore patterns (hgate.yaml `ignore:`)
 	IndexFile string        // "" = the repository's index; relative paths are taken from the worktree root, as hooks run there
 	Base      plumbing.Hash // zero: GatedRef if set, else HEAD
+	Workspace string        // slash path of hgate's workspace from the root; a symlink may not lead into it
 }
 
 // snapshot is the repository state a check or a candidate is computed from.
@@ -46,6 +47,8 @@ type snapshot struct {
 	ignores map[string]patternList // directory ("" or "dir/") → rules of the base's .gitignore there
 	extra   patternList            // Options.Ignore
 	allow   *Matcher
+
+	workspace string // Options.Workspace, cleaned
 }
 
 // snapshot resolves HEAD, the base and the index, diffs their trees, and
@@ -59,6 +62,9 @@ func (r *Repo) snapshot(opts Options) (*snapshot, error) { return r.snapshotWalk
 // base's rules otherwise.
 func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	s := &snapshot{r: r, allow: NewMatcher(opts.Allow), extra: parseList(strings.Join(opts.Ignore, "\n"), "hgate.yaml ignore", "")}
+	if opts.Workspace != "" {
+		s.workspace = strings.Trim(path.Clean(filepath.ToSlash(opts.Workspace)), "/")
+	}
 	// HEAD and the base come from go-git while the index is read.
 	refsDone := make(chan error, 1)
 	go func() { refsDone <- s.resolveCommits(opts) }()
@@ -138,7 +144,7 @@ func (r *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 	if c, ok := r.readPackedCommit(h); ok {
 		return c.tree, nil
 	}
-	c, err := r.repo.CommitObject(h)
+	c, err := r.readCommit(h)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
 	}
@@ -225,24 +231,11 @@ func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error
 		}
 		data, err := s.r.readBlob(e.hash)
 		if err != nil {
-			return false, fmt.Errorf("read %s from the base commit: %w", p, err)
+			return false, forPath(err, "read from the base commit", p)
 		}
 		s.ignores[dir] = parseList(string(data), p, dir)
 	}
 	return reused == len(s.ignores) && reused == len(guess), nil
-}
-
-func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	o, err := r.repo.Storer.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
 }
 
 // ignoreStack is the base's .gitignore rules that apply in one directory,
@@ -414,12 +407,12 @@ func (s *snapshot) readIndex(opts Options) error {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	s.idxMtimeS, s.idxMtimeN = st.mtimeS, st.mtimeN
-	if s.idx, err = readIndexFile(s.indexPath); err != nil {
-		// A split index's entries cannot parse alone; say why.
-		if m, _ := filepath.Glob(filepath.Join(filepath.Dir(s.indexPath), "sharedindex.*")); len(m) > 0 && errors.Is(err, errIndexCorrupt) {
-			err = fmt.Errorf("%w (split index is not supported; run git update-index --no-split-index)", err)
-		}
+	if s.idx, err = readIndexFile(s.indexPath, r.gitDir); err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
+	}
+	// Entries of a shared index are racily clean against its own mtime.
+	if s.idx.shared != "" && (s.idx.sharedMtimeS < s.idxMtimeS || s.idx.sharedMtimeS == s.idxMtimeS && s.idx.sharedMtimeN < s.idxMtimeN) {
+		s.idxMtimeS, s.idxMtimeN = s.idx.sharedMtimeS, s.idx.sharedMtimeN
 	}
 	return nil
 }

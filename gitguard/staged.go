@@ -52,12 +52,30 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 	if err != nil {
 		return nil, err
 	}
-	return r.judgeStaged(changes, NewMatcher(allow), unborn), nil
+	// Symlinks resolve in the tree being committed, built only when one changed.
+	view := func() *linkView {
+		v := newLinkView(func(p string) (string, error) {
+			k := s.entryIndex(p)
+			if k < 0 {
+				return "", fmt.Errorf("%s: not in the index", p)
+			}
+			data, err := r.readBlob(s.idx.entries[k].hash)
+			return string(data), err
+		})
+		for i := range s.idx.entries {
+			if e := &s.idx.entries[i]; !e.intentToAdd {
+				v.add(e.path, e.fileMode())
+			}
+		}
+		return v
+	}
+	return r.judgeStaged(changes, NewMatcher(allow), unborn, view), nil
 }
 
 // judgeStaged turns the staged changes outside allow, and those refused on
 // any path, into violations sorted by path.
-func (r *Repo) judgeStaged(changes []change, allow *Matcher, unborn bool) []Violation {
+func (r *Repo) judgeStaged(changes []change, allow *Matcher, unborn bool, viewOf func() *linkView) []Violation {
+	var view *linkView
 	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
 	added := map[plumbing.Hash]string{}
 	for _, c := range changes {
@@ -81,8 +99,11 @@ func (r *Repo) judgeStaged(changes []change, allow *Matcher, unborn bool) []Viol
 			if data, err := r.readBlob(c.to.hash); err == nil {
 				t = string(data)
 			}
-			if escapes(c.path, t) {
-				notes = append(notes, fmt.Sprintf("symlink to %s points outside the repository", t))
+			if view == nil {
+				view = viewOf()
+			}
+			if why := view.resolveLink(c.path, t, ""); why != "" {
+				notes = append(notes, fmt.Sprintf("symlink to %s %s", t, why))
 			}
 		}
 		if len(notes) == 0 && allow.Match(c.path, false) {

@@ -36,7 +36,8 @@ func TestCheckStaged(t *testing.T) {
 		{name: "merged and unmerged", setup: "h=$(git hash-object -w benchmark.py); printf '100644 %s 1\\tbenchmark.py\\n100644 %s 2\\tbenchmark.py\\n' $h $h | git update-index --index-info",
 			wantErr: "benchmark.py is unmerged: resolve the conflict and stage the result first"},
 		{name: "sparse index", setup: "git sparse-checkout set --sparse-index --cone agent && git config --unset extensions.worktreeConfig", wantErr: "sparse index"},
-		{name: "split index", setup: "git update-index --split-index", wantErr: "split index is not supported"},
+		{name: "split index", setup: "git update-index --split-index; echo x >> benchmark.py; git add benchmark.py; git rm -q --cached tasks/t1/check.sh",
+			want: "benchmark.py:modified staged | git restore --staged -- benchmark.py\ntasks/t1/check.sh:deleted staged | git restore --staged -- tasks/t1/check.sh\n"},
 		{name: "missing index", index: ".git/none", wantErr: "read index"},
 	}
 	for _, tt := range tests {

@@ -27,3 +27,24 @@ func fstatat(fd int, name string, st *unix.Stat_t) error {
 	}
 	return nil
 }
+
+// openat opens name inside the directory fd for reading, without following
+// a symlink or blocking on a fifo, copying the name on the stack as fstatat.
+func openat(fd int, name string) (int, error) {
+	var buf [256]byte
+	if len(name) >= len(buf) || strings.IndexByte(name, 0) >= 0 {
+		return unix.Openat(fd, name, openFlags, 0)
+	}
+	copy(buf[:], name)
+	buf[len(name)] = 0
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), openFlags, 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(r), nil
+	}
+}

@@ -9,3 +9,12 @@ import "golang.org/x/sys/unix"
 func fstatat(fd int, name string, st *unix.Stat_t) error {
 	return unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
 }
+
+func openat(fd int, name string) (int, error) {
+	for {
+		r, err := unix.Openat(fd, name, openFlags, 0)
+		if err != unix.EINTR {
+			return r, err
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // tEntry is one tree entry.
@@ -54,7 +53,7 @@ func (t *treeReader) entries(h plumbing.Hash) ([]tEntry, error) {
 	if h == emptyTree {
 		return nil, nil
 	}
-	tr, err := object.GetTree(t.r.repo.Storer, h)
+	tr, err := t.r.readTree(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}

@@ -366,11 +366,14 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 	ws := &w.wt[k]
 	ws.present = true
 	em := e.fileMode()
-	// The stat data vouches for the content only for a merged entry of the
-	// same type whose cached stat matches and which is not racily clean
-	// (written in the same instant as the index, so a later edit of equal
-	// size could carry the same times). Index flags play no part.
-	cacheOK := e.stage == 0 && st.matches(e) && !w.racy(e) && (e.size != 0 || e.hash == emptyBlob)
+	// The stat data vouches for the content only for a path the guard does
+	// not count (an allowed one: its edits are no violation) and a merged
+	// entry of the same type whose cached stat matches and which is not
+	// racily clean (written in the same instant as the index, so a later
+	// edit of equal size could carry the same times). Index flags play no
+	// part. Every other path is hashed: the agent runs as the same user and
+	// can rewrite the index's stat fields, or put an edited file's mtime back.
+	cacheOK := e.stage == 0 && s.allow.Match(e.path, false) && st.matches(e) && !w.racy(e) && (e.size != 0 || e.hash == emptyBlob)
 	switch {
 	case st.isReg():
 		ws.mode = filemode.Regular
@@ -381,7 +384,7 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 			ws.hash = e.hash
 			return nil
 		}
-		ws.hash, err = hashFile(full())
+		ws.hash, err = dh.hashFile(e.path[strings.LastIndexByte(e.path, '/')+1:], st.size)
 		if err != nil {
 			return fmt.Errorf("hash %s: %w", e.path, err)
 		}

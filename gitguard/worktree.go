@@ -206,7 +206,7 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		}
 		fs, err := r.writeFromTree(p, ps.h.mode, ps.h.hash)
 		if err != nil {
-			return fmt.Errorf("restore %s: %w", p, err)
+			return forPath(err, "restore", p)
 		}
 		stats[p] = fs
 		if restoreWritten != nil {

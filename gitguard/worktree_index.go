@@ -44,7 +44,10 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats ma
 	if st, err := lstat(path); err == nil && st.mtimeS < cut {
 		cut = st.mtimeS
 	}
-	idx, err := readIndexFile(path)
+	idx, err := readIndexFile(path, r.gitDir)
+	if err == nil && idx.shared != "" && idx.sharedMtimeS < cut {
+		cut = idx.sharedMtimeS
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, os.ErrNotExist) && full:
