@@ -50,7 +50,7 @@ func (e *Env) log() io.Writer {
 }
 
 func (e *Env) guardOptions() gitguard.Options {
-	return gitguard.Options{Allow: e.Config.Allow, Ignore: e.Config.GuardIgnore()}
+	return GuardOptions(e.Config)
 }
 
 // runner builds a benchmark runner working in the repository root; room.runner points it
@@ -85,3 +85,14 @@ func (w workspace) latestTraces() string       { return w.path(filepath.Join("tr
 func (w workspace) receipt(tree string) string { return w.path(filepath.FromSlash(receiptName(tree))) }
 
 func (e *Env) ws() workspace { return workspace(e.Config.WorkspaceDir()) }
+
+// GuardOptions are the file guard's settings from hgate.yaml, the same for Step 0, hgate
+// guard and the loop: the allowlist, what counts as ignored, and the workspace no symlink
+// may lead into.
+func GuardOptions(c *config.Config) gitguard.Options {
+	o := gitguard.Options{Allow: c.Allow, Ignore: c.GuardIgnore()}
+	if !filepath.IsAbs(c.Workspace) {
+		o.Workspace = filepath.ToSlash(c.Workspace)
+	}
+	return o
+}

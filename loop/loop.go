@@ -193,7 +193,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		r.opts.Grace = 5 * time.Second
 	}
 	c := r.env.Config
-	r.gopts = gitguard.Options{Allow: c.Allow, Ignore: c.GuardIgnore()}
+	r.gopts = gate.GuardOptions(c)
 	r.ws = c.WorkspaceDir()
 	// Commits are the user's, as git commit would sign them: the environment, else git
 	// config's user.name and user.email, else hgate's own name.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 )
 
@@ -24,7 +25,7 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 	if err := checkAnchors(g, repo); err != nil {
 		return err
 	}
-	vs, err := repo.Check(gitguard.Options{Allow: cfg.Allow, Ignore: cfg.GuardIgnore()})
+	vs, err := repo.Check(gate.GuardOptions(cfg))
 	if err != nil {
 		return err
 	}
