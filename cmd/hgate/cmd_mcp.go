@@ -169,9 +169,10 @@ func renderBench(w io.Writer, data []byte) error {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	width := idWidth(ids)
 	for _, id := range ids {
 		r := v.Results[id]
-		fmt.Fprintln(w, benchLine(id, r.Passed, r.Reward, r.Reason))
+		fmt.Fprintln(w, benchLine(id, width, r.Passed, r.Reward, r.Reason))
 	}
 	fmt.Fprintf(w, "%d/%d train tasks passed\n", v.Passed, v.Total)
 	return nil
