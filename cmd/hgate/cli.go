@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	kongcompletion "github.com/jotaen/kong-completion"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/agentapi"
@@ -60,6 +61,26 @@ type cli struct {
 	Hooks   hooksCmd   `cmd:"" help:"Install, uninstall or run hgate's git pre-commit hook."`
 	Status  statusCmd  `cmd:"" help:"Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id)."`
 	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call."`
+
+	Completion completionCmd `cmd:"" help:"Print the shell code that turns on tab completion of hgate's commands and flags in bash, zsh or fish."`
+}
+
+// completionCmd prints the init code of jotaen/kong-completion for a shell: it makes the
+// shell ask hgate itself (COMP_LINE set; see run) what completes a command line.
+type completionCmd struct {
+	Shell string `arg:"" enum:"bash,zsh,fish" help:"The shell: bash, zsh or fish."`
+}
+
+func (c *completionCmd) Help() string {
+	return `bash: source <(hgate completion bash), or add that line to ~/.bashrc.
+zsh:  source <(hgate completion zsh), or add that line to ~/.zshrc.
+fish: hgate completion fish | source, or add that line to ~/.config/fish/config.fish.
+
+The code names the hgate binary by its absolute path; the completions themselves come from that binary, so they always match its commands and flags.`
+}
+
+func (c *completionCmd) Run(kctx *kong.Context) error {
+	return (&kongcompletion.Completion{Shell: c.Shell, Code: true}).Run(kctx)
 }
 
 const description = `hgate lets a coding agent improve a system unattended while code, not a prompt, decides which changes are kept.
@@ -118,6 +139,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		return exitCannot
 	}
+	// A shell asking for completions (COMP_LINE set) gets them on stdout and exit 0.
+	kongcompletion.Register(parser)
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		errMsg = err.Error()
