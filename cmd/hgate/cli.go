@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
-	kongcompletion "github.com/jotaen/kong-completion"
 	"github.com/go-git/go-git/v5/plumbing"
+	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
