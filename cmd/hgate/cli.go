@@ -126,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.Vars{"version": version()},
+		kong.Vars{"version": "hgate " + version()},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.BindFor(ctx),
@@ -236,9 +236,10 @@ func (e setupError) Unwrap() error { return e.err }
 // is the version --version prints.
 var buildVersion string
 
+// version is hgate's version (see versionFrom); --version prints it after "hgate".
 func version() string {
 	bi, _ := debug.ReadBuildInfo()
-	return "hgate " + versionFrom(buildVersion, bi)
+	return versionFrom(buildVersion, bi)
 }
 
 // versionFrom is what --version prints after "hgate": the version set at link time; else
