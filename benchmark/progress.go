@@ -11,13 +11,18 @@ import (
 // now is the clock of progress lines; tests replace it.
 var now = time.Now
 
-// NewProgress returns a Request.Progress callback that redraws one line on
-// w, e.g. "train  17/40  passed 12  elapsed 0:42  eta 1:05", going back
-// with "\r" and padding over a longer previous line (no escape codes, so it
-// stays readable in a log with -v), and ending the line when done reaches
-// total. The clock starts when NewProgress is called. Whether to show
-// progress at all is the caller's choice (see IsTerminal).
+// NewProgress returns a Request.Progress callback that reports on w, e.g.
+// "train  17/40  passed 12  elapsed 0:42  eta 1:05". On a terminal it
+// redraws one line, going back with "\r" and padding over a longer previous
+// line, and ends the line when done reaches total; elsewhere (a pipe or a
+// log file, with -v) it writes one plain line per finished task, so a log
+// holds no carriage returns. The clock starts when NewProgress is called.
+// Whether to show progress at all is the caller's choice (see IsTerminal).
 func NewProgress(w io.Writer, label string, total int) func(done, total int, r Result) {
+	return newProgress(w, label, total, IsTerminal(w))
+}
+
+func newProgress(w io.Writer, label string, total int, redraw bool) func(done, total int, r Result) {
 	var (
 		mu      sync.Mutex
 		start   = now()
@@ -39,6 +44,10 @@ func NewProgress(w io.Writer, label string, total int) func(done, total int, r R
 			eta = clock(elapsed * time.Duration(n-done) / time.Duration(done))
 		}
 		line := fmt.Sprintf("%s  %d/%d  passed %d  elapsed %s  eta %s", label, done, n, passed, clock(elapsed), eta)
+		if !redraw {
+			fmt.Fprintln(w, line)
+			return
+		}
 		pad := ""
 		if len(line) < lastLen {
 			pad = strings.Repeat(" ", lastLen-len(line))

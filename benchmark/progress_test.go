@@ -13,7 +13,7 @@ func TestNewProgress(t *testing.T) {
 	defer func() { now = time.Now }()
 
 	var buf bytes.Buffer
-	p := NewProgress(&buf, "train", 3)
+	p := newProgress(&buf, "train", 3, true)
 	steps := []struct {
 		after  time.Duration
 		result Result
@@ -30,6 +30,24 @@ func TestNewProgress(t *testing.T) {
 		if buf.String() != s.want {
 			t.Errorf("step %d: %q, want %q", i+1, buf.String(), s.want)
 		}
+	}
+}
+
+// TestNewProgressLines: on a writer that is not a terminal, one plain line per update.
+func TestNewProgressLines(t *testing.T) {
+	clockAt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now = func() time.Time { return clockAt }
+	defer func() { now = time.Now }()
+
+	var buf bytes.Buffer
+	p := NewProgress(&buf, "train", 2)
+	clockAt = clockAt.Add(10 * time.Second)
+	p(1, 2, Result{Reward: ptr(1)})
+	clockAt = clockAt.Add(10 * time.Second)
+	p(2, 2, Result{})
+	want := "train  1/2  passed 1  elapsed 0:10  eta 0:10\ntrain  2/2  passed 1  elapsed 0:20  eta 0:00\n"
+	if buf.String() != want {
+		t.Errorf("%q, want %q", buf.String(), want)
 	}
 }
 

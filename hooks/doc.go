@@ -6,8 +6,16 @@
 // one install covers them all). The script is marked by the line Marker, so
 // installing again rewrites only hgate's own file and uninstalling removes
 // only it. A hook that was already there and is not hgate's (a symlink
-// included) is renamed NAME.old and run first by hgate's script; when it
-// fails, the commit fails, as it did before. Uninstall puts NAME.old back.
+// included) is renamed NAME.pre-hgate and run first by hgate's script; when
+// it fails, the commit fails, as it did before. Uninstall puts it back.
+//
+// Hook managers (Managers: lefthook, the pre-commit framework) keep a foreign
+// hook in a slot of their own (NAME.old, NAME.legacy). When a manager's hook
+// is in front, hgate's goes into that slot, where the manager would have put
+// it, so the tools can be installed and uninstalled in any order without one
+// backup overwriting the other. The pre-commit framework runs its slot;
+// lefthook does not, and needs "hgate hooks run NAME" in its configuration
+// (LefthookRunsHgate).
 //
 // The script calls the hgate binary by the absolute path it was installed
 // with, and falls back to hgate on PATH when that path is gone (a moved or
@@ -33,7 +41,7 @@
 // lefthook.example.yml in this folder:
 //
 //	pre-commit:
-//	  commands:
-//	    hgate-guard:
+//	  jobs:
+//	    - name: hgate-guard
 //	      run: hgate hooks run pre-commit
 package hooks

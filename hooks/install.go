@@ -17,16 +17,59 @@ var Names = []string{"pre-commit"}
 // rewrites such a file in place, uninstall removes only such a file.
 const Marker = "# hgate: managed hook"
 
+// Backup is the suffix of the name under which install keeps the hook it found
+// (pre-commit.pre-hgate). It is neither lefthook's ".old" nor the pre-commit
+// framework's ".legacy", so each tool can keep hgate's hook in its own slot.
+const Backup = ".pre-hgate"
+
+// legacyBackup is the suffix hgate used before: hooks installed then still
+// name it in their script, and uninstall honours that.
+const legacyBackup = ".old"
+
+// Manager is a hook manager that owns a hook file and keeps the hook it
+// replaced under a suffix of its own (its slot).
+type Manager struct {
+	Name     string // as shown to the user: "lefthook", "pre-commit"
+	Slot     string // suffix of the kept hook: ".old", ".legacy"
+	RunsSlot bool   // the manager's hook runs the kept hook first
+	marks    []string
+}
+
+// Managers are the hook managers whose hooks install recognises: lefthook
+// (2.x; its hook contains "LEFTHOOK", which is also how lefthook knows its
+// own, so hgate's script never contains that word) and the pre-commit
+// framework (3.x; the ID hashes it writes into its hook, current and prior).
+var Managers = []Manager{
+	{Name: "lefthook", Slot: ".old", RunsSlot: false, marks: []string{"LEFTHOOK"}},
+	{Name: "pre-commit", Slot: ".legacy", RunsSlot: true, marks: []string{
+		"138fd403232d2ddd5efb44317e38bf03", "4d9958c90bc262f47553e2c073f14cfe",
+		"d8ee923c46731b42cd95cc869add4062", "49fd668cb42069aa1b6048464be5d395",
+		"79f09a650522a87b0da915d0d983b2de", "e358c9dae00eac5d06b38dfdb1e33a8c",
+	}},
+}
+
+// managerOf returns the manager that wrote a hook file, or nil.
+func managerOf(content []byte) *Manager {
+	for i := range Managers {
+		for _, m := range Managers[i].marks {
+			if bytes.Contains(content, []byte(m)) {
+				return &Managers[i]
+			}
+		}
+	}
+	return nil
+}
+
 // Action says what Install or Uninstall did to one hook.
 type Action string
 
 const (
 	Installed Action = "installed" // there was no hook; hgate's is in place
-	Chained   Action = "chained"   // a foreign hook was kept as NAME.old; hgate's runs it first
+	Chained   Action = "chained"   // a foreign hook was kept as NAME.pre-hgate; hgate's runs it first
 	Updated   Action = "updated"   // hgate's hook was there with other content (another hgate path)
 	Unchanged Action = "unchanged" // hgate's hook was already there, byte for byte
-	Removed   Action = "removed"   // hgate's hook is gone; there was no NAME.old
-	Restored  Action = "restored"  // hgate's hook is gone and NAME.old is back as NAME
+	Removed   Action = "removed"   // hgate's hook is gone; there was no kept hook
+	Restored  Action = "restored"  // hgate's hook is gone and the hook it kept is back in its place
 	Absent    Action = "absent"    // uninstall found no hook
 	Foreign   Action = "foreign"   // uninstall found a hook that is not hgate's and left it
 )
@@ -34,45 +77,85 @@ const (
 // Result is what happened to one hook.
 type Result struct {
 	Hook   string `json:"hook"`
-	Path   string `json:"path"` // absolute path of the hook file
+	Path   string `json:"path"` // absolute path of hgate's hook file (or where it was)
 	Action Action `json:"action"`
+	// Manager is the hook manager whose hook git runs as NAME, when hgate's
+	// hook sits in that manager's slot (Path is NAME.old or NAME.legacy).
+	Manager string `json:"manager,omitempty"`
+	// Kept is the file holding the hook hgate's replaced (and runs first), or
+	// that uninstall put back; "" when there is none.
+	Kept string `json:"kept,omitempty"`
+	// Configured: the manager runs hgate anyway (lefthook.yml names
+	// "hgate hooks run NAME"); set by the caller, see LefthookRunsHgate.
+	Configured bool `json:"configured,omitempty"`
 }
 
 // Describe is the line the CLI prints for r; shown is how to name r.Path.
 func (r Result) Describe(shown string) string {
-	old := r.Hook + ".old"
+	var notes []string
+	if r.Manager != "" && r.Action != Removed && r.Action != Restored {
+		for _, m := range Managers {
+			if m.Name != r.Manager {
+				continue
+			}
+			switch {
+			case m.RunsSlot:
+				notes = append(notes, fmt.Sprintf("behind %s's hook, which runs it", m.Name))
+			case r.Configured:
+				notes = append(notes, fmt.Sprintf("behind %s's hook; lefthook.yml runs hgate hooks run %s", m.Name, r.Hook))
+			default:
+				notes = append(notes, fmt.Sprintf("behind %s's hook", m.Name))
+			}
+		}
+	}
+	kept := filepath.Base(r.Kept)
+	var verb string
 	switch r.Action {
 	case Installed:
-		return fmt.Sprintf("installed %s hook: %s", r.Hook, shown)
+		verb = "installed %s hook: %s"
 	case Chained:
-		return fmt.Sprintf("installed %s hook: %s (the existing hook was kept as %s and runs first)", r.Hook, shown, old)
+		verb = "installed %s hook: %s"
+		notes = append(notes, fmt.Sprintf("the existing hook was kept as %s and runs first", kept))
 	case Updated:
-		return fmt.Sprintf("updated %s hook: %s", r.Hook, shown)
+		verb = "updated %s hook: %s"
 	case Unchanged:
-		return fmt.Sprintf("%s hook already installed: %s", r.Hook, shown)
+		verb = "%s hook already installed: %s"
 	case Removed:
-		return fmt.Sprintf("removed %s hook: %s", r.Hook, shown)
+		verb = "removed %s hook: %s"
 	case Restored:
-		return fmt.Sprintf("removed %s hook: %s (the previous hook is back from %s)", r.Hook, shown, old)
+		verb = "removed %s hook: %s"
+		notes = append(notes, fmt.Sprintf("the previous hook is back from %s", kept))
 	case Absent:
-		return fmt.Sprintf("%s hook not installed: %s", r.Hook, shown)
+		verb = "%s hook not installed: %s"
 	case Foreign:
-		return fmt.Sprintf("%s hook is not hgate's, left as it is: %s", r.Hook, shown)
+		verb = "%s hook is not hgate's, left as it is: %s"
+	default:
+		return fmt.Sprintf("%s hook: %s: %s", r.Hook, shown, r.Action)
 	}
-	return fmt.Sprintf("%s hook: %s: %s", r.Hook, shown, r.Action)
+	line := fmt.Sprintf(verb, r.Hook, shown)
+	if len(notes) > 0 {
+		line += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return line
 }
 
-// Script returns the hook file hgate installs as name. It runs NAME.old
-// first when that is executable (a failure there fails the hook, as git
-// would), then "hgate hooks run NAME" with the hgate at path, or the one on
-// PATH when path is empty or no longer executable (hgate was moved or
-// upgraded to another place).
+// Script returns the hook file hgate installs as name. It runs
+// NAME.pre-hgate (the hook it replaced) first when that is executable (a
+// failure there fails the hook, as git would), then "hgate hooks run NAME"
+// with the hgate at path, or the one on PATH when path is empty or no longer
+// executable (hgate was moved or upgraded to another place). The kept hook is
+// found next to the script whatever the script is called, so it still runs
+// when a hook manager moves hgate's script to its own slot.
 func Script(name, path string) []byte {
+	return script(name, path, name+Backup)
+}
+
+func script(name, path, backup string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#!/bin/sh\n%s\n", Marker)
 	fmt.Fprintf(&b, "# Written by \"hgate hooks install\"; \"hgate hooks uninstall\" removes it and puts\n")
-	fmt.Fprintf(&b, "# back the hook that was here before (kept as %s, which runs first).\n", name+".old")
-	fmt.Fprintf(&b, "old=\"$(dirname \"$0\")/%s.old\"\n", name)
+	fmt.Fprintf(&b, "# back the hook that was here before (kept as %s, which runs first).\n", backup)
+	fmt.Fprintf(&b, "old=\"$(dirname \"$0\")/%s\"\n", backup)
 	b.WriteString("if [ -x \"$old\" ]; then\n\t\"$old\" \"$@\" || exit $?\nfi\n")
 	if path != "" {
 		fmt.Fprintf(&b, "hgate=%s\n", shQuote(path))
@@ -82,6 +165,20 @@ func Script(name, path string) []byte {
 	}
 	fmt.Fprintf(&b, "exec \"$hgate\" hooks run %s\n", name)
 	return b.Bytes()
+}
+
+// backupOf returns the name of the kept hook a script of hgate's runs: the
+// old= line, NAME.old for scripts from before Backup.
+func backupOf(name string, content []byte) string {
+	prefix := "old=\"$(dirname \"$0\")/"
+	for _, line := range strings.Split(string(content), "\n") {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			if b, ok := strings.CutSuffix(rest, "\""); ok && b != "" && !strings.ContainsAny(b, "/\"") {
+				return b
+			}
+		}
+	}
+	return name + legacyBackup
 }
 
 // IsOurs reports whether a hook file's content was written by hgate.
@@ -94,9 +191,16 @@ func IsOurs(content []byte) bool {
 
 // Install puts hgate's hooks into dir (see gitguard.Repo.HooksDir), creating
 // dir if needed. hgate is the absolute path of the hgate binary the hooks
-// run ("" = hgate on PATH). A hook already there that is not hgate's is
-// renamed to NAME.old and chained; install refuses when NAME.old exists too,
-// rather than lose either. Running Install again changes nothing.
+// run ("" = hgate on PATH).
+//
+// A hook already there that is not hgate's is renamed NAME.pre-hgate and
+// chained; install refuses when NAME.pre-hgate exists too, rather than lose
+// either. When the hook is a hook manager's (Managers), hgate's hook goes
+// into that manager's slot instead (NAME.old for lefthook, NAME.legacy for
+// the pre-commit framework), where the manager would put it on its own next
+// install, and whatever was in the slot is chained as NAME.pre-hgate: so
+// either tool can install and uninstall again, in any order, and nothing is
+// lost. Running Install again changes nothing.
 func Install(dir, hgate string) ([]Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create hooks folder: %w", err)
@@ -115,15 +219,45 @@ func Install(dir, hgate string) ([]Result, error) {
 func install(dir, name, hgate string) (Result, error) {
 	path := filepath.Join(dir, name)
 	res := Result{Hook: name, Path: path, Action: Installed}
-	want := Script(name, hgate)
 	have, isLink, err := readHook(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, err
+	}
+	if err == nil && !isLink {
+		if m := managerOf(have); m != nil && !IsOurs(have) {
+			// hgate's hook lives in the manager's slot.
+			res.Manager = m.Name
+			res.Path = path + m.Slot
+			have, isLink, err = readHook(res.Path)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return res, err
+			}
+		}
+	}
+	target := res.Path
+	backup := filepath.Join(dir, name+Backup)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return res, err
 	case !isLink && IsOurs(have):
+		// A script from before Backup keeps its hook as NAME.old: move that
+		// hook to NAME.pre-hgate, unless NAME.old is this very file (a
+		// manager's slot) or lefthook's (it is then in its own slot).
+		if old := filepath.Join(dir, backupOf(name, have)); old != backup && old != target {
+			if _, err := os.Lstat(old); err == nil {
+				if _, err := os.Lstat(backup); err == nil {
+					return res, fmt.Errorf("install %s hook: both %s and %s exist; move one of them away first", name, old, backup)
+				}
+				if err := os.Rename(old, backup); err != nil {
+					return res, fmt.Errorf("install %s hook: keep the existing hook: %w", name, err)
+				}
+			}
+		}
+		if _, err := os.Lstat(backup); err == nil {
+			res.Kept = backup
+		}
+		want := Script(name, hgate)
 		if bytes.Equal(have, want) {
-			if err := os.Chmod(path, 0o755); err != nil {
+			if err := os.Chmod(target, 0o755); err != nil {
 				return res, fmt.Errorf("install %s hook: %w", name, err)
 			}
 			res.Action = Unchanged
@@ -131,22 +265,23 @@ func install(dir, name, hgate string) (Result, error) {
 		}
 		res.Action = Updated
 	default:
-		old := path + ".old"
-		if _, err := os.Lstat(old); err == nil {
-			return res, fmt.Errorf("install %s hook: %s is not hgate's and %s exists too; move one of them away first", name, path, old)
+		if _, err := os.Lstat(backup); err == nil {
+			return res, fmt.Errorf("install %s hook: %s is not hgate's and %s exists too; move one of them away first", name, target, backup)
 		}
-		if err := os.Rename(path, old); err != nil {
+		if err := os.Rename(target, backup); err != nil {
 			return res, fmt.Errorf("install %s hook: keep the existing hook: %w", name, err)
 		}
 		res.Action = Chained
+		res.Kept = backup
 	}
-	if err := writeExecutable(path, want); err != nil {
+	if err := writeExecutable(target, Script(name, hgate)); err != nil {
 		return res, fmt.Errorf("install %s hook: %w", name, err)
 	}
 	return res, nil
 }
 
-// Uninstall removes hgate's hooks from dir and puts NAME.old back in their
+// Uninstall removes hgate's hooks from dir (from a hook manager's slot when
+// a manager's hook is in front) and puts the hook each kept back in its
 // place. A hook that is not hgate's is left alone; running Uninstall again
 // changes nothing.
 func Uninstall(dir string) ([]Result, error) {
@@ -165,6 +300,13 @@ func uninstall(dir, name string) (Result, error) {
 	path := filepath.Join(dir, name)
 	res := Result{Hook: name, Path: path, Action: Removed}
 	have, isLink, err := readHook(path)
+	if err == nil && !isLink && !IsOurs(have) {
+		if m := managerOf(have); m != nil {
+			res.Manager = m.Name
+			res.Path = path + m.Slot
+			have, isLink, err = readHook(res.Path)
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		res.Action = Absent
@@ -175,19 +317,48 @@ func uninstall(dir, name string) (Result, error) {
 		res.Action = Foreign
 		return res, nil
 	}
-	old := path + ".old"
-	if _, err := os.Lstat(old); err == nil {
-		// Rename over our hook: there is no moment without a hook.
-		if err := os.Rename(old, path); err != nil {
-			return res, fmt.Errorf("uninstall %s hook: restore %s: %w", name, old, err)
+	if old := filepath.Join(dir, backupOf(name, have)); old != res.Path {
+		if _, err := os.Lstat(old); err == nil {
+			// Rename over our hook: there is no moment without a hook.
+			if err := os.Rename(old, res.Path); err != nil {
+				return res, fmt.Errorf("uninstall %s hook: restore %s: %w", name, old, err)
+			}
+			res.Action = Restored
+			res.Kept = old
+			return res, nil
 		}
-		res.Action = Restored
-		return res, nil
 	}
-	if err := os.Remove(path); err != nil {
+	if err := os.Remove(res.Path); err != nil {
 		return res, fmt.Errorf("uninstall %s hook: %w", name, err)
 	}
 	return res, nil
+}
+
+// LefthookConfigs are the files lefthook 2.x reads its configuration from,
+// relative to the repository root.
+var LefthookConfigs = func() []string {
+	var out []string
+	for _, dir := range []string{"", ".config/"} {
+		for _, base := range []string{"lefthook", ".lefthook", "lefthook-local", ".lefthook-local"} {
+			for _, ext := range []string{".yml", ".yaml", ".json", ".jsonc", ".toml"} {
+				out = append(out, dir+base+ext)
+			}
+		}
+	}
+	return out
+}()
+
+// LefthookRunsHgate reports whether one of lefthook's configuration files in
+// root mentions "hgate hooks run NAME": lefthook does not run the hook it
+// keeps as NAME.old, so that is the only way hgate's check runs under it.
+func LefthookRunsHgate(root, name string) bool {
+	for _, f := range LefthookConfigs {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err == nil && bytes.Contains(b, []byte("hgate hooks run "+name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // readHook reads a hook file; a symlink (a hook manager's link, say) is

@@ -29,7 +29,7 @@ func TestScriptRuns(t *testing.T) {
 	tests := []struct {
 		name     string
 		recorded string // "abs" = a fake hgate at an absolute path, "gone" = a missing path
-		old      string // content of pre-commit.old, "" = none
+		old      string // content of pre-commit.pre-hgate, "" = none
 		wantOut  string
 		wantCode int
 	}{
@@ -58,11 +58,11 @@ func TestScriptRuns(t *testing.T) {
 			switch tt.old {
 			case "":
 			case "-":
-				if err := os.WriteFile(filepath.Join(dir, "pre-commit.old"), []byte("#!/bin/sh\nexit 1\n"), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, "pre-commit.pre-hgate"), []byte("#!/bin/sh\nexit 1\n"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			default:
-				if err := os.WriteFile(filepath.Join(dir, "pre-commit.old"), []byte(tt.old), 0o755); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, "pre-commit.pre-hgate"), []byte(tt.old), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -16,6 +16,10 @@ const LearningsFileName = "learnings.md"
 // LearningsHeader is learnings.md's first line.
 const LearningsHeader = "# Learnings"
 
+// learningsTemplate is a new learnings.md: the header and a blank line, as
+// auto-harness's prepare.py writes it.
+const learningsTemplate = LearningsHeader + "\n\n"
+
 // Learning is one iteration's entry in learnings.md.
 type Learning struct {
 	Iteration      int
@@ -51,13 +55,13 @@ func (l Learning) String() string {
 	return b.String()
 }
 
-// EnsureLearnings creates learnings.md holding only its header when the
-// file does not exist; an existing file is left alone.
+// EnsureLearnings creates learnings.md holding only its header and a blank
+// line when the file does not exist; an existing file is left alone.
 func EnsureLearnings(path string) error {
 	if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return statefile.WriteAtomic(path, []byte(LearningsHeader+"\n"))
+	return statefile.WriteAtomic(path, []byte(learningsTemplate))
 }
 
 // AppendLearning adds l at the end of learnings.md, separated by a blank
@@ -67,7 +71,7 @@ func AppendLearning(path string, l Learning) error {
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		data = []byte(LearningsHeader + "\n")
+		data = []byte(learningsTemplate)
 	case err != nil:
 		return fmt.Errorf("read learnings: %w", err)
 	}

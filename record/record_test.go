@@ -200,7 +200,7 @@ func TestLearnings(t *testing.T) {
 	if err := EnsureLearnings(path); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(path); string(got) != "# Learnings\n" {
+	if got, _ := os.ReadFile(path); string(got) != "# Learnings\n\n" {
 		t.Errorf("new file = %q", got)
 	}
 	entries := []Learning{

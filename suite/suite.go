@@ -1,7 +1,9 @@
 // Package suite owns the two files the gate's Steps 1 and 3 work from:
 // suite.json, the regression suite of train tasks that must keep passing,
 // and train_results.json, the last full run of the train split. Both are
-// written byte-compatible with auto-harness (json.dump with indent=2).
+// written byte-compatible with auto-harness (json.dump with indent=2, no
+// trailing newline; null rewards left out of last_results; split and
+// timestamp null in a train_results.json no run has filled yet).
 //
 // A task passes when its reward is not null and at least 0.5 (Passed). The
 // suite's pass rate counts a task the runner did not return as failed, and
@@ -65,6 +67,9 @@ func Parse(file string, data []byte) (*Suite, error) {
 	if s.LastResults == nil {
 		s.LastResults = map[string]*float64{}
 	}
+	// A null reward (hgate before this version wrote one for a task that
+	// timed out) says nothing: read as absent, as it is written.
+	maps.DeleteFunc(s.LastResults, func(_ string, r *float64) bool { return r == nil })
 	if errs := locate(file, data, s.problems()); errs != nil {
 		return nil, errs
 	}
@@ -89,7 +94,15 @@ func (s *Suite) Marshal() ([]byte, error) {
 	}
 	out := *s
 	out.Tasks = slices.Sorted(slices.Values(s.Tasks))
-	return statefile.EncodeJSON(&out)
+	// A task without a reward (it timed out) is left out, as auto-harness's
+	// gate does (last_results = the non-null results).
+	out.LastResults = make(map[string]*float64, len(s.LastResults))
+	for id, r := range s.LastResults {
+		if r != nil {
+			out.LastResults[id] = r
+		}
+	}
+	return statefile.EncodePython(&out)
 }
 
 // Promote adds the ids not yet in the suite and returns them, sorted. The
@@ -245,9 +258,24 @@ func plain(probs []problem) error {
 // TrainResults is train_results.json: the rewards of the last full run of
 // the train split.
 type TrainResults struct {
-	Split     string              `json:"split,required"` // always "train"
+	Split     string              `json:"split,required"` // "train"; "" = null, as auto-harness's prepare.py writes it before any run
 	Timestamp string              `json:"timestamp,required"`
 	Results   map[string]*float64 `json:"results,required"`
+}
+
+// trainResultsFile is train_results.json as it is on disk: auto-harness
+// writes null split and timestamp into the file its prepare.py creates.
+type trainResultsFile struct {
+	Split     *string             `json:"split,required"`
+	Timestamp *string             `json:"timestamp,required"`
+	Results   map[string]*float64 `json:"results,required"`
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // NewTrainResults returns the record of a train run finished at now.
@@ -269,9 +297,22 @@ func LoadTrainResults(path string) (*TrainResults, error) {
 
 // ParseTrainResults decodes and validates the content of train_results.json.
 func ParseTrainResults(file string, data []byte) (*TrainResults, error) {
-	var t TrainResults
-	if err := statefile.DecodeJSON(file, data, &t); err != nil {
+	var f trainResultsFile
+	if err := statefile.DecodeJSON(file, data, &f); err != nil {
 		return nil, err
+	}
+	t := TrainResults{Results: f.Results}
+	if f.Split != nil {
+		t.Split = *f.Split
+		if t.Split == "" {
+			return nil, fmt.Errorf("%s: split: empty (expected \"train\" or null)", statefile.Locate(file, data, "split"))
+		}
+	}
+	if f.Timestamp != nil {
+		t.Timestamp = *f.Timestamp
+		if t.Timestamp == "" {
+			return nil, fmt.Errorf("%s: timestamp: empty (expected a time like 2026-11-22T03:12:33+00:00, or null)", statefile.Locate(file, data, "timestamp"))
+		}
 	}
 	if errs := locate(file, data, t.problems()); errs != nil {
 		return nil, errs
@@ -293,7 +334,7 @@ func (t *TrainResults) Marshal() ([]byte, error) {
 	if probs := t.problems(); len(probs) > 0 {
 		return nil, plain(probs)
 	}
-	return statefile.EncodeJSON(t)
+	return statefile.EncodePython(&trainResultsFile{Split: orNull(t.Split), Timestamp: orNull(t.Timestamp), Results: t.Results})
 }
 
 // Failing returns the train tasks whose recorded reward is not a pass,
@@ -310,11 +351,8 @@ func (t *TrainResults) Failing() []string {
 
 func (t *TrainResults) problems() []problem {
 	var probs []problem
-	if t.Split != "train" {
-		probs = append(probs, problem{[]string{"split"}, "split", fmt.Sprintf("%q is not the train split (expected \"train\")", t.Split)})
-	}
-	if t.Timestamp == "" {
-		probs = append(probs, problem{[]string{"timestamp"}, "timestamp", "empty (expected a time like 2026-11-22T03:12:33+00:00)"})
+	if t.Split != "train" && t.Split != "" {
+		probs = append(probs, problem{[]string{"split"}, "split", fmt.Sprintf("%q is not the train split (expected \"train\" or null)", t.Split)})
 	}
 	return append(probs, rewardProblems("results", t.Results)...)
 }

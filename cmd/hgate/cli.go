@@ -15,6 +15,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/go-git/go-git/v5/plumbing"
+	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
@@ -60,6 +61,26 @@ type cli struct {
 	Hooks   hooksCmd   `cmd:"" help:"Install, uninstall or run hgate's git pre-commit hook."`
 	Status  statusCmd  `cmd:"" help:"Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id)."`
 	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call."`
+
+	Completion completionCmd `cmd:"" help:"Print the shell code that turns on tab completion of hgate's commands and flags in bash, zsh or fish."`
+}
+
+// completionCmd prints the init code of jotaen/kong-completion for a shell: it makes the
+// shell ask hgate itself (COMP_LINE set; see run) what completes a command line.
+type completionCmd struct {
+	Shell string `arg:"" enum:"bash,zsh,fish" help:"The shell: bash, zsh or fish."`
+}
+
+func (c *completionCmd) Help() string {
+	return `bash: source <(hgate completion bash), or add that line to ~/.bashrc.
+zsh:  source <(hgate completion zsh), or add that line to ~/.zshrc.
+fish: hgate completion fish | source, or add that line to ~/.config/fish/config.fish.
+
+The code names the hgate binary by its absolute path; the completions themselves come from that binary, so they always match its commands and flags.`
+}
+
+func (c *completionCmd) Run(kctx *kong.Context) error {
+	return (&kongcompletion.Completion{Shell: c.Shell, Code: true}).Run(kctx)
 }
 
 const description = `hgate lets a coding agent improve a system unattended while code, not a prompt, decides which changes are kept.
@@ -70,8 +91,24 @@ Run "hgate prepare" once, then "hgate gate" after each edit: exit 0 keeps the ch
 type exitPanic struct{ code int }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	var errMsg string // the error report printed on stderr, for --json
 	var c cli
-	c.stdout, c.stderr = stdout, stderr
+	out := &countingWriter{w: stdout}
+	c.stdout, c.stderr = out, stderr
+	// With --json, a command that could not answer (or was interrupted) before printing
+	// its object prints {"error": ..., "exit": N} instead, so stdout is always one object.
+	defer func() {
+		if c.JSON && out.n == 0 && (code == exitCannot || code == exitInterrupted) {
+			msg := errMsg
+			if msg == "" {
+				msg = exitMeaning(code)
+			}
+			json.NewEncoder(stdout).Encode(struct {
+				Error string `json:"error"`
+				Exit  int    `json:"exit"`
+			}{msg, code})
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(exitPanic)
@@ -89,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.Vars{"version": version()},
+		kong.Vars{"version": "hgate " + version()},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.BindFor(ctx),
@@ -102,24 +139,56 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		return exitCannot
 	}
+	// A shell asking for completions (COMP_LINE set) gets them on stdout and exit 0.
+	kongcompletion.Register(parser)
 	kctx, err := parser.Parse(args)
 	if err != nil {
+		errMsg = err.Error()
+		// Kong sets no flag when the command line does not parse; --json still counts.
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			c.JSON = c.JSON || a == "--json"
+		}
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		fmt.Fprintln(stderr, `run "hgate --help" for usage`)
 		return exitCannot
 	}
 	if socket := os.Getenv(agentapi.EnvSocket); socket != "" && !agentapi.Serving(ctx) {
 		// Inside the loop's sandbox: the loop runs the command, or it is refused.
-		if code, ok := forward(ctx, socket, kctx.Command(), args, stdout, stderr); ok {
+		if code, ok := forward(ctx, socket, kctx.Command(), args, out, stderr); ok {
 			return code
 		}
 	}
 	err = kctx.Run()
-	return report(stderr, c.repoRoot, err)
+	code, errMsg = report(stderr, c.repoRoot, err)
+	return code
 }
 
-// report turns a command's error into its exit code: the one place that does.
-func report(stderr io.Writer, root string, err error) int {
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// Fd lets benchmark.IsTerminal and the like see the real stdout.
+func (c *countingWriter) Fd() uintptr {
+	if f, ok := c.w.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+// report turns a command's error into its exit code: the one place that does. It also
+// returns the message it printed (without the "hgate: " prefixes), for --json.
+func report(stderr io.Writer, root string, err error) (int, string) {
 	var refused *gate.Refused
 	var no answerNo
 	var setup setupError
@@ -128,15 +197,16 @@ func report(stderr io.Writer, root string, err error) int {
 	}
 	switch {
 	case err == nil:
-		return exitOK
+		return exitOK, ""
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "hgate: interrupted; state files left as they were")
-		return exitInterrupted
+		const msg = "interrupted; state files left as they were"
+		fmt.Fprintf(stderr, "hgate: %s\n", msg)
+		return exitInterrupted, msg
 	case errors.As(err, &no):
-		return exitNo
+		return exitNo, ""
 	case errors.As(err, &refused):
 		fmt.Fprintf(stderr, "hgate: %s\n", refused.Reason)
-		return exitNo
+		return exitNo, refused.Reason
 	}
 	msg := err.Error()
 	if root != "" {
@@ -146,7 +216,7 @@ func report(stderr io.Writer, root string, err error) int {
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintf(stderr, "hgate: %s\n", line)
 	}
-	return exitCannot
+	return exitCannot, msg
 }
 
 // answerNo is returned by a command that already printed its negative answer (a rejected
@@ -162,11 +232,56 @@ type setupError struct{ err error }
 func (e setupError) Error() string { return e.err.Error() }
 func (e setupError) Unwrap() error { return e.err }
 
+// buildVersion, when set at link time (go build -ldflags "-X main.buildVersion=v1.2.3"),
+// is the version --version prints.
+var buildVersion string
+
+// version is hgate's version (see versionFrom); --version prints it after "hgate".
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(buildVersion, bi)
+}
+
+// versionFrom is what --version prints after "hgate": the version set at link time; else
+// the module version (a release tag, or the pseudo-version go build gives a checkout, which
+// names the commit and ends in +dirty for uncommitted changes); else the VCS revision and
+// modified flag go build stamped; else "devel" and why there is nothing better.
+func versionFrom(linked string, bi *debug.BuildInfo) string {
+	if linked != "" {
+		return linked
 	}
-	return "devel"
+	if bi == nil {
+		return "devel (no build information)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, when string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel (built without VCS information: -buildvcs=false, or from a git worktree, which go build does not stamp)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	out := "devel " + rev
+	if modified {
+		out += "-dirty"
+	}
+	if when != "" {
+		out += " (" + when + ")"
+	}
+	return out
 }
 
 // root resolves -C.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -71,5 +72,31 @@ func TestExitCodes(t *testing.T) {
 				t.Fatalf("stderr %q does not contain %q", stderr.String(), tt.stderr)
 			}
 		})
+	}
+}
+
+// TestVersionFrom: --version names the release, or the commit a checkout was built from and
+// whether it had uncommitted changes, never a bare "devel" when git information is there.
+func TestVersionFrom(t *testing.T) {
+	vcs := func(rev, modified string) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/hgate/hgate", Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.time", Value: "2026-11-24T05:56:40Z"}, {Key: "vcs.modified", Value: modified}}}
+	}
+	tests := []struct {
+		name, linked string
+		bi           *debug.BuildInfo
+		want         string
+	}{
+		{"release", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"checkout pseudo-version", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261124055640-51c8428978d6+dirty"}}, "v0.0.0-20261124055640-51c8428978d6+dirty"},
+		{"revision, clean", "", vcs("51c8428978d61cdea77c408935c8f4e38380eb8d", "false"), "devel 51c8428978d6 (2026-11-24T05:56:40Z)"},
+		{"revision, dirty", "", vcs("51c8428978d61cdea77c408935c8f4e38380eb8d", "true"), "devel 51c8428978d6-dirty (2026-11-24T05:56:40Z)"},
+		{"linked", "v2.0.0-rc1", vcs("51c8428978d61cdea77c408935c8f4e38380eb8d", "true"), "v2.0.0-rc1"},
+		{"nothing", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel (built without VCS information: -buildvcs=false, or from a git worktree, which go build does not stamp)"},
+	}
+	for _, tt := range tests {
+		if got := versionFrom(tt.linked, tt.bi); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

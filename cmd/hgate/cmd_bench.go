@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/hgate/hgate/gate"
 )
@@ -29,16 +30,28 @@ func (c *benchCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		}
 		return g.printJSON(map[string]any{"full": rep.Full, "passed": rep.Passed, "total": len(rep.Tasks), "results": results})
 	}
+	width := idWidth(rep.Tasks)
 	for _, id := range rep.Tasks {
 		r := rep.Results[id]
-		fmt.Fprintln(g.stdout, benchLine(id, r.Passed(), r.Reward, r.Reason))
+		fmt.Fprintln(g.stdout, benchLine(id, width, r.Passed(), r.Reward, r.Reason))
 	}
 	fmt.Fprintf(g.stdout, "%d/%d train tasks passed\n", rep.Passed, len(rep.Tasks))
 	return nil
 }
 
-// benchLine is one task's line of hgate bench and its MCP tool.
-func benchLine(id string, passed bool, reward *float64, reason string) string {
+// idWidth is the width of the id column: the longest id, so that no id
+// pushes its score out of line.
+func idWidth(ids []string) int {
+	w := 0
+	for _, id := range ids {
+		w = max(w, utf8.RuneCountInString(id))
+	}
+	return w
+}
+
+// benchLine is one task's line of hgate bench and its MCP tool; width is the
+// id column's (idWidth).
+func benchLine(id string, width int, passed bool, reward *float64, reason string) string {
 	status, score := "FAIL", "null"
 	if passed {
 		status = "PASS"
@@ -46,7 +59,7 @@ func benchLine(id string, passed bool, reward *float64, reason string) string {
 	if reward != nil {
 		score = fmt.Sprintf("%.2f", *reward)
 	}
-	line := fmt.Sprintf("%s  %-20s %s", status, id, score)
+	line := fmt.Sprintf("%s  %-*s  %s", status, width, id, score)
 	if reason != "" {
 		line += "  (" + reason + ")"
 	}

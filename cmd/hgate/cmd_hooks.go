@@ -13,7 +13,7 @@ import (
 )
 
 type hooksCmd struct {
-	Install   hooksInstallCmd   `cmd:"" help:"Install hgate's pre-commit hook (core.hooksPath and linked worktrees honoured; an existing hook is kept as pre-commit.old and runs first)."`
+	Install   hooksInstallCmd   `cmd:"" help:"Install hgate's pre-commit hook (core.hooksPath and linked worktrees honoured; an existing hook is kept as pre-commit.pre-hgate and runs first; behind lefthook or the pre-commit framework, in their slot)."`
 	Uninstall hooksUninstallCmd `cmd:"" help:"Remove hgate's pre-commit hook and put back the hook it replaced."`
 	Run       hooksRunCmd       `cmd:"" help:"Run a hook the way git does: pre-commit refuses a commit that changes paths outside allow."`
 }
@@ -44,15 +44,32 @@ func printHookResults(g *Globals, repo *gitguard.Repo, res []hooks.Result, err e
 	if err != nil {
 		return err
 	}
+	shown := func(p string) string {
+		if rel, err := filepath.Rel(repo.Root(), p); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+		return p
+	}
+	for i, r := range res {
+		if r.Manager == "lefthook" && r.Action != hooks.Removed && r.Action != hooks.Restored {
+			res[i].Configured = hooks.LefthookRunsHgate(repo.Root(), r.Hook)
+		}
+	}
 	if g.JSON {
-		return g.printJSON(map[string]any{"hooks": res})
+		if err := g.printJSON(map[string]any{"hooks": res}); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range res {
+			fmt.Fprintln(g.stdout, r.Describe(shown(r.Path)))
+		}
 	}
 	for _, r := range res {
-		shown := r.Path
-		if rel, err := filepath.Rel(repo.Root(), r.Path); err == nil && !strings.HasPrefix(rel, "..") {
-			shown = filepath.ToSlash(rel)
+		if r.Manager == "lefthook" && !r.Configured && r.Action != hooks.Removed && r.Action != hooks.Restored && r.Action != hooks.Foreign {
+			front := filepath.Join(filepath.Dir(r.Path), r.Hook)
+			fmt.Fprintf(g.stderr, "hgate: warning: lefthook runs %s and not %s: add a job \"run: hgate hooks run %s\" under %s in lefthook.yml, or commits are not checked before the gate\n",
+				shown(front), shown(r.Path), r.Hook, r.Hook)
 		}
-		fmt.Fprintln(g.stdout, r.Describe(shown))
 	}
 	return nil
 }

@@ -105,7 +105,9 @@ func toolResult(ctx context.Context, exec execFunc, args []string, render func(w
 	var structured any
 	if obj := bytes.TrimSpace(stdout.Bytes()); len(obj) > 0 && json.Valid(obj) && obj[0] == '{' {
 		structured = json.RawMessage(obj)
-		if err := render(&text, obj); err != nil {
+		if code >= exitCannot {
+			// {"error": ..., "exit": N}: the message is on stderr, written below.
+		} else if err := render(&text, obj); err != nil {
 			text.Reset()
 			text.Write(obj) // the JSON itself is still the answer
 			text.WriteByte('\n')
@@ -169,9 +171,10 @@ func renderBench(w io.Writer, data []byte) error {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	width := idWidth(ids)
 	for _, id := range ids {
 		r := v.Results[id]
-		fmt.Fprintln(w, benchLine(id, r.Passed, r.Reward, r.Reason))
+		fmt.Fprintln(w, benchLine(id, width, r.Passed, r.Reward, r.Reason))
 	}
 	fmt.Fprintf(w, "%d/%d train tasks passed\n", v.Passed, v.Total)
 	return nil

@@ -119,7 +119,8 @@ func TestMCPTools(t *testing.T) {
 		t.Errorf("gate on a better agent: %+v", a)
 	}
 	a = call(t, cs, "bench", map[string]any{"tasks": []string{"nope"}})
-	if !a.isError || a.structured != nil || !strings.Contains(a.text, "exit status 2 (could not answer)") {
+	if !a.isError || a.structured["exit"] != float64(2) || !strings.Contains(a.structured["error"].(string), `task "nope" is not a train task`) ||
+		!strings.Contains(a.text, "exit status 2 (could not answer)") {
 		t.Errorf("bench of an unknown task: %+v", a)
 	}
 	a = call(t, cs, "bench", nil)

@@ -13,8 +13,9 @@ import (
 	"unicode/utf16"
 )
 
-// EncodeJSON writes v the way Python's json.dump(v, f, indent=2) followed by
-// a newline does, so files stay byte-compatible with auto-harness:
+// EncodePython returns the bytes Python's json.dump(v, f, indent=2) writes —
+// no trailing newline — so the files auto-harness also writes (suite.json,
+// train_results.json) are byte-compatible with it:
 //
 //   - two-space indentation, `"key": value`, `[]` and `{}` for empty containers;
 //   - struct fields in declaration order (as a Python dict keeps insertion
@@ -25,13 +26,23 @@ import (
 //
 // NaN and infinities are an error: Python would write NaN, which is not JSON.
 // Struct tags follow encoding/json: a name, "-" to skip, and omitempty.
-func EncodeJSON(v any) ([]byte, error) {
+func EncodePython(v any) ([]byte, error) {
 	e := &encoder{}
 	if err := e.value(reflect.ValueOf(v), 0, ""); err != nil {
 		return nil, err
 	}
-	e.buf = append(e.buf, '\n')
 	return e.buf, nil
+}
+
+// EncodeJSON is EncodePython followed by a newline: hgate's own files
+// (receipts, split.json), which auto-harness does not have, end in one as
+// text files do.
+func EncodeJSON(v any) ([]byte, error) {
+	b, err := EncodePython(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 type encoder struct{ buf []byte }

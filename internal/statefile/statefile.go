@@ -2,7 +2,9 @@
 // writes that never follow a symlink, a strict JSON decoder whose errors name
 // the file, line, column and field, and a JSON encoder that writes bytes the
 // way Python's json.dump(indent=2) does, so auto-harness files stay
-// byte-compatible.
+// byte-compatible. Files written by older hgate versions end in a newline;
+// the decoder takes both, and the ledger compares a file with the bytes it
+// recorded, so such files are not drift.
 package statefile
 
 import (

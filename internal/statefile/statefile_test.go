@@ -349,3 +349,20 @@ func TestEncodeJSONMarshalers(t *testing.T) {
 type rawJSON string
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return []byte(r), nil }
+
+// TestEncodePythonNoNewline: json.dump writes no newline after the value; EncodeJSON, for
+// hgate's own files, adds one.
+func TestEncodePythonNoNewline(t *testing.T) {
+	v := map[string]any{"a": []int{1}, "b": 0.5}
+	py, err := EncodePython(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"a\": [\n    1\n  ],\n  \"b\": 0.5\n}"; string(py) != want {
+		t.Errorf("EncodePython = %q, want %q", py, want)
+	}
+	line, err := EncodeJSON(v)
+	if err != nil || string(line) != string(py)+"\n" {
+		t.Errorf("EncodeJSON = %q, %v; want EncodePython and a newline", line, err)
+	}
+}
