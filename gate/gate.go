@@ -65,6 +65,10 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// No gate over nothing: a mean over zero test tasks would pass every change.
+	if err := emptySide(ws, sp); err != nil {
+		return nil, err
+	}
 	st, err := loadState(ws)
 	if err != nil {
 		return nil, err
