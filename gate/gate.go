@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"sync"
 
 	"github.com/hgate/hgate/benchmark"
@@ -219,7 +218,11 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 
 	// Step 3: promote train tasks that failed before and pass now. The suite never shrinks.
 	if s1.OK && s2.OK {
-		s3, err := e.promote(ctx, rm, s, st.train)
+		base, err := e.ledgerBaseline()
+		if err != nil {
+			return nil, err
+		}
+		s3, err := e.promote(ctx, rm, s, promotionCandidates(base, st.train.Results, s.Tasks, sp.Train))
 		if err != nil {
 			return nil, err
 		}
@@ -257,16 +260,9 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// promote re-runs train tasks that failed in train_results.json and are not in the suite,
-// and adds those that pass now.
-func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, train *suite.TrainResults) (*Step3, error) {
-	var rerun []string
-	for id, r := range train.Results {
-		if !suite.Passed(r) && !slices.Contains(s.Tasks, id) {
-			rerun = append(rerun, id)
-		}
-	}
-	slices.Sort(rerun)
+// promote re-runs the candidates (see promotionCandidates) and adds those that pass now.
+// Their results go into the suite's last_results, next to Step 1's.
+func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []string) (*Step3, error) {
 	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
@@ -283,7 +279,9 @@ func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, train *suit
 	}
 	var now []string
 	for _, id := range rerun {
-		if r, ok := out.Results[id]; ok && r.Passed() {
+		r := out.Results[id]
+		s.LastResults[id] = r.Reward
+		if r.Passed() {
 			now = append(now, id)
 		}
 	}

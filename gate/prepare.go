@@ -203,6 +203,16 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		if err := c.add("train_results.json", tr.Marshal); err != nil {
 			return nil, err
 		}
+		// Step 3's record of what failed, which no bench rewrites.
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}}
+		for _, id := range sp.Train {
+			if !suite.Passed(tr.Results[id]) {
+				base.TrainFailing = append(base.TrainFailing, id)
+			}
+		}
+		if err := c.add(baselineName, base.marshal); err != nil {
+			return nil, err
+		}
 	}
 	if st.suite == nil {
 		if err := c.add("suite.json", suite.New(cfg.Suite.Threshold).Marshal); err != nil {
@@ -232,6 +242,7 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 	}
+	delete(c, baselineName) // hgate's own record, not a file to announce
 	rep.Created = e.names(c)
 	fault.Point("prepare-applied")
 	// A refused run's traces are of no use once a split is made (and may be of test tasks).
