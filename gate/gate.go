@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/hgate/hgate/benchmark"
@@ -77,6 +78,21 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	}
 	s := st.suite
 	best, hasBest := record.Best(st.rows)
+	// With trials or a margin, Step 2 compares task by task with the best's own trials.
+	noisy := cfg.Gate.Noisy()
+	var bestTrials Trials
+	if noisy {
+		if bestTrials, err = e.bestTrials(); err != nil {
+			return nil, err
+		}
+		if bestTrials == nil {
+			fmt.Fprintf(e.log(), "hgate: warning: gate: trials/margin are set but the best has no per-task record (it was scored before they were); Step 2 compares val_score with the best as without them\n")
+			noisy = false
+		} else {
+			best, _ = bestTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+			hasBest = true
+		}
+	}
 	if hasBest {
 		rep.Best = &best
 	}
@@ -88,7 +104,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		return nil, err
 	}
 	cached := prior != nil && prior.TestTasks == len(sp.Test) && !opts.Rerun && (prior.CleanRoom || !e.CleanRoom) &&
-		(opts.Reuse == nil || opts.Reuse(rep.Tree))
+		(opts.Reuse == nil || opts.Reuse(rep.Tree)) && (!noisy || prior.TestResults != nil)
 
 	rm, err := e.openRoom(tree)
 	if err != nil {
@@ -106,14 +122,14 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	ff := &decider{
 		failFast: opts.FailFast, cancel: cancel, policy: cfg.Benchmark.TimeoutPolicy,
 		suiteTotal: len(s.Tasks), needed: neededToPass(s.Threshold, len(s.Tasks)),
-		testTotal: len(sp.Test), best: best, hasBest: hasBest,
+		testTotal: len(sp.Test), best: best, hasBest: hasBest && !noisy, // trials decide Step 2 later
 		bar: e.progress("gate", len(s.Tasks)+len(sp.Test)), total: len(s.Tasks) + len(sp.Test),
 	}
 	if cached {
 		ff.hasBest = false // Step 2 is decided already; only the suite is followed
 		ff.bar = e.progress("gate", len(s.Tasks))
 		ff.total = len(s.Tasks)
-		if opts.FailFast && hasBest && prior.ValScore < best {
+		if opts.FailFast && hasBest && !noisy && prior.ValScore < best {
 			cancel(errDecided)
 		}
 	}
@@ -193,7 +209,29 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	var score float64
 	var nulls int
 	var scoredAt string
-	if cached {
+	var candTrials Trials
+	var dec *decision
+	if noisy {
+		if cached {
+			candTrials = prior.TestResults
+		} else {
+			candTrials = Trials{}
+			candTrials.add(sp.Test, outcomeResults(out2))
+		}
+		if !stoppedEarly {
+			dec, err = e.decide(ctx, rm, pool, sp.Test, candTrials, bestTrials, s1.OK && !cached)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if noisy {
+		score, nulls = candTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		scoredAt = statefile.Timestamp(e.now())
+		if cached {
+			scoredAt = prior.ScoredAt
+		}
+	} else if cached {
 		score, nulls, scoredAt = prior.ValScore, prior.Nulls, prior.ScoredAt
 	} else {
 		score, nulls = valScore(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
@@ -201,6 +239,20 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	}
 	s2 := &Step2{OK: !hasBest || score >= best, ValScore: score, Tasks: len(sp.Test), Nulls: nulls,
 		StoppedEarly: stoppedEarly && !cached && !ff.testCertain(), Cached: cached}
+	if noisy {
+		s2.StoppedEarly = stoppedEarly && !cached
+		s2.OK = dec != nil && dec.keep
+		s2.Flaky = candTrials.flaky(sp.Test)
+		s2.Trials = len(candTrials[sp.Test[0]])
+		if dec != nil {
+			s2.Confidence = cfg.Gate.Confidence
+			s2.Margin = cfg.Gate.Margin
+			s2.Delta = &dec.cmp.Delta
+			s2.Interval = finite(best+dec.cmp.Low, best+dec.cmp.High)
+			s2.NewBest = dec.newBest
+			s2.Replicated = dec.replicated
+		}
+	}
 	if cached {
 		s2.ScoredAt = scoredAt
 	}
@@ -212,7 +264,12 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if s2.StoppedEarly {
 		s2.OK = false
 	}
-	if !s2.OK && !s2.StoppedEarly {
+	switch {
+	case s2.OK || s2.StoppedEarly:
+	case noisy:
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is worse than the best %.4f by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
+			score, best, cfg.Gate.Margin, dec.cmp.Delta, s2.Trials, dec.why))
+	default:
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is below the best on record %.4f", score, best))
 	}
 
@@ -222,7 +279,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		s3, err := e.promote(ctx, rm, s, promotionCandidates(base, st.train.Results, s.Tasks, sp.Train))
+		s3, err := e.promote(ctx, rm, s, promotionCandidates(base, st.train.Results, s.Tasks, sp.Train), cfg.Gate.TrialsMax)
 		if err != nil {
 			return nil, err
 		}
@@ -233,6 +290,10 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		Tree: rep.Tree, Head: rep.Head, Verdict: rep.Verdict, ValScore: score, Best: rep.Best,
 		SuitePassed: s1.Passed, SuiteTotal: s1.Total, Promoted: []string{}, Timestamp: statefile.Timestamp(e.now()),
 		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom,
+	}
+	if noisy {
+		receipt.TestResults, receipt.Trials, receipt.Flaky = candTrials, s2.Trials, s2.Flaky
+		receipt.NewBest = s2.NewBest && rep.Verdict == "pass"
 	}
 	if stoppedEarly && !cached {
 		// A test split cut short by --fail-fast is no score to keep for this tree.
@@ -262,8 +323,10 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 
 // promote re-runs the candidates (see promotionCandidates) and adds those that pass now.
 // Their results go into the suite's last_results, next to Step 1's.
-func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []string) (*Step3, error) {
-	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}}
+// With trials, a task that passed is run again, up to trials times in all, and joins
+// the suite only when it passed every one; one that passed some and failed one is flaky.
+func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
+	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
 	}
@@ -285,6 +348,27 @@ func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []str
 			now = append(now, id)
 		}
 	}
+	for trial := 2; trial <= trials && len(now) > 0; trial++ {
+		run, err := rm.runner(e, nil)
+		if err != nil {
+			return nil, err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "train", Tasks: now, Trial: trial})
+		if err != nil {
+			return nil, err
+		}
+		var still []string
+		for _, id := range now {
+			if out.Results[id].Passed() {
+				still = append(still, id)
+			} else {
+				s3.Flaky = append(s3.Flaky, id)
+				s.LastResults[id] = out.Results[id].Reward
+			}
+		}
+		now = still
+	}
+	slices.Sort(s3.Flaky)
 	s3.Promoted = append(s3.Promoted, s.Promote(now...)...)
 	return s3, nil
 }

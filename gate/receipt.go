@@ -29,6 +29,13 @@ type Receipt struct {
 	Nulls     int    `json:"nulls"`
 	ScoredAt  string `json:"scored_at"`
 	CleanRoom bool   `json:"clean_room"` // a score from outside the clean room is not reused inside it
+	// With gate.trials/margin: every test trial's reward per task (never printed; the best's
+	// are what later gates compare with), trials per task, flaky test tasks, and whether
+	// this tree is a confident, replicated improvement that record makes the new best.
+	Trials      int    `json:"trials,omitempty"`
+	TestResults Trials `json:"test_results,omitempty"`
+	Flaky       int    `json:"flaky,omitempty"`
+	NewBest     bool   `json:"new_best,omitempty"`
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
@@ -85,6 +92,9 @@ type Baseline struct {
 	Commit       string   `json:"commit"`
 	Tree         string   `json:"tree"`
 	TrainFailing []string `json:"train_failing"` // train tasks that did not pass at baseline, sorted
+	// Test holds the baseline's test trials (gate.trials.max of them per task), the best
+	// Step 2 compares with until a new best is recorded; absent without trials.
+	Test Trials `json:"test,omitempty"`
 }
 
 func (b *Baseline) marshal() ([]byte, error) { return statefile.EncodeJSON(b) }

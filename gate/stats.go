@@ -1,0 +1,248 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/hgate/hgate/benchmark"
+)
+
+// Trials holds, per test task, the reward of each trial run on one tree (nil = null). The
+// best's Trials are kept in its receipt (or baseline.json) and never printed: the gate
+// compares with them task by task, and shows only aggregates.
+type Trials map[string][]*float64
+
+// add appends one round of results; a task the runner did not return is null.
+func (t Trials) add(tasks []string, results map[string]benchmark.Result) {
+	for _, id := range tasks {
+		t[id] = append(t[id], results[id].Reward)
+	}
+}
+
+// merge appends every trial of o.
+func (t Trials) merge(o Trials) {
+	for id, rs := range o {
+		t[id] = append(t[id], rs...)
+	}
+}
+
+// mean is a task's reward averaged over its trials. Under "agent" a null counts 0.0;
+// under "infra" it is left out, and a task with no reward at all has none (ok false).
+func (t Trials) mean(id, policy string) (float64, bool) {
+	var sum float64
+	n := 0
+	for _, r := range t[id] {
+		switch {
+		case r != nil:
+			sum += *r
+			n++
+		case policy != "infra":
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// score is val_score over the pooled trials: the mean over tasks of each task's mean.
+func (t Trials) score(tasks []string, policy string) (score float64, nulls int) {
+	var sum float64
+	n := 0
+	for _, id := range tasks {
+		if slices.Contains(t[id], nil) || len(t[id]) == 0 {
+			nulls++
+		}
+		m, ok := t.mean(id, policy)
+		if !ok {
+			continue
+		}
+		sum += m
+		n++
+	}
+	if n == 0 {
+		return 0, nulls
+	}
+	return round4(sum / float64(n)), nulls
+}
+
+// flaky counts the tasks whose reward differs between trials of this one tree.
+func (t Trials) flaky(tasks []string) int {
+	n := 0
+	for _, id := range tasks {
+		if varies(t[id]) {
+			n++
+		}
+	}
+	return n
+}
+
+func varies(rs []*float64) bool {
+	for _, r := range rs[min(1, len(rs)):] {
+		if (r == nil) != (rs[0] == nil) || r != nil && *r != *rs[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// comparison is the paired comparison of a candidate with the best: per test task the
+// difference of the two means, then their mean Delta with its standard error and the
+// two-sided interval [Low, High] at the gate's confidence (each bound one-sided at it).
+type comparison struct {
+	N                    int
+	Delta, SE, Low, High float64
+}
+
+// compare pairs cand with best task by task. Pairing takes out how hard each task is,
+// which dwarfs the trial noise on most benchmarks; what is left is the noise of both
+// sides, which the spread of the differences measures.
+func compare(cand, best Trials, tasks []string, policy string, z float64) comparison {
+	var d []float64
+	for _, id := range tasks {
+		c, ok1 := cand.mean(id, policy)
+		b, ok2 := best.mean(id, policy)
+		if ok1 && ok2 {
+			d = append(d, c-b)
+		}
+	}
+	cmp := comparison{N: len(d)}
+	if len(d) == 0 {
+		cmp.SE = math.Inf(1)
+		cmp.Low, cmp.High = math.Inf(-1), math.Inf(1)
+		return cmp
+	}
+	var sum float64
+	for _, x := range d {
+		sum += x
+	}
+	cmp.Delta = sum / float64(len(d))
+	if len(d) < 2 {
+		cmp.SE = math.Inf(1)
+	} else {
+		var ss float64
+		for _, x := range d {
+			ss += (x - cmp.Delta) * (x - cmp.Delta)
+		}
+		cmp.SE = math.Sqrt(ss / float64(len(d)-1) / float64(len(d)))
+	}
+	cmp.Low, cmp.High = cmp.Delta-z*cmp.SE, cmp.Delta+z*cmp.SE
+	return cmp
+}
+
+// zFor is the one-sided normal quantile of a confidence: 1.645 for 0.95.
+func zFor(confidence float64) float64 { return math.Sqrt2 * math.Erfinv(2*confidence-1) }
+
+// decision is Step 2's answer with trials.
+type decision struct {
+	keep, newBest, replicated bool
+	cmp                       comparison
+	why                       string // how the answer was reached, for the report
+}
+
+// decide is the sequential paired comparison. It runs one trial of every test task per
+// round, up to gate.trials.max rounds, and after each round from trials.min on stops at
+// once on a clear answer: a clear loser (even the interval's top is worse than the best by
+// more than the margin) or a clear keep (its bottom is not). Undecided after the last
+// round, the estimate decides: kept when the difference is not below −margin.
+//
+// A kept candidate whose interval lies wholly above the best claims a new best; the claim
+// stands only if an independent replication — trials.max fresh rounds — shows it again,
+// and the candidate's estimate then pools both. So a do-nothing change moves the best by
+// luck only when two independent runs are both lucky (see the README's Decisions).
+//
+// more false (Step 1 failed, or the score is the tree's earlier one) runs no trial: the
+// answer comes from the trials at hand.
+func (e *Env) decide(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, cand, best Trials, more bool) (*decision, error) {
+	g, policy := e.Config.Gate, e.Config.Benchmark.TimeoutPolicy
+	z, m := zFor(g.Confidence), g.Margin
+	round := func(trial int) (Trials, error) {
+		run, err := rm.runner(e, pool)
+		if err != nil {
+			return nil, err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+			Progress: e.progress(fmt.Sprintf("trial %d", trial), len(tasks))})
+		if err != nil {
+			return nil, err
+		}
+		t := Trials{}
+		t.add(tasks, out.Results)
+		return t, nil
+	}
+	d := &decision{}
+	for r := len(cand[tasks[0]]); ; r++ {
+		d.cmp = compare(cand, best, tasks, policy, z)
+		if r >= g.TrialsMin && d.cmp.High < -m {
+			d.why = fmt.Sprintf("a clear loser at %.0f%% confidence", 100*g.Confidence)
+			return d, nil
+		}
+		if r >= g.TrialsMin && d.cmp.Low >= -m {
+			d.keep, d.why = true, fmt.Sprintf("not worse at %.0f%% confidence", 100*g.Confidence)
+			break
+		}
+		if r >= g.TrialsMax || !more {
+			d.keep = d.cmp.Delta >= -m
+			d.why = "undecided at the last trial: the estimate decides"
+			break
+		}
+		t, err := round(r + 1)
+		if err != nil {
+			return nil, err
+		}
+		cand.merge(t)
+	}
+	if !d.keep || !more || d.cmp.Low <= 0 {
+		return d, nil
+	}
+	rep := Trials{}
+	for i := 1; i <= g.TrialsMax; i++ {
+		t, err := round(len(cand[tasks[0]]) + i)
+		if err != nil {
+			return nil, err
+		}
+		rep.merge(t)
+	}
+	again := compare(rep, best, tasks, policy, z)
+	cand.merge(rep)
+	d.replicated, d.newBest = true, again.Low > 0
+	d.cmp = compare(cand, best, tasks, policy, z)
+	return d, nil
+}
+
+// bestTrials returns the per-task test trials of the best: the receipt of the tree of
+// refs/hgate/best, or baseline.json's before any new best; nil when the best has none
+// (scored by an hgate without trials).
+func (e *Env) bestTrials() (Trials, error) {
+	ref, err := e.Repo.Ref(BestRef)
+	if err != nil {
+		return nil, err
+	}
+	if !ref.IsZero() {
+		tree, err := e.Repo.TreeOf(ref)
+		if err != nil {
+			return nil, err
+		}
+		rc, err := e.ledgerReceipt(tree.String())
+		if err != nil || rc == nil {
+			return nil, err
+		}
+		return rc.TestResults, nil
+	}
+	base, err := e.ledgerBaseline()
+	if err != nil || base == nil {
+		return nil, err
+	}
+	return base.Test, nil
+}
+
+// finite returns [lo, hi], or nil when the interval is unbounded (too few tasks).
+func finite(lo, hi float64) []float64 {
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil
+	}
+	return []float64{round4(lo), round4(hi)}
+}
