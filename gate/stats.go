@@ -239,10 +239,10 @@ func (e *Env) bestTrials() (Trials, error) {
 	return base.Test, nil
 }
 
-// finite returns [lo, hi], or nil when the interval is unbounded (too few tasks).
+// finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).
 func finite(lo, hi float64) []float64 {
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return nil
 	}
-	return []float64{round4(lo), round4(hi)}
+	return []float64{round4(max(lo, 0)), round4(min(hi, 1))} // a val_score lies in [0, 1]
 }
