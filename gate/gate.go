@@ -106,6 +106,14 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	cached := prior != nil && prior.TestTasks == len(sp.Test) && !opts.Rerun && (prior.CleanRoom || !e.CleanRoom) &&
 		(opts.Reuse == nil || opts.Reuse(rep.Tree)) && (!noisy || prior.TestResults != nil)
 
+	// With trials, a tree's trials pool: --rerun adds to its earlier ones instead of
+	// replacing them, so running a tree again refines its estimate and cannot fish for luck.
+	pooled := noisy && !cached && opts.Rerun && prior != nil && prior.TestTasks == len(sp.Test) && prior.TestResults != nil
+	firstTrial := 1
+	if pooled {
+		firstTrial += len(prior.TestResults[sp.Test[0]])
+	}
+
 	rm, err := e.openRoom(tree)
 	if err != nil {
 		return nil, err
@@ -163,7 +171,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		wg.Go(func() {
 			// The held-out split keeps no traces: TraceDir "" never writes its output to disk.
 			out2, err2 = run2.Run(runCtx, benchmark.Request{
-				Split: "test", Tasks: sp.Test, Progress: ff.onTest,
+				Split: "test", Tasks: sp.Test, Progress: ff.onTest, Trial: firstTrial,
 			})
 		})
 	}
@@ -212,10 +220,11 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	var candTrials Trials
 	var dec *decision
 	if noisy {
-		if cached {
-			candTrials = prior.TestResults
-		} else {
-			candTrials = Trials{}
+		candTrials = Trials{}
+		if cached || pooled {
+			candTrials.merge(prior.TestResults)
+		}
+		if !cached {
 			candTrials.add(sp.Test, outcomeResults(out2))
 		}
 		if !stoppedEarly {
