@@ -81,12 +81,22 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	// With trials or a margin, Step 2 compares task by task with the best's own trials.
 	noisy := cfg.Gate.Noisy()
 	var bestTrials Trials
+	c := changes{}
 	if noisy {
-		if bestTrials, err = e.bestTrials(); err != nil {
+		br, err := e.bestRecord()
+		if err != nil {
 			return nil, err
 		}
+		if br != nil && br.trials == nil && !br.tree.IsZero() {
+			if err := e.scoreBest(ctx, br, sp.Test, c); err != nil {
+				return nil, err
+			}
+		}
+		if br != nil {
+			bestTrials = br.trials
+		}
 		if bestTrials == nil {
-			fmt.Fprintf(e.log(), "hgate: warning: gate: trials/margin are set but the best has no per-task record (it was scored before they were); Step 2 compares val_score with the best as without them\n")
+			fmt.Fprintf(e.log(), "hgate: warning: gate: trials/margin are set but the best has no per-task record and its tree is unknown (a workspace prepared by an older hgate); Step 2 compares val_score with the best as without them\n")
 			noisy = false
 		} else {
 			best, _ = bestTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
@@ -312,7 +322,6 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		receipt.Promoted = rep.Steps.Step3.Promoted
 	}
 	fault.Point("gate-scored")
-	c := changes{}
 	if err := c.add("suite.json", s.Marshal); err != nil {
 		return nil, err
 	}

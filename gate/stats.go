@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/hgate/hgate/benchmark"
 )
 
@@ -213,10 +215,27 @@ func (e *Env) decide(ctx context.Context, rm *room, pool *benchmark.Pool, tasks 
 	return d, nil
 }
 
-// bestTrials returns the per-task test trials of the best: the receipt of the tree of
-// refs/hgate/best, or baseline.json's before any new best; nil when the best has none
-// (scored by an hgate without trials).
+// bestRecord is where the best's per-task test trials are kept: the receipt of the tree of
+// refs/hgate/best, or baseline.json before any new best.
+type bestRecord struct {
+	trials  Trials
+	tree    plumbing.Hash // zero when unknown (a baseline.json from before trees were noted)
+	receipt *Receipt      // nil for the baseline
+	base    *Baseline
+}
+
+// bestTrials returns the per-task test trials of the best, nil when it has none.
 func (e *Env) bestTrials() (Trials, error) {
+	b, err := e.bestRecord()
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return b.trials, nil
+}
+
+// bestRecord finds the best's record; nil when there is none at all (a workspace prepared
+// by an hgate without baseline.json and no new best since).
+func (e *Env) bestRecord() (*bestRecord, error) {
 	ref, err := e.Repo.Ref(BestRef)
 	if err != nil {
 		return nil, err
@@ -230,13 +249,53 @@ func (e *Env) bestTrials() (Trials, error) {
 		if err != nil || rc == nil {
 			return nil, err
 		}
-		return rc.TestResults, nil
+		return &bestRecord{trials: rc.TestResults, tree: tree, receipt: rc}, nil
 	}
 	base, err := e.ledgerBaseline()
 	if err != nil || base == nil {
 		return nil, err
 	}
-	return base.Test, nil
+	b := &bestRecord{trials: base.Test, base: base}
+	if h := plumbing.NewHash(base.Tree); base.Tree != "" && h.String() == base.Tree {
+		b.tree = h
+	}
+	return b, nil
+}
+
+// scoreBest gives a best scored without trials (trials turned on in hgate.yaml later) its
+// per-task record: trials.max rounds of the test split on the best's tree, in a room of
+// its own. The record is written with the gate's other changes.
+func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c changes) error {
+	fmt.Fprintf(e.log(), "hgate: the best (tree %s) has no per-task test record: running %d trial(s) of the test split on it first\n",
+		b.tree.String()[:7], e.Config.Gate.TrialsMax)
+	rm, err := e.openRoom(b.tree)
+	if err != nil {
+		return err
+	}
+	defer rm.close()
+	if err := e.verifyCarry(rm.dir); err != nil {
+		return err
+	}
+	t := Trials{}
+	for trial := 1; trial <= e.Config.Gate.TrialsMax; trial++ {
+		run, err := rm.runner(e, nil)
+		if err != nil {
+			return err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+			Progress: e.progress(fmt.Sprintf("best, trial %d", trial), len(tasks))})
+		if err != nil {
+			return err
+		}
+		t.add(tasks, out.Results)
+	}
+	b.trials = t
+	if b.receipt != nil {
+		b.receipt.TestResults, b.receipt.Trials = t, e.Config.Gate.TrialsMax
+		return c.add(receiptName(b.tree.String()), b.receipt.marshal)
+	}
+	b.base.Test = t
+	return c.add(baselineName, b.base.marshal)
 }
 
 // finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).
