@@ -283,8 +283,19 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if s2.StoppedEarly {
 		s2.OK = false
 	}
+	// No gate over nothing: under timeout_policy infra a null is left out, and a split of
+	// nulls would score 0 over no task — enough to pass a best of 0.
+	allNull := !s2.StoppedEarly && nulls == len(sp.Test) && cfg.Benchmark.TimeoutPolicy == "infra"
+	if noisy {
+		allNull = dec != nil && dec.cmp.N == 0 // no task with a reward on both sides to compare
+	}
+	if allNull {
+		s2.OK = false
+	}
 	switch {
 	case s2.OK || s2.StoppedEarly:
+	case allNull:
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: no test task returned a reward (%d of %d null; timeout_policy: infra leaves nulls out), so there is no val_score to keep", nulls, len(sp.Test)))
 	case noisy:
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is worse than the best %.4f by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
 			score, best, cfg.Gate.Margin, dec.cmp.Delta, s2.Trials, dec.why))
