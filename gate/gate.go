@@ -261,7 +261,8 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if noisy {
 		s2.StoppedEarly = stoppedEarly && !cached
 		s2.OK = dec != nil && dec.keep
-		s2.Flaky = candTrials.flaky(sp.Test)
+		flaky := candTrials.flaky(sp.Test)
+		s2.Flaky = &flaky
 		s2.Trials = len(candTrials[sp.Test[0]])
 		if dec != nil {
 			s2.Confidence = cfg.Gate.Confidence
@@ -322,7 +323,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom,
 	}
 	if noisy {
-		receipt.TestResults, receipt.Trials, receipt.Flaky = candTrials, s2.Trials, s2.Flaky
+		receipt.TestResults, receipt.Trials, receipt.Flaky = candTrials, s2.Trials, *s2.Flaky
 		receipt.NewBest = s2.NewBest && rep.Verdict == "pass"
 	}
 	if stoppedEarly && !cached {

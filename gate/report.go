@@ -61,7 +61,7 @@ type Step2 struct {
 	// test tasks gave different rewards across them, the difference from the best and
 	// val_score's interval at the confidence (best + the difference's interval).
 	Trials     int       `json:"trials,omitempty"`
-	Flaky      int       `json:"flaky,omitempty"`
+	Flaky      *int      `json:"flaky,omitempty"` // 0 is shown: absent only without trials
 	Confidence float64   `json:"confidence,omitempty"`
 	Margin     float64   `json:"margin,omitempty"`
 	Delta      *float64  `json:"delta,omitempty"`
@@ -149,8 +149,8 @@ func (r *Report) WriteText(w io.Writer) {
 				sure += fmt.Sprintf(", margin %.4f", s.Margin)
 			}
 			p(indent+"(%s)", sure)
-			if s.Flaky > 0 {
-				p(indent+"%d test task(s) flaky: their reward varied across trials", s.Flaky)
+			if *s.Flaky > 0 {
+				p(indent+"%d test task(s) flaky: their reward varied across trials", *s.Flaky)
 			}
 			switch {
 			case s.NewBest:
