@@ -43,6 +43,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,6 +128,9 @@ type Request struct {
 	Tasks    []string // task ids, started in this order
 	TraceDir string   // "": traces are not kept; else <TraceDir>/<id>.log
 	Progress func(done, total int, r Result)
+	// Trial numbers repeated runs of the same tasks on one tree (the gate's trials),
+	// from 1; it fills HGATE_TRIAL (0 is shown as 1).
+	Trial int
 }
 
 // Outcome is what a Run produced.
@@ -232,7 +236,7 @@ func (r *Runner) command(tmpl []string, task string, req Request, traceDir strin
 	if task != "" {
 		env = append(env, "HGATE_TASK="+task)
 	}
-	env = append(env, "HGATE_TASKS="+tasks, "HGATE_SPLIT="+req.Split, "HGATE_TRACE_DIR="+traceDir)
+	env = append(env, "HGATE_TASKS="+tasks, "HGATE_SPLIT="+req.Split, "HGATE_TRACE_DIR="+traceDir, "HGATE_TRIAL="+strconv.Itoa(max(req.Trial, 1)))
 	return argv, env
 }
 

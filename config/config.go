@@ -39,6 +39,7 @@ type Config struct {
 	Benchmark Benchmark
 	Split     Split
 	Suite     Suite
+	Gate      Gate
 	Loop      Loop
 	CleanRoom CleanRoom
 	Warnings  []string // e.g. `hgate.yaml:4: file_guard: "flase" is not false/no/off/0; the guard stays on`
@@ -67,6 +68,20 @@ type Split struct {
 	TestFraction float64 // default 0.3, 0 < x < 1
 	Seed         int64   // default 42
 }
+
+// Gate configures how sure the gate's Step 2 must be (see gate/stats.go).
+type Gate struct {
+	TrialsMin, TrialsMax int     // trials per test task; default 1..1
+	Margin               float64 // val_score points a kept change may be worse than the best; default 0
+	Confidence           float64 // one-sided confidence of each decision; default 0.95
+}
+
+// Noisy reports whether the gate runs trials and the paired comparison: with one trial
+// and no margin it answers exactly as a single val_score >= best comparison.
+func (g Gate) Noisy() bool { return g.TrialsMax > 1 || g.Margin > 0 }
+
+// MaxTrials bounds gate.trials.
+const MaxTrials = 100
 
 // Suite configures a new suite.json.
 type Suite struct {
@@ -139,6 +154,7 @@ func Default() Config {
 		},
 		Split: Split{TestFraction: 0.3, Seed: 42},
 		Suite: Suite{Threshold: 0.8},
+		Gate:  Gate{TrialsMin: 1, TrialsMax: 1, Confidence: 0.95},
 		Loop: Loop{
 			Program:               "PROGRAM.md",
 			AttemptTimeout:        30 * time.Minute,

@@ -49,6 +49,12 @@ func ptr(f float64) *float64 { return &f }
 func TestParseValid(t *testing.T) {
 	tests := map[string]Config{
 		"minimal.yaml": with(func(c *Config) { c.Allow = []string{"agent/agent.py"} }),
+		"gate.yaml": with(func(c *Config) {
+			c.Gate = Gate{TrialsMin: 2, TrialsMax: 8, Margin: 0.025, Confidence: 0.9}
+		}),
+		"gate_min_only.yaml": with(func(c *Config) {
+			c.Gate.TrialsMin, c.Gate.TrialsMax = 3, 3
+		}),
 		"full.yaml": with(func(c *Config) {
 			c.Allow = []string{"agent/agent.py", "PROGRAM.md", "prompts/**/*.txt", "!prompts/frozen.txt"}
 			c.Ignore = []string{"data/", "*.log"}
@@ -234,7 +240,7 @@ func TestParseNoGoTypeNames(t *testing.T) {
 
 func TestParseKeepsFileName(t *testing.T) {
 	_, err := Parse("custom.yml", testDir, []byte("allow: [a]\nbenchmark: {tasks: {glob: x}, run: [sh]}\nbogus: 1\n"))
-	want := "custom.yml:3: bogus: unknown key (expected one of: allow, ignore, workspace, file_guard, benchmark, split, suite, loop, clean_room)"
+	want := "custom.yml:3: bogus: unknown key (expected one of: allow, ignore, workspace, file_guard, benchmark, split, suite, gate, loop, clean_room)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

@@ -15,11 +15,13 @@ import (
 // The keys of each section, in the order DESIGN.md §6 shows them; messages list
 // them in this order.
 var (
-	rootKeys      = []string{"allow", "ignore", "workspace", "file_guard", "benchmark", "split", "suite", "loop", "clean_room"}
+	rootKeys      = []string{"allow", "ignore", "workspace", "file_guard", "benchmark", "split", "suite", "gate", "loop", "clean_room"}
 	benchmarkKeys = []string{"tasks", "run", "batch", "concurrency", "task_timeout", "timeout_policy", "env"}
 	tasksKeys     = []string{"glob", "file", "command"}
 	splitKeys     = []string{"test_fraction", "seed"}
 	suiteKeys     = []string{"threshold"}
+	gateKeys      = []string{"trials", "margin", "confidence"}
+	trialsKeys    = []string{"min", "max"}
 	loopKeys      = []string{"agent", "program", "attempt_timeout", "iterations", "patience", "stop_score", "until", "for", "repair_attempts", "max_consecutive_crashes", "sandbox"}
 	sandboxKeys   = []string{"enabled", "writable", "hidden"}
 	cleanRoomKeys = []string{"enabled", "carry", "env", "home", "writable"}
@@ -73,6 +75,9 @@ func (d *decoder) decodeRoot(root *yaml.Node, cfg *Config) {
 	}
 	if e, ok := m["suite"]; ok {
 		d.suite(e, &cfg.Suite)
+	}
+	if e, ok := m["gate"]; ok {
+		d.gate(e, &cfg.Gate)
 	}
 	if e, ok := m["loop"]; ok {
 		d.loop(e, &cfg.Loop)
@@ -342,6 +347,58 @@ func (d *decoder) suite(e entry, s *Suite) {
 				d.failf(v.val, "suite.threshold", "%s is outside 0..1 (expected a pass rate such as 0.8)", describe(v.val))
 			}
 			s.Threshold = f
+		}
+	}
+}
+
+func (d *decoder) gate(e entry, g *Gate) {
+	m, ok := d.mapping(e.val, "gate", gateKeys)
+	if !ok {
+		return
+	}
+	if v, ok := m["trials"]; ok {
+		if t, ok := d.mapping(v.val, "gate.trials", trialsKeys); ok {
+			for _, k := range trialsKeys {
+				x, ok := t[k]
+				if !ok {
+					continue
+				}
+				n, ok := d.smallInt(x.val, "gate.trials."+k, "8")
+				if !ok {
+					continue
+				}
+				if n < 1 || n > MaxTrials {
+					d.failf(x.val, "gate.trials."+k, "%d is outside 1..%d (expected a number of trials per test task, e.g. 8)", n, MaxTrials)
+					continue
+				}
+				if k == "min" {
+					g.TrialsMin = n
+				} else {
+					g.TrialsMax = n
+				}
+			}
+			if _, ok := t["max"]; !ok && g.TrialsMin > g.TrialsMax {
+				g.TrialsMax = g.TrialsMin // max defaults to min
+			}
+			if g.TrialsMin > g.TrialsMax {
+				d.failf(v.val, "gate.trials", "min %d is above max %d (expected min <= max)", g.TrialsMin, g.TrialsMax)
+			}
+		}
+	}
+	if v, ok := m["margin"]; ok {
+		if f, ok := d.number(v.val, "gate.margin", "0.02"); ok {
+			if f < 0 || f >= 1 {
+				d.failf(v.val, "gate.margin", "%s is outside 0..1 (expected val_score points the candidate may lose, e.g. 0.02)", describe(v.val))
+			}
+			g.Margin = f
+		}
+	}
+	if v, ok := m["confidence"]; ok {
+		if f, ok := d.number(v.val, "gate.confidence", "0.95"); ok {
+			if f < 0.5 || f >= 1 {
+				d.failf(v.val, "gate.confidence", "%s is outside 0.5..1 (expected a one-sided confidence such as 0.95)", describe(v.val))
+			}
+			g.Confidence = f
 		}
 	}
 }

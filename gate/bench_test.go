@@ -97,6 +97,10 @@ func newGateFixture(b *testing.B, n int, duration func(i int) time.Duration) *ga
 	if err := c.add("train_results.json", tr.Marshal); err != nil {
 		b.Fatal(err)
 	}
+	// Step 3 takes its candidates from the gate's baseline record.
+	if err := c.add(baselineName, (&Baseline{TrainFailing: f.rerun}).marshal); err != nil {
+		b.Fatal(err)
+	}
 	if err := f.env.apply("benchmark set-up", c); err != nil {
 		b.Fatal(err)
 	}

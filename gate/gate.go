@@ -65,6 +65,10 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// No gate over nothing: a mean over zero test tasks would pass every change.
+	if err := emptySide(ws, sp); err != nil {
+		return nil, err
+	}
 	st, err := loadState(ws)
 	if err != nil {
 		return nil, err
@@ -74,6 +78,31 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	}
 	s := st.suite
 	best, hasBest := record.Best(st.rows)
+	// With trials or a margin, Step 2 compares task by task with the best's own trials.
+	noisy := cfg.Gate.Noisy()
+	var bestTrials Trials
+	c := changes{}
+	if noisy {
+		br, err := e.bestRecord()
+		if err != nil {
+			return nil, err
+		}
+		if br != nil && br.trials == nil && !br.tree.IsZero() {
+			if err := e.scoreBest(ctx, br, sp.Test, c); err != nil {
+				return nil, err
+			}
+		}
+		if br != nil {
+			bestTrials = br.trials
+		}
+		if bestTrials == nil {
+			fmt.Fprintf(e.log(), "hgate: warning: gate: trials/margin are set but the best has no per-task record and its tree is unknown (a workspace prepared by an older hgate); Step 2 compares val_score with the best as without them\n")
+			noisy = false
+		} else {
+			best, _ = bestTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+			hasBest = true
+		}
+	}
 	if hasBest {
 		rep.Best = &best
 	}
@@ -85,7 +114,15 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		return nil, err
 	}
 	cached := prior != nil && prior.TestTasks == len(sp.Test) && !opts.Rerun && (prior.CleanRoom || !e.CleanRoom) &&
-		(opts.Reuse == nil || opts.Reuse(rep.Tree))
+		(opts.Reuse == nil || opts.Reuse(rep.Tree)) && (!noisy || prior.TestResults != nil)
+
+	// With trials, a tree's trials pool: --rerun adds to its earlier ones instead of
+	// replacing them, so running a tree again refines its estimate and cannot fish for luck.
+	pooled := noisy && !cached && opts.Rerun && prior != nil && prior.TestTasks == len(sp.Test) && prior.TestResults != nil
+	firstTrial := 1
+	if pooled {
+		firstTrial += len(prior.TestResults[sp.Test[0]])
+	}
 
 	rm, err := e.openRoom(tree)
 	if err != nil {
@@ -103,14 +140,14 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	ff := &decider{
 		failFast: opts.FailFast, cancel: cancel, policy: cfg.Benchmark.TimeoutPolicy,
 		suiteTotal: len(s.Tasks), needed: neededToPass(s.Threshold, len(s.Tasks)),
-		testTotal: len(sp.Test), best: best, hasBest: hasBest,
+		testTotal: len(sp.Test), best: best, hasBest: hasBest && !noisy, // trials decide Step 2 later
 		bar: e.progress("gate", len(s.Tasks)+len(sp.Test)), total: len(s.Tasks) + len(sp.Test),
 	}
 	if cached {
 		ff.hasBest = false // Step 2 is decided already; only the suite is followed
 		ff.bar = e.progress("gate", len(s.Tasks))
 		ff.total = len(s.Tasks)
-		if opts.FailFast && hasBest && prior.ValScore < best {
+		if opts.FailFast && hasBest && !noisy && prior.ValScore < best {
 			cancel(errDecided)
 		}
 	}
@@ -144,7 +181,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		wg.Go(func() {
 			// The held-out split keeps no traces: TraceDir "" never writes its output to disk.
 			out2, err2 = run2.Run(runCtx, benchmark.Request{
-				Split: "test", Tasks: sp.Test, Progress: ff.onTest,
+				Split: "test", Tasks: sp.Test, Progress: ff.onTest, Trial: firstTrial,
 			})
 		})
 	}
@@ -190,7 +227,30 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	var score float64
 	var nulls int
 	var scoredAt string
-	if cached {
+	var candTrials Trials
+	var dec *decision
+	if noisy {
+		candTrials = Trials{}
+		if cached || pooled {
+			candTrials.merge(prior.TestResults)
+		}
+		if !cached {
+			candTrials.add(sp.Test, outcomeResults(out2))
+		}
+		if !stoppedEarly {
+			dec, err = e.decide(ctx, rm, pool, sp.Test, candTrials, bestTrials, s1.OK && !cached)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if noisy {
+		score, nulls = candTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		scoredAt = statefile.Timestamp(e.now())
+		if cached {
+			scoredAt = prior.ScoredAt
+		}
+	} else if cached {
 		score, nulls, scoredAt = prior.ValScore, prior.Nulls, prior.ScoredAt
 	} else {
 		score, nulls = valScore(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
@@ -198,6 +258,21 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	}
 	s2 := &Step2{OK: !hasBest || score >= best, ValScore: score, Tasks: len(sp.Test), Nulls: nulls,
 		StoppedEarly: stoppedEarly && !cached && !ff.testCertain(), Cached: cached}
+	if noisy {
+		s2.StoppedEarly = stoppedEarly && !cached
+		s2.OK = dec != nil && dec.keep
+		flaky := candTrials.flaky(sp.Test)
+		s2.Flaky = &flaky
+		s2.Trials = len(candTrials[sp.Test[0]])
+		if dec != nil {
+			s2.Confidence = cfg.Gate.Confidence
+			s2.Margin = cfg.Gate.Margin
+			s2.Delta = &dec.cmp.Delta
+			s2.Interval = finite(best+dec.cmp.Low, best+dec.cmp.High)
+			s2.NewBest = dec.newBest
+			s2.Replicated = dec.replicated
+		}
+	}
 	if cached {
 		s2.ScoredAt = scoredAt
 	}
@@ -209,13 +284,33 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if s2.StoppedEarly {
 		s2.OK = false
 	}
-	if !s2.OK && !s2.StoppedEarly {
+	// No gate over nothing: under timeout_policy infra a null is left out, and a split of
+	// nulls would score 0 over no task — enough to pass a best of 0.
+	allNull := !s2.StoppedEarly && nulls == len(sp.Test) && cfg.Benchmark.TimeoutPolicy == "infra"
+	if noisy {
+		allNull = dec != nil && dec.cmp.N == 0 // no task with a reward on both sides to compare
+	}
+	if allNull {
+		s2.OK = false
+	}
+	switch {
+	case s2.OK || s2.StoppedEarly:
+	case allNull:
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: no test task returned a reward (%d of %d null; timeout_policy: infra leaves nulls out), so there is no val_score to keep", nulls, len(sp.Test)))
+	case noisy:
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is worse than the best %.4f by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
+			score, best, cfg.Gate.Margin, dec.cmp.Delta, s2.Trials, dec.why))
+	default:
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is below the best on record %.4f", score, best))
 	}
 
 	// Step 3: promote train tasks that failed before and pass now. The suite never shrinks.
 	if s1.OK && s2.OK {
-		s3, err := e.promote(ctx, rm, s, st.train)
+		base, err := e.ledgerBaseline()
+		if err != nil {
+			return nil, err
+		}
+		s3, err := e.promote(ctx, rm, s, promotionCandidates(base, st.train.Results, s.Tasks, sp.Train), cfg.Gate.TrialsMax)
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +322,10 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		SuitePassed: s1.Passed, SuiteTotal: s1.Total, Promoted: []string{}, Timestamp: statefile.Timestamp(e.now()),
 		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom,
 	}
+	if noisy {
+		receipt.TestResults, receipt.Trials, receipt.Flaky = candTrials, s2.Trials, *s2.Flaky
+		receipt.NewBest = s2.NewBest && rep.Verdict == "pass"
+	}
 	if stoppedEarly && !cached {
 		// A test split cut short by --fail-fast is no score to keep for this tree.
 		receipt.TestTasks = -1
@@ -235,7 +334,6 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		receipt.Promoted = rep.Steps.Step3.Promoted
 	}
 	fault.Point("gate-scored")
-	c := changes{}
 	if err := c.add("suite.json", s.Marshal); err != nil {
 		return nil, err
 	}
@@ -253,17 +351,12 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// promote re-runs train tasks that failed in train_results.json and are not in the suite,
-// and adds those that pass now.
-func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, train *suite.TrainResults) (*Step3, error) {
-	var rerun []string
-	for id, r := range train.Results {
-		if !suite.Passed(r) && !slices.Contains(s.Tasks, id) {
-			rerun = append(rerun, id)
-		}
-	}
-	slices.Sort(rerun)
-	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}}
+// promote re-runs the candidates (see promotionCandidates) and adds those that pass now.
+// Their results go into the suite's last_results, next to Step 1's.
+// With trials, a task that passed is run again, up to trials times in all, and joins
+// the suite only when it passed every one; one that passed some and failed one is flaky.
+func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
+	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
 	}
@@ -279,10 +372,33 @@ func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, train *suit
 	}
 	var now []string
 	for _, id := range rerun {
-		if r, ok := out.Results[id]; ok && r.Passed() {
+		r := out.Results[id]
+		s.LastResults[id] = r.Reward
+		if r.Passed() {
 			now = append(now, id)
 		}
 	}
+	for trial := 2; trial <= trials && len(now) > 0; trial++ {
+		run, err := rm.runner(e, nil)
+		if err != nil {
+			return nil, err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "train", Tasks: now, Trial: trial})
+		if err != nil {
+			return nil, err
+		}
+		var still []string
+		for _, id := range now {
+			if out.Results[id].Passed() {
+				still = append(still, id)
+			} else {
+				s3.Flaky = append(s3.Flaky, id)
+				s.LastResults[id] = out.Results[id].Reward
+			}
+		}
+		now = still
+	}
+	slices.Sort(s3.Flaky)
 	s3.Promoted = append(s3.Promoted, s.Promote(now...)...)
 	return s3, nil
 }

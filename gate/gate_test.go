@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/hgate/hgate/benchmark"
@@ -81,5 +82,29 @@ func TestRejectionCertain(t *testing.T) {
 func TestPyList(t *testing.T) {
 	if got, want := pyList([]string{"task_042", "task_071"}), "['task_042', 'task_071']"; got != want {
 		t.Fatalf("pyList = %s, want %s", got, want)
+	}
+}
+
+func TestPromotionCandidates(t *testing.T) {
+	train := map[string]*float64{"a": reward(0), "b": reward(1), "c": nil, "t1": reward(0)}
+	split := []string{"a", "b", "c", "d"}
+	tests := []struct {
+		name  string
+		base  *Baseline
+		suite []string
+		want  []string
+	}{
+		{"the baseline record, not train_results", &Baseline{TrainFailing: []string{"b", "d"}}, nil, []string{"b", "d"}},
+		{"suite tasks are not candidates", &Baseline{TrainFailing: []string{"b", "d"}}, []string{"d"}, []string{"b"}},
+		{"a test id in the record is dropped", &Baseline{TrainFailing: []string{"t1", "d"}}, nil, []string{"d"}},
+		{"no record: train_results stands in, test ids dropped", nil, []string{"c"}, []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := promotionCandidates(tt.base, train, tt.suite, split)
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("promotionCandidates = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
-// TestMain lets the test binary serve as the sandbox shim of the tasks it runs.
+// TestMain lets the test binary act as the sandbox shim: tasks run in the clean room are
+// started through it (without this, the shim would run the tests instead of the task).
 func TestMain(m *testing.M) {
 	sandbox.Main()
 	os.Exit(m.Run())

@@ -108,6 +108,11 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	needBaselineTraces := !exists(ws.baselineTraces())
 	complete := st.split != nil && st.suite != nil && st.train != nil && len(st.rows) > 0 &&
 		!needBaselineTraces && exists(ws.learnings())
+	if st.split != nil {
+		if err := emptySide(ws, st.split); err != nil {
+			return nil, err
+		}
+	}
 	if complete {
 		// Nothing runs, but the carried paths a later command would copy are checked now.
 		if err := e.verifyCarry(e.Repo.Root()); err != nil {
@@ -176,21 +181,50 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	sp := st.split
 	if sp == nil {
 		sp, rep.Excluded = split.Make(rewards(out.Results), cfg.Split.TestFraction, cfg.Split.Seed)
+		if err := e.checkSplit(sp, rep.Excluded, len(tasks), out.Results, traceTmp); err != nil {
+			return nil, err
+		}
 		if len(rep.Excluded) > 0 {
-			fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split: %s\n",
-				len(rep.Excluded), strings.Join(rep.Excluded, ", "))
+			fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split:\n", len(rep.Excluded))
+			for _, l := range e.nullLines(rep.Excluded, out.Results, ws.baselineTraces(), traceTmp) {
+				fmt.Fprintf(e.log(), "hgate: %s\n", l)
+			}
 		}
 		if err := c.add("split.json", sp.Marshal); err != nil {
 			return nil, err
 		}
 	}
 	rep.Train, rep.Test = sp.Train, sp.Test
+	// With trials, the baseline's test tasks run trials.max times in all: the first best
+	// Step 2 compares with is an estimate pooled over every trial.
+	var testTrials Trials
+	if cfg.Gate.Noisy() && st.split == nil {
+		if testTrials, err = e.baselineTrials(ctx, rm, sp.Test, out.Results); err != nil {
+			return nil, err
+		}
+	}
 	if st.train == nil {
 		tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: map[string]*float64{}}
 		for _, id := range sp.Train {
 			tr.Results[id] = out.Results[id].Reward
 		}
 		if err := c.add("train_results.json", tr.Marshal); err != nil {
+			return nil, err
+		}
+		// Step 3's record of what failed, which no bench rewrites.
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}}
+		if testTrials != nil {
+			base.Test = Trials{}
+			for _, id := range sp.Test {
+				base.Test[id] = testTrials[id]
+			}
+		}
+		for _, id := range sp.Train {
+			if !suite.Passed(tr.Results[id]) {
+				base.TrainFailing = append(base.TrainFailing, id)
+			}
+		}
+		if err := c.add(baselineName, base.marshal); err != nil {
 			return nil, err
 		}
 	}
@@ -201,6 +235,9 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	}
 	if len(st.rows) == 0 {
 		score, _ := valScore(sp.Test, out.Results, cfg.Benchmark.TimeoutPolicy)
+		if testTrials != nil {
+			score, _ = testTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		}
 		row := record.Row{Iteration: 0, ValScore: score, Commit: "baseline", Timestamp: e.now()}
 		if err := c.add("results.tsv", func() ([]byte, error) { return record.AppendTo(ws.results(), nil, row) }); err != nil {
 			return nil, err
@@ -222,10 +259,16 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 	}
+	delete(c, baselineName) // hgate's own record, not a file to announce
 	rep.Created = e.names(c)
 	fault.Point("prepare-applied")
+	// A refused run's traces are of no use once a split is made (and may be of test tasks).
+	if err := os.RemoveAll(ws.refusedTraces()); err != nil {
+		return nil, err
+	}
 	if needBaselineTraces {
-		if err := keepTraces(traceTmp, ws.baselineTraces(), sp.Train); err != nil {
+		// Excluded tasks never run again, so their traces (why they were null) are kept too.
+		if err := keepTraces(traceTmp, ws.baselineTraces(), append(slices.Clone(sp.Train), rep.Excluded...)); err != nil {
 			return nil, err
 		}
 		rep.Created = append(rep.Created, e.ledger().Display("traces/baseline"))
@@ -291,4 +334,82 @@ func keepTraces(src, dst string, tasks []string) error {
 		}
 	}
 	return os.Rename(tmp, dst)
+}
+
+// checkSplit refuses a split the gate could not judge by: one side empty, or most tasks
+// null at baseline (a benchmark that does not run). Nothing is written then, but the null
+// tasks' traces are kept in traces/refused so their reasons can be read.
+func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results map[string]benchmark.Result, traceTmp string) error {
+	var why []string
+	if 2*len(excluded) > total {
+		why = append(why, fmt.Sprintf("%d of %d tasks had a null baseline reward (the benchmark does not run?)", len(excluded), total))
+	}
+	if len(sp.Train) == 0 || len(sp.Test) == 0 {
+		why = append(why, fmt.Sprintf("the split would be %d train / %d test tasks (the gate needs both sides)", len(sp.Train), len(sp.Test)))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	msg := "prepare refused: " + strings.Join(why, "; ") + "; nothing was written"
+	if len(excluded) > 0 {
+		dst := e.ws().refusedTraces()
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := keepTraces(traceTmp, dst, excluded); err != nil {
+			return err
+		}
+		msg += "\nnull baseline rewards:\n" + strings.Join(e.nullLines(excluded, results, dst, dst), "\n")
+	}
+	return errors.New(msg + "\nfix the benchmark (each task's command must print a reward or exit 0/1) and run hgate prepare again")
+}
+
+// nullLines is one line per null task: its reason and, when the task left output, where
+// its trace is (kept under dir; looked for under src).
+func (e *Env) nullLines(ids []string, results map[string]benchmark.Result, dir, src string) []string {
+	var lines []string
+	for _, id := range ids {
+		reason := results[id].Reason
+		if reason == "" {
+			reason = "no reward"
+		}
+		l := fmt.Sprintf("  %s: %s", id, reason)
+		if exists(filepath.Join(src, id+".log")) {
+			l += fmt.Sprintf(" (trace: %s)", e.display(filepath.Join(dir, id+".log")))
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// emptySide refuses a split.json with an empty side, which only an older hgate or a hand
+// edit makes: the gate cannot answer over it.
+func emptySide(ws workspace, sp *split.Split) error {
+	if len(sp.Train) > 0 && len(sp.Test) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%s has %d train / %d test tasks: the gate cannot judge a change over an empty side; remove the workspace and hgate's refs (git for-each-ref --format='delete %%(refname)' refs/hgate | git update-ref --stdin) and run hgate prepare again", ws.split(), len(sp.Train), len(sp.Test))
+}
+
+// baselineTrials runs trials 2..trials.max of the test tasks and returns each task's
+// trials, the first from results.
+func (e *Env) baselineTrials(ctx context.Context, rm *room, tasks []string, results map[string]benchmark.Result) (Trials, error) {
+	t := Trials{}
+	t.add(tasks, results)
+	for trial := 2; trial <= e.Config.Gate.TrialsMax; trial++ {
+		run, err := rm.runner(e, nil)
+		if err != nil {
+			return nil, err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+			Progress: e.progress(fmt.Sprintf("baseline trial %d", trial), len(tasks))})
+		if err != nil {
+			return nil, err
+		}
+		t.add(tasks, out.Results)
+	}
+	return t, nil
 }

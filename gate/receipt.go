@@ -4,9 +4,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/suite"
 )
 
 // Receipt is the gate's verdict bound to the candidate tree it judged. record appends a
@@ -27,6 +29,13 @@ type Receipt struct {
 	Nulls     int    `json:"nulls"`
 	ScoredAt  string `json:"scored_at"`
 	CleanRoom bool   `json:"clean_room"` // a score from outside the clean room is not reused inside it
+	// With gate.trials/margin: every test trial's reward per task (never printed; the best's
+	// are what later gates compare with), trials per task, flaky test tasks, and whether
+	// this tree is a confident, replicated improvement that record makes the new best.
+	Trials      int    `json:"trials,omitempty"`
+	TestResults Trials `json:"test_results,omitempty"`
+	Flaky       int    `json:"flaky,omitempty"`
+	NewBest     bool   `json:"new_best,omitempty"`
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
@@ -72,4 +81,60 @@ func WroteReceipt(tree string) bool {
 	wrote.mu.Lock()
 	defer wrote.mu.Unlock()
 	return wrote.trees[tree]
+}
+
+// baselineName is the gate's own record of which train tasks failed at baseline, written
+// once by prepare and kept by the ledger; unlike train_results.json, no bench rewrites it.
+const baselineName = "baseline.json"
+
+// Baseline is baseline.json.
+type Baseline struct {
+	Commit       string   `json:"commit"`
+	Tree         string   `json:"tree"`
+	TrainFailing []string `json:"train_failing"` // train tasks that did not pass at baseline, sorted
+	// Test holds the baseline's test trials (gate.trials.max of them per task), the best
+	// Step 2 compares with until a new best is recorded; absent without trials.
+	Test Trials `json:"test,omitempty"`
+}
+
+func (b *Baseline) marshal() ([]byte, error) { return statefile.EncodeJSON(b) }
+
+// promotionCandidates are the train tasks Step 3 re-runs: those that failed at the last
+// gated commit by the gate's own record and are not in the suite. A task that failed at
+// baseline and never passed a Step 3 re-run since failed at every gated commit since (each
+// passing gate re-ran it), so the baseline record minus the suite is exactly that set.
+// Without a baseline record (a workspace prepared by an older hgate) train_results.json
+// stands in. A test-split id is never a candidate, whatever the record says.
+func promotionCandidates(base *Baseline, train map[string]*float64, suiteTasks, trainSplit []string) []string {
+	var failing []string
+	if base != nil {
+		failing = base.TrainFailing
+	} else {
+		for id, r := range train {
+			if !suite.Passed(r) {
+				failing = append(failing, id)
+			}
+		}
+	}
+	var out []string
+	for _, id := range failing {
+		if slices.Contains(trainSplit, id) && !slices.Contains(suiteTasks, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ledgerBaseline reads baseline.json as the ledger holds it; nil when there is none.
+func (e *Env) ledgerBaseline() (*Baseline, error) {
+	data, err := e.ledgerCopy(baselineName)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	var b Baseline
+	if err := statefile.DecodeJSON(e.ws().path(baselineName), data, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
 }

@@ -119,6 +119,11 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 			return nil, err
 		}
 		rep.NewBest = !hasBest || rc.ValScore > best
+		if rc.TestResults != nil {
+			// With trials the best moves only on the gate's confident, replicated improvement:
+			// a kept change that merely scored higher by luck does not become the best.
+			rep.NewBest = rc.NewBest
+		}
 	}
 	// The row and the anchors' new places are one ledger commit; the refs move after the
 	// row is written, and a crash in between is finished by the next hgate command.

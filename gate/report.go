@@ -57,6 +57,17 @@ type Step2 struct {
 	StoppedEarly bool     `json:"stopped_early,omitempty"`
 	Cached       bool     `json:"cached"`              // the tree's earlier score, not run again
 	ScoredAt     string   `json:"scored_at,omitempty"` // with cached: when the test split ran for this tree
+	// With gate.trials or gate.margin (see decide): trials run per test task, how many
+	// test tasks gave different rewards across them, the difference from the best and
+	// val_score's interval at the confidence (best + the difference's interval).
+	Trials     int       `json:"trials,omitempty"`
+	Flaky      *int      `json:"flaky,omitempty"` // 0 is shown: absent only without trials
+	Confidence float64   `json:"confidence,omitempty"`
+	Margin     float64   `json:"margin,omitempty"`
+	Delta      *float64  `json:"delta,omitempty"`
+	Interval   []float64 `json:"interval,omitempty"`
+	NewBest    bool      `json:"new_best,omitempty"`   // a confident improvement, replicated: record moves refs/hgate/best
+	Replicated bool      `json:"replicated,omitempty"` // a claimed new best was run again
 }
 
 // Step3 is the promotion of newly passing train tasks into the suite.
@@ -64,6 +75,7 @@ type Step3 struct {
 	Ran      bool     `json:"ran"`
 	Rerun    int      `json:"rerun"`
 	Promoted []string `json:"promoted"`
+	Flaky    []string `json:"flaky,omitempty"` // passed a trial and failed another: not promoted
 }
 
 // Passed reports whether the gate kept the change.
@@ -128,6 +140,25 @@ func (r *Report) WriteText(w io.Writer) {
 			nulls = fmt.Sprintf("  [%d of %d tasks null]", s.Nulls, s.Tasks)
 		}
 		p(indent+"val_score=%.4f  %s  %s%s", s.ValScore, mark(s.OK, s.StoppedEarly), prev, nulls)
+		if s.Trials > 0 && s.Delta != nil {
+			sure := fmt.Sprintf("%d trial(s) per task; difference %+.4f", s.Trials, *s.Delta)
+			if s.Interval != nil {
+				sure += fmt.Sprintf(", val_score in [%.4f, %.4f] at %.0f%%", s.Interval[0], s.Interval[1], 100*s.Confidence)
+			}
+			if s.Margin > 0 {
+				sure += fmt.Sprintf(", margin %.4f", s.Margin)
+			}
+			p(indent+"(%s)", sure)
+			if *s.Flaky > 0 {
+				p(indent+"%d test task(s) flaky: their reward varied across trials", *s.Flaky)
+			}
+			switch {
+			case s.NewBest:
+				p(indent + "a confident improvement, replicated: a new best")
+			case s.Replicated:
+				p(indent + "a claimed improvement did not replicate: kept, but the best stays")
+			}
+		}
 		if s.Cached {
 			p(indent+"(this tree was scored at %s; the test split is not run twice — --rerun forces it)", s.ScoredAt)
 		}
@@ -148,6 +179,9 @@ func (r *Report) WriteText(w io.Writer) {
 				p(indent + "no task passes now; suite unchanged")
 			} else {
 				p(indent+"promoted %d task(s) into regression suite: %s", len(s.Promoted), pyList(s.Promoted))
+			}
+			if len(s.Flaky) > 0 {
+				p(indent+"flaky, not promoted (passed a trial, failed another): %s", strings.Join(s.Flaky, ", "))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ package gate
 import (
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hgate/hgate/benchmark"
@@ -82,6 +83,7 @@ func (w workspace) learnings() string          { return w.path("learnings.md") }
 func (w workspace) split() string              { return w.path("split.json") }
 func (w workspace) baselineTraces() string     { return w.path(filepath.Join("traces", "baseline")) }
 func (w workspace) latestTraces() string       { return w.path(filepath.Join("traces", "latest")) }
+func (w workspace) refusedTraces() string      { return w.path(filepath.Join("traces", "refused")) }
 func (w workspace) receipt(tree string) string { return w.path(filepath.FromSlash(receiptName(tree))) }
 
 func (e *Env) ws() workspace { return workspace(e.Config.WorkspaceDir()) }
@@ -95,4 +97,12 @@ func GuardOptions(c *config.Config) gitguard.Options {
 		o.Workspace = filepath.ToSlash(c.Workspace)
 	}
 	return o
+}
+
+// display shows a path relative to the repository root, as messages name files.
+func (e *Env) display(path string) string {
+	if rel, err := filepath.Rel(e.Repo.Root(), path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
 }

@@ -210,6 +210,9 @@ func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
 	return paths, nil
 }
 
+// TreeOf returns the tree of a commit (the gate finds the receipt of refs/hgate/best by it).
+func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.treeOf(commit) }
+
 // treeOf returns the tree of a commit, or h itself when it names a tree.
 func (r *Repo) treeOf(h plumbing.Hash) (plumbing.Hash, error) {
 	if h.IsZero() {

@@ -7,7 +7,7 @@
 // second copy of those files kept as commits on refs/hgate/ledger (blob →
 // tree → commit, the ref moved with compare-and-set). The tracked files,
 // relative to the workspace, are suite.json, results.tsv, train_results.json,
-// split.json and every receipts/*.json. learnings.md, traces/ and runs/ are
+// split.json, baseline.json (the gate's record of the baseline) and every receipts/*.json. learnings.md, traces/ and runs/ are
 // not tracked: the agent may write learnings.
 //
 // Every write of state goes through Apply, which records the ledger commit
@@ -80,7 +80,7 @@ import (
 const Ref = "refs/hgate/ledger"
 
 // files are the tracked state files other than receipts.
-var files = []string{"results.tsv", "split.json", "suite.json", "train_results.json"}
+var files = []string{"baseline.json", "results.tsv", "split.json", "suite.json", "train_results.json"}
 
 // receiptsDir holds one receipt per gated tree.
 const receiptsDir = "receipts"

@@ -452,7 +452,7 @@ func TestConcurrentLedgers(t *testing.T) {
 
 func TestTracked(t *testing.T) {
 	for name, want := range map[string]bool{
-		"suite.json": true, "results.tsv": true, "train_results.json": true, "split.json": true,
+		"suite.json": true, "results.tsv": true, "train_results.json": true, "split.json": true, "baseline.json": true,
 		"receipts/abc.json": true, "receipts/.abc.json": false, "receipts/.json": false,
 		"receipts/a/b.json": false, "receipts/abc.txt": false, "learnings.md": false,
 		"traces/x.json": false, "runs/1/summary.json": false, "Suite.json": false,

@@ -1,0 +1,236 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/record"
+)
+
+// The noise simulation: a benchmark whose every task passes with a probability, drawn per
+// trial, that the candidate's own file sets. quality.txt (the one allowed file) holds
+// "DELTA SEED": task i passes with probability p_i + DELTA, p_i spread over [0.15, 0.85],
+// and SEED (a new one per candidate) with HGATE_TRIAL seeds the draws, so two candidates of
+// the same quality are two independent samples, as trivially different trees are. The real
+// gate (Run, Record, the ledger, the clean room) judges each candidate.
+const simTasks = 100 // the split puts 30 of them in the test split
+
+const simScript = `read delta seed < quality.txt
+echo "$HGATE_TASKS" | awk -v d="$delta" -v s="$seed" -v t="$HGATE_TRIAL" -v sp="$HGATE_SPLIT" '{
+	n = split($0, ids, ",")
+	srand(s * 100 + t * 2 + (sp == "test")) # below 2^31: awk seeds are 32-bit
+	printf "{"
+	for (k = 1; k <= n; k++) {
+		i = substr(ids[k], 2) + 0
+		p = 0.15 + 0.7 * (i * 0.618034 - int(i * 0.618034)) + d
+		printf "%s\"%s\": %d", (k > 1 ? ", " : ""), ids[k], (rand() < p ? 1 : 0)
+	}
+	print "}"
+}'
+`
+
+// simP is task i's pass probability at DELTA 0, as simScript computes it.
+func simP(id string) float64 {
+	i, _ := strconv.Atoi(id[1:])
+	x := float64(i) * 0.618034
+	return 0.15 + 0.7*(x-math.Floor(x))
+}
+
+type simRepo struct {
+	repo *gittest.Repo
+	env  *Env
+	seed int
+	test []string
+}
+
+func newSimRepo(b *testing.B, gateSection string, seed int) *simRepo {
+	var ids []string
+	for i := range simTasks {
+		ids = append(ids, fmt.Sprintf("t%03d", i))
+	}
+	r := &simRepo{repo: gittest.New(b), seed: seed * 10000}
+	r.repo.WriteFiles(map[string]string{
+		"hgate.yaml": "allow: [quality.txt]\nbenchmark:\n  tasks: {file: tasks.txt}\n  batch: [sh, sim.sh]\n  task_timeout: 1m\n" +
+			"suite: {threshold: 0}\n" + gateSection,
+		".gitignore":  "/workspace/\n",
+		"tasks.txt":   strings.Join(ids, "\n") + "\n",
+		"sim.sh":      simScript,
+		"quality.txt": fmt.Sprintf("0 %d\n", r.seed),
+	})
+	r.repo.Commit("init")
+	cfg, err := config.Load(r.repo.Path("hgate.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := gitguard.Open(r.repo.Dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.env = &Env{Config: cfg, Repo: g, CleanRoom: true}
+	if _, err := Prepare(context.Background(), r.env); err != nil {
+		b.Fatal(err)
+	}
+	sp, err := r.env.loadSplit()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.test = sp.Test
+	return r
+}
+
+// gate judges a new candidate of the given quality (a fresh seed, so a new tree).
+func (r *simRepo) gate(b *testing.B, delta float64) *Report {
+	r.seed++
+	r.repo.Write("quality.txt", fmt.Sprintf("%g %d\n", delta, r.seed))
+	rep, err := Run(context.Background(), r.env, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rep
+}
+
+// bestEstimate is the best's val_score as the gate compares with it.
+func (r *simRepo) bestEstimate(b *testing.B) float64 {
+	if r.env.Config.Gate.Noisy() {
+		t, err := r.env.bestTrials()
+		if err != nil || t == nil {
+			b.Fatalf("best trials: %v", err)
+		}
+		s, _ := t.score(r.test, "agent")
+		return s
+	}
+	rows, err := record.Load(r.env.ws().results())
+	if err != nil {
+		b.Fatal(err)
+	}
+	best, _ := record.Best(rows)
+	return best
+}
+
+func (r *simRepo) truth() float64 {
+	var sum float64
+	for _, id := range r.test {
+		sum += simP(id)
+	}
+	return sum / float64(len(r.test))
+}
+
+type simRule struct {
+	name, section string
+}
+
+// BenchmarkNoiseSimulation prints today's rule (one trial, val_score >= best) against the
+// noise-aware gate at 30 test tasks: the keep rate of candidates 10 and 5 points worse,
+// equal, 5 and 10 points better than the best; how far the best's estimate rises above
+// its true value after 50 do-nothing iterations (each kept one committed and recorded);
+// and the trials run per test task. HGATE_SIM_GATES (default 40) sets the gates per
+// quality level, HGATE_SIM_CHAINS (default 4) the 50-iteration chains per rule.
+func BenchmarkNoiseSimulation(b *testing.B) {
+	gates, chains := envInt("HGATE_SIM_GATES", 40), envInt("HGATE_SIM_CHAINS", 4)
+	rules := []simRule{
+		{"today (1 trial, no margin)", ""},
+		{"noise-aware", "gate:\n  trials: {min: 2, max: 8}\n  margin: 0.025\n  confidence: 0.95\n"},
+	}
+	levels := []float64{-0.10, -0.05, 0, 0.05, 0.10}
+	const repos = 4 // baselines per rule: the keep rate averages over baseline draws too
+	out := os.Stdout
+	for range b.N {
+		type result struct {
+			keep       [5]float64
+			trials     [5]float64
+			inflation  float64
+			newBests   float64
+			chainGates int
+		}
+		res := make([]result, len(rules))
+		for ri, rule := range rules {
+			rs := make([]*simRepo, repos)
+			for k := range rs {
+				rs[k] = newSimRepo(b, rule.section, 1+ri*100+k)
+			}
+			if len(rs[0].test) != 30 {
+				b.Fatalf("the split has %d test tasks, want 30", len(rs[0].test))
+			}
+			for li, delta := range levels {
+				kept, trials := 0, 0
+				for g := range gates {
+					rep := rs[g%repos].gate(b, delta)
+					if rep.Passed() {
+						kept++
+					}
+					trials += max(rep.Steps.Step2.Trials, 1)
+				}
+				res[ri].keep[li] = float64(kept) / float64(gates)
+				res[ri].trials[li] = float64(trials) / float64(gates)
+			}
+			for c := range chains {
+				r := newSimRepo(b, rule.section, 1000+ri*100+c)
+				for range 50 {
+					rep := r.gate(b, 0)
+					res[ri].chainGates++
+					if !rep.Passed() {
+						r.repo.Git("checkout", "-q", "quality.txt")
+						continue
+					}
+					r.repo.Git("commit", "-qam", "do nothing")
+					rr, err := Record(r.env, RecordOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if rr.NewBest {
+						res[ri].newBests++
+					}
+				}
+				res[ri].inflation += (r.bestEstimate(b) - r.truth()) / float64(chains)
+			}
+			res[ri].newBests /= float64(chains)
+		}
+		fmt.Fprintf(out, "\nnoise simulation: 30 test tasks, pass probabilities 0.15-0.85, %d gates per level, %d chains of 50 do-nothing iterations\n", gates, chains)
+		fmt.Fprintf(out, "%-28s", "")
+		for _, rule := range rules {
+			fmt.Fprintf(out, "  %-28s", rule.name)
+		}
+		fmt.Fprintln(out)
+		for li, delta := range levels {
+			fmt.Fprintf(out, "%-28s", fmt.Sprintf("kept at %+.0f points", delta*100))
+			for ri := range rules {
+				fmt.Fprintf(out, "  %-28s", fmt.Sprintf("%3.0f%%  (%.1f trials/task)", 100*res[ri].keep[li], res[ri].trials[li]))
+			}
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "%-28s", "best's inflation after 50")
+		for ri := range rules {
+			fmt.Fprintf(out, "  %-28s", fmt.Sprintf("%+.4f  (%.1f new bests)", res[ri].inflation, res[ri].newBests))
+		}
+		fmt.Fprintln(out)
+		fmt.Fprintf(out, "%-28s", "mean trials per test task")
+		for ri := range rules {
+			var sum float64
+			for _, t := range res[ri].trials {
+				sum += t
+			}
+			fmt.Fprintf(out, "  %-28s", fmt.Sprintf("%.2f", sum/float64(len(levels))))
+		}
+		fmt.Fprintln(out)
+		na := res[len(rules)-1]
+		b.ReportMetric(na.keep[0], "kept@-10")
+		b.ReportMetric(na.keep[3], "kept@+5")
+		b.ReportMetric(na.inflation, "inflation")
+		b.ReportMetric(res[0].inflation, "inflation-today")
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

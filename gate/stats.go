@@ -1,0 +1,307 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/benchmark"
+)
+
+// Trials holds, per test task, the reward of each trial run on one tree (nil = null). The
+// best's Trials are kept in its receipt (or baseline.json) and never printed: the gate
+// compares with them task by task, and shows only aggregates.
+type Trials map[string][]*float64
+
+// add appends one round of results; a task the runner did not return is null.
+func (t Trials) add(tasks []string, results map[string]benchmark.Result) {
+	for _, id := range tasks {
+		t[id] = append(t[id], results[id].Reward)
+	}
+}
+
+// merge appends every trial of o.
+func (t Trials) merge(o Trials) {
+	for id, rs := range o {
+		t[id] = append(t[id], rs...)
+	}
+}
+
+// mean is a task's reward averaged over its trials. Under "agent" a null counts 0.0;
+// under "infra" it is left out, and a task with no reward at all has none (ok false).
+func (t Trials) mean(id, policy string) (float64, bool) {
+	var sum float64
+	n := 0
+	for _, r := range t[id] {
+		switch {
+		case r != nil:
+			sum += *r
+			n++
+		case policy != "infra":
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// score is val_score over the pooled trials: the mean over tasks of each task's mean.
+func (t Trials) score(tasks []string, policy string) (score float64, nulls int) {
+	var sum float64
+	n := 0
+	for _, id := range tasks {
+		if slices.Contains(t[id], nil) || len(t[id]) == 0 {
+			nulls++
+		}
+		m, ok := t.mean(id, policy)
+		if !ok {
+			continue
+		}
+		sum += m
+		n++
+	}
+	if n == 0 {
+		return 0, nulls
+	}
+	return round4(sum / float64(n)), nulls
+}
+
+// flaky counts the tasks whose reward differs between trials of this one tree.
+func (t Trials) flaky(tasks []string) int {
+	n := 0
+	for _, id := range tasks {
+		if varies(t[id]) {
+			n++
+		}
+	}
+	return n
+}
+
+func varies(rs []*float64) bool {
+	for _, r := range rs[min(1, len(rs)):] {
+		if (r == nil) != (rs[0] == nil) || r != nil && *r != *rs[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// comparison is the paired comparison of a candidate with the best: per test task the
+// difference of the two means, then their mean Delta with its standard error and the
+// two-sided interval [Low, High] at the gate's confidence (each bound one-sided at it).
+type comparison struct {
+	N                    int
+	Delta, SE, Low, High float64
+}
+
+// compare pairs cand with best task by task. Pairing takes out how hard each task is,
+// which dwarfs the trial noise on most benchmarks; what is left is the noise of both
+// sides, which the spread of the differences measures.
+func compare(cand, best Trials, tasks []string, policy string, z float64) comparison {
+	var d []float64
+	for _, id := range tasks {
+		c, ok1 := cand.mean(id, policy)
+		b, ok2 := best.mean(id, policy)
+		if ok1 && ok2 {
+			d = append(d, c-b)
+		}
+	}
+	cmp := comparison{N: len(d)}
+	if len(d) == 0 {
+		cmp.SE = math.Inf(1)
+		cmp.Low, cmp.High = math.Inf(-1), math.Inf(1)
+		return cmp
+	}
+	var sum float64
+	for _, x := range d {
+		sum += x
+	}
+	cmp.Delta = sum / float64(len(d))
+	if len(d) < 2 {
+		cmp.SE = math.Inf(1)
+	} else {
+		var ss float64
+		for _, x := range d {
+			ss += (x - cmp.Delta) * (x - cmp.Delta)
+		}
+		cmp.SE = math.Sqrt(ss / float64(len(d)-1) / float64(len(d)))
+	}
+	cmp.Low, cmp.High = cmp.Delta-z*cmp.SE, cmp.Delta+z*cmp.SE
+	return cmp
+}
+
+// zFor is the one-sided normal quantile of a confidence: 1.645 for 0.95.
+func zFor(confidence float64) float64 { return math.Sqrt2 * math.Erfinv(2*confidence-1) }
+
+// decision is Step 2's answer with trials.
+type decision struct {
+	keep, newBest, replicated bool
+	cmp                       comparison
+	why                       string // how the answer was reached, for the report
+}
+
+// decide is the sequential paired comparison. It runs one trial of every test task per
+// round, up to gate.trials.max rounds, and after each round from trials.min on stops at
+// once on a clear answer: a clear loser (even the interval's top is worse than the best by
+// more than the margin) or a clear keep (its bottom is not). Undecided after the last
+// round, the estimate decides: kept when the difference is not below −margin.
+//
+// A kept candidate whose interval lies wholly above the best claims a new best; the claim
+// stands only if an independent replication — trials.max fresh rounds — shows it again,
+// and the candidate's estimate then pools both. So a do-nothing change moves the best by
+// luck only when two independent runs are both lucky (see the README's Decisions).
+//
+// more false (Step 1 failed, or the score is the tree's earlier one) runs no trial: the
+// answer comes from the trials at hand.
+func (e *Env) decide(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, cand, best Trials, more bool) (*decision, error) {
+	g, policy := e.Config.Gate, e.Config.Benchmark.TimeoutPolicy
+	z, m := zFor(g.Confidence), g.Margin
+	round := func(trial int) (Trials, error) {
+		run, err := rm.runner(e, pool)
+		if err != nil {
+			return nil, err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+			Progress: e.progress(fmt.Sprintf("trial %d", trial), len(tasks))})
+		if err != nil {
+			return nil, err
+		}
+		t := Trials{}
+		t.add(tasks, out.Results)
+		return t, nil
+	}
+	d := &decision{}
+	for r := len(cand[tasks[0]]); ; r++ {
+		d.cmp = compare(cand, best, tasks, policy, z)
+		if r >= g.TrialsMin && d.cmp.High < -m {
+			d.why = fmt.Sprintf("a clear loser at %.0f%% confidence", 100*g.Confidence)
+			return d, nil
+		}
+		if r >= g.TrialsMin && d.cmp.Low >= -m {
+			d.keep, d.why = true, fmt.Sprintf("not worse at %.0f%% confidence", 100*g.Confidence)
+			break
+		}
+		if r >= g.TrialsMax || !more {
+			d.keep = d.cmp.Delta >= -m
+			d.why = "undecided at the last trial: the estimate decides"
+			break
+		}
+		t, err := round(r + 1)
+		if err != nil {
+			return nil, err
+		}
+		cand.merge(t)
+	}
+	if !d.keep || !more || d.cmp.Low <= 0 {
+		return d, nil
+	}
+	rep := Trials{}
+	for i := 1; i <= g.TrialsMax; i++ {
+		t, err := round(len(cand[tasks[0]]) + i)
+		if err != nil {
+			return nil, err
+		}
+		rep.merge(t)
+	}
+	again := compare(rep, best, tasks, policy, z)
+	cand.merge(rep)
+	d.replicated, d.newBest = true, again.Low > 0
+	d.cmp = compare(cand, best, tasks, policy, z)
+	return d, nil
+}
+
+// bestRecord is where the best's per-task test trials are kept: the receipt of the tree of
+// refs/hgate/best, or baseline.json before any new best.
+type bestRecord struct {
+	trials  Trials
+	tree    plumbing.Hash // zero when unknown (a baseline.json from before trees were noted)
+	receipt *Receipt      // nil for the baseline
+	base    *Baseline
+}
+
+// bestTrials returns the per-task test trials of the best, nil when it has none.
+func (e *Env) bestTrials() (Trials, error) {
+	b, err := e.bestRecord()
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return b.trials, nil
+}
+
+// bestRecord finds the best's record; nil when there is none at all (a workspace prepared
+// by an hgate without baseline.json and no new best since).
+func (e *Env) bestRecord() (*bestRecord, error) {
+	ref, err := e.Repo.Ref(BestRef)
+	if err != nil {
+		return nil, err
+	}
+	if !ref.IsZero() {
+		tree, err := e.Repo.TreeOf(ref)
+		if err != nil {
+			return nil, err
+		}
+		rc, err := e.ledgerReceipt(tree.String())
+		if err != nil || rc == nil {
+			return nil, err
+		}
+		return &bestRecord{trials: rc.TestResults, tree: tree, receipt: rc}, nil
+	}
+	base, err := e.ledgerBaseline()
+	if err != nil || base == nil {
+		return nil, err
+	}
+	b := &bestRecord{trials: base.Test, base: base}
+	if h := plumbing.NewHash(base.Tree); base.Tree != "" && h.String() == base.Tree {
+		b.tree = h
+	}
+	return b, nil
+}
+
+// scoreBest gives a best scored without trials (trials turned on in hgate.yaml later) its
+// per-task record: trials.max rounds of the test split on the best's tree, in a room of
+// its own. The record is written with the gate's other changes.
+func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c changes) error {
+	fmt.Fprintf(e.log(), "hgate: the best (tree %s) has no per-task test record: running %d trial(s) of the test split on it first\n",
+		b.tree.String()[:7], e.Config.Gate.TrialsMax)
+	rm, err := e.openRoom(b.tree)
+	if err != nil {
+		return err
+	}
+	defer rm.close()
+	if err := e.verifyCarry(rm.dir); err != nil {
+		return err
+	}
+	t := Trials{}
+	for trial := 1; trial <= e.Config.Gate.TrialsMax; trial++ {
+		run, err := rm.runner(e, nil)
+		if err != nil {
+			return err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+			Progress: e.progress(fmt.Sprintf("best, trial %d", trial), len(tasks))})
+		if err != nil {
+			return err
+		}
+		t.add(tasks, out.Results)
+	}
+	b.trials = t
+	if b.receipt != nil {
+		b.receipt.TestResults, b.receipt.Trials = t, e.Config.Gate.TrialsMax
+		return c.add(receiptName(b.tree.String()), b.receipt.marshal)
+	}
+	b.base.Test = t
+	return c.add(baselineName, b.base.marshal)
+}
+
+// finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).
+func finite(lo, hi float64) []float64 {
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil
+	}
+	return []float64{round4(max(lo, 0)), round4(min(hi, 1))} // a val_score lies in [0, 1]
+}
