@@ -585,18 +585,7 @@ func (d *decoder) cleanRoom(e entry, c *CleanRoom) {
 		}
 	}
 	if v, ok := m["carry"]; ok {
-		if list, ok := d.textList(v.val, "clean_room.carry", "a list of ignored paths to copy, e.g. [data/, .venv/]"); ok {
-			for i, s := range list {
-				p := fmt.Sprintf("clean_room.carry[%d]", i)
-				item := resolve(v.val).Content[i]
-				if strings.TrimSpace(s) != "" && path.Clean(s) == "." {
-					d.failf(item, p, "%q is the whole repository (expected a folder such as data/ or .venv/)", s)
-				} else if msg := d.checkPattern(s, false); msg != "" {
-					d.failf(item, p, "%s", msg)
-				}
-			}
-			c.Carry = list
-		}
+		c.Carry = d.treeFolders(v.val, "clean_room.carry", "a list of ignored paths to copy, e.g. [data/, .venv/]", "data/ or .venv/")
 	}
 	if v, ok := m["env"]; ok {
 		if list, ok := d.textList(v.val, "clean_room.env", "a list of variable names, e.g. [PATH, OPENAI_API_KEY]"); ok {
@@ -612,19 +601,27 @@ func (d *decoder) cleanRoom(e entry, c *CleanRoom) {
 		}
 	}
 	if v, ok := m["writable"]; ok {
-		if list, ok := d.textList(v.val, "clean_room.writable", "a list of folders tasks may write, e.g. [build/, .cache/]"); ok {
-			for i, s := range list {
-				p := fmt.Sprintf("clean_room.writable[%d]", i)
-				item := resolve(v.val).Content[i]
-				if strings.TrimSpace(s) != "" && path.Clean(s) == "." {
-					d.failf(item, p, "%q is the whole repository (expected a folder such as build/ or .cache/)", s)
-				} else if msg := d.checkPattern(s, false); msg != "" {
-					d.failf(item, p, "%s", msg)
-				}
-			}
-			c.Writable = list
+		c.Writable = d.treeFolders(v.val, "clean_room.writable", "a list of folders tasks may write, e.g. [build/, .cache/]", "build/ or .cache/")
+	}
+}
+
+// treeFolders decodes a list of paths inside the repository (clean_room.carry, .writable):
+// each a pattern relative to the root, never the whole repository.
+func (d *decoder) treeFolders(n *yaml.Node, key, expected, example string) []string {
+	list, ok := d.textList(n, key, expected)
+	if !ok {
+		return nil
+	}
+	for i, s := range list {
+		p := fmt.Sprintf("%s[%d]", key, i)
+		item := resolve(n).Content[i]
+		if strings.TrimSpace(s) != "" && path.Clean(s) == "." {
+			d.failf(item, p, "%q is the whole repository (expected a folder such as %s)", s, example)
+		} else if msg := d.checkPattern(s, false); msg != "" {
+			d.failf(item, p, "%s", msg)
 		}
 	}
+	return list
 }
 
 // patterns checks a list of gitignore-style patterns; negatable allows a leading "!".
