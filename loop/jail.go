@@ -213,7 +213,7 @@ const SandboxOff = "off"
 // loop.sandbox.hidden. .git, the workspace, hgate's lock and the clean rooms are
 // outside what it may write.
 func (r *runner) openJail() (*jail, error) {
-	tmp, err := os.MkdirTemp("", "hgate-agent-")
+	tmp, err := os.MkdirTemp(r.agentTmp, "hgate-agent-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
 	}
@@ -227,6 +227,9 @@ func (r *runner) openJail() (*jail, error) {
 		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
 	}
 	var hidden []string
+	if r.hiddenTmp != "" {
+		hidden = append(hidden, r.hiddenTmp) // the rooms and private traces of the gates it asks for
+	}
 	for _, h := range r.cfg.Sandbox.Hidden {
 		p, err := expandPath(h, root)
 		if err != nil {

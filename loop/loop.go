@@ -15,6 +15,8 @@ package loop
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,6 +173,9 @@ type runner struct {
 
 	release func()           // the repository lock, while held
 	srv     *agentapi.Server // the socket the agent's hgate talks to
+	// agentTmp is where the agent's private TMPDIRs are made; hiddenTmp, set while the
+	// agent is sandboxed, is where this process's own temporary folders go.
+	agentTmp, hiddenTmp string
 
 	// refsMu orders the check of refs/hgate/* after the agent's phase with the
 	// commands the loop serves the agent meanwhile (they move the ledger).
@@ -218,7 +223,49 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer srv.Close()
 	r.srv = srv
+	r.agentTmp = os.TempDir()
+	if r.j.Sandbox != SandboxOff {
+		restore, err := r.hideTemp()
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+	}
 	return r.loop(ctx)
+}
+
+// hideTemp moves every temporary folder of this process — the clean rooms of the gates
+// it runs and serves, their tasks' TMPDIRs and private traces — into one folder that the
+// agent's sandbox hides: while the agent waits for a gate it asked for, nothing of the
+// test split's run is readable to it. The folder is per repository (the repository lock
+// keeps loops apart), emptied when a loop starts, removed when it ends.
+func (r *runner) hideTemp() (restore func(), err error) {
+	sum := sha256.Sum256([]byte(r.repo.Root()))
+	dir := filepath.Join(r.agentTmp, "hgate-rooms-"+hex.EncodeToString(sum[:6]))
+	os.RemoveAll(dir) // what a killed loop left
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("loop: private temporary folder: %w", err)
+	}
+	note := "hgate loop's temporary folder for " + r.repo.Root() + ": the clean rooms of its gates, their tasks' TMPDIRs and traces. The agent's sandbox cannot read it; it is removed when the loop ends.\n"
+	// Not inside the worktree (a TMPDIR there), where it would be an untracked file.
+	if rel, err := filepath.Rel(r.repo.Root(), dir); err != nil || strings.HasPrefix(rel, "..") {
+		if err := os.WriteFile(filepath.Join(dir, "README"), []byte(note), 0o600); err != nil {
+			return nil, fmt.Errorf("loop: private temporary folder: %w", err)
+		}
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		return nil, err
+	}
+	r.hiddenTmp = dir
+	return func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+		os.RemoveAll(dir)
+	}, nil
 }
 
 // serve runs a command the agent sent over the socket, between checks of hgate's refs.

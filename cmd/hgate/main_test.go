@@ -63,6 +63,13 @@ func hermeticGit(env *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	// Temporary folders outside the repository ($WORK), as /tmp is for a user: hgate's
+	// clean rooms and the loop's folders must not show up as untracked files.
+	tmp, err := os.MkdirTemp(filepath.Dir(env.WorkDir), "tmp-")
+	if err != nil {
+		return err
+	}
+	env.Setenv("TMPDIR", tmp)
 	example, err := filepath.Abs(filepath.Join("..", "..", "workspace.example"))
 	if err != nil {
 		return err

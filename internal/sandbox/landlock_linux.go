@@ -92,7 +92,11 @@ func restrict(p Policy) error {
 		}
 		return nil
 	}
-	if err := add([]string{"/"}, readRights, readRights&fileRights); err != nil {
+	// Listing folders is granted everywhere, hidden ones included: taking it away from a
+	// hidden path's ancestors would take it from "/" and the temporary folder, which tools
+	// list. A hidden path's names can be seen; its contents cannot be read or run.
+	rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir&handled, "/"))
+	if err := add([]string{"/"}, readRights&^ll.AccessFSReadDir, readRights&fileRights); err != nil {
 		return fmt.Errorf("read rule: %w", err)
 	}
 	for _, w := range p.Write {

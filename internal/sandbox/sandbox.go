@@ -35,9 +35,9 @@ type Policy struct {
 	// (create, remove, rename within, truncate). Everything else is read-only. /dev/null, /dev/zero,
 	// /dev/full, /dev/tty, /dev/ptmx and /dev/pts are always writable.
 	Write []string
-	// Hidden: files or directories the tree cannot read, list or execute (implement by granting read
-	// rights on every sibling along the path instead of on the ancestors; paths that do not exist are ignored).
-	// The ancestors of a hidden path cannot be listed either.
+	// Hidden: files or directories whose contents the tree cannot read or execute (read rights go to
+	// every sibling along the path instead of to the ancestors; paths that do not exist are ignored).
+	// Every folder can still be listed, a hidden one included: its names are visible, its files are not.
 	Hidden []string
 	// Reap: the shim stays as the tree's parent, becomes a child subreaper (PR_SET_CHILD_SUBREAPER) and, when the
 	// command's leader exits, kills every process left in the tree (setsid daemons included: they were reparented

@@ -128,13 +128,17 @@ func testHidden(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "public.txt"), []byte("public\n"), 0o644)
 	p := &Policy{Hidden: []string{secret, dir, filepath.Join(root, "does-not-exist")}}
 
-	for _, script := range []string{"cat secret.txt", "ls questions", "cat questions/q1"} {
+	for _, script := range []string{"cat secret.txt", "cat questions/q1", "head -n1 questions/q1"} {
 		if _, err := sh(t, nil, root, script); err != nil {
 			t.Fatalf("unwrapped %q failed", script)
 		}
 		if out, err := sh(t, p, root, script); err == nil || !strings.Contains(out, "ermission denied") {
 			t.Errorf("sandboxed %q: want permission denied, got %v %q", script, err, out)
 		}
+	}
+	// Folders stay listable, the hidden one and its ancestors included (tools list / and /tmp).
+	if out, err := sh(t, p, root, "ls questions && ls / >/dev/null && ls .. >/dev/null"); err != nil || out != "q1\n" {
+		t.Errorf("listing: %v %q", err, out)
 	}
 	if out, err := sh(t, p, root, "cat public.txt"); err != nil || out != "public\n" {
 		t.Errorf("sibling of a hidden file: %v %q", err, out)
