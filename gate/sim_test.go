@@ -115,6 +115,26 @@ func (r *simRepo) bestEstimate(b *testing.B) float64 {
 	return best
 }
 
+// chain runs n do-nothing iterations at the given quality: each a new tree (a fresh seed),
+// gated, and when kept committed and recorded as the loop does. It returns the new bests.
+func (r *simRepo) chain(b *testing.B, n int, delta float64) (newBests int) {
+	for range n {
+		if !r.gate(b, delta).Passed() {
+			r.repo.Git("checkout", "-q", "quality.txt")
+			continue
+		}
+		r.repo.Git("commit", "-qam", "do nothing")
+		rr, err := Record(r.env, RecordOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rr.NewBest {
+			newBests++
+		}
+	}
+	return newBests
+}
+
 func (r *simRepo) truth() float64 {
 	var sum float64
 	for _, id := range r.test {
@@ -131,10 +151,15 @@ type simRule struct {
 // noise-aware gate at 30 test tasks: the keep rate of candidates 10 and 5 points worse,
 // equal, 5 and 10 points better than the best; how far the best's estimate rises above
 // its true value after 50 do-nothing iterations (each kept one committed and recorded);
-// and the trials run per test task. HGATE_SIM_GATES (default 40) sets the gates per
-// quality level, HGATE_SIM_CHAINS (default 4) the 50-iteration chains per rule.
+// how far 100 re-gates of trivially changed do-nothing trees move the best's estimate
+// (fishing: an agent that touches an allowed file for a fresh tree and a fresh test run,
+// again and again); and the trials run per test task. HGATE_SIM_GATES (default 40) sets
+// the gates per quality level, HGATE_SIM_CHAINS (default 4) the 50-iteration chains per
+// rule, HGATE_SIM_FISH_CHAINS (default 2) the 100-re-gate fishing chains per rule.
 func BenchmarkNoiseSimulation(b *testing.B) {
 	gates, chains := envInt("HGATE_SIM_GATES", 40), envInt("HGATE_SIM_CHAINS", 4)
+	fishChains := envInt("HGATE_SIM_FISH_CHAINS", 2)
+	const fishLen = 100
 	rules := []simRule{
 		{"today (1 trial, no margin)", ""},
 		{"noise-aware", "gate:\n  trials: {min: 2, max: 8}\n  margin: 0.025\n  confidence: 0.95\n"},
@@ -144,11 +169,12 @@ func BenchmarkNoiseSimulation(b *testing.B) {
 	out := os.Stdout
 	for range b.N {
 		type result struct {
-			keep       [5]float64
-			trials     [5]float64
-			inflation  float64
-			newBests   float64
-			chainGates int
+			keep      [5]float64
+			trials    [5]float64
+			inflation float64
+			newBests  float64
+			fishMove  float64
+			fishBests float64
 		}
 		res := make([]result, len(rules))
 		for ri, rule := range rules {
@@ -173,27 +199,21 @@ func BenchmarkNoiseSimulation(b *testing.B) {
 			}
 			for c := range chains {
 				r := newSimRepo(b, rule.section, 1000+ri*100+c)
-				for range 50 {
-					rep := r.gate(b, 0)
-					res[ri].chainGates++
-					if !rep.Passed() {
-						r.repo.Git("checkout", "-q", "quality.txt")
-						continue
-					}
-					r.repo.Git("commit", "-qam", "do nothing")
-					rr, err := Record(r.env, RecordOptions{})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if rr.NewBest {
-						res[ri].newBests++
-					}
-				}
+				res[ri].newBests += float64(r.chain(b, 50, 0)) / float64(chains)
 				res[ri].inflation += (r.bestEstimate(b) - r.truth()) / float64(chains)
 			}
-			res[ri].newBests /= float64(chains)
+			// Fishing: every re-gate is a new tree as good as the best (the best stays at
+			// quality 0, so does each tree). The sim's noise comes from the seed in
+			// quality.txt, which the pass probabilities ignore: the fresh seed is the nonce
+			// that makes a new tree and a fresh, independent test run.
+			for c := range fishChains {
+				r := newSimRepo(b, rule.section, 2000+ri*100+c)
+				start := r.bestEstimate(b)
+				res[ri].fishBests += float64(r.chain(b, fishLen, 0)) / float64(fishChains)
+				res[ri].fishMove += (r.bestEstimate(b) - start) / float64(fishChains)
+			}
 		}
-		fmt.Fprintf(out, "\nnoise simulation: 30 test tasks, pass probabilities 0.15-0.85, %d gates per level, %d chains of 50 do-nothing iterations\n", gates, chains)
+		fmt.Fprintf(out, "\nnoise simulation: 30 test tasks, pass probabilities 0.15-0.85, %d gates per level, %d chains of 50 do-nothing iterations, %d fishing chains of %d re-gates\n", gates, chains, fishChains, fishLen)
 		fmt.Fprintf(out, "%-28s", "")
 		for _, rule := range rules {
 			fmt.Fprintf(out, "  %-28s", rule.name)
@@ -211,6 +231,11 @@ func BenchmarkNoiseSimulation(b *testing.B) {
 			fmt.Fprintf(out, "  %-28s", fmt.Sprintf("%+.4f  (%.1f new bests)", res[ri].inflation, res[ri].newBests))
 		}
 		fmt.Fprintln(out)
+		fmt.Fprintf(out, "%-28s", fmt.Sprintf("best's move, %d re-gates", fishLen))
+		for ri := range rules {
+			fmt.Fprintf(out, "  %-28s", fmt.Sprintf("%+.4f  (%.1f new bests)", res[ri].fishMove, res[ri].fishBests))
+		}
+		fmt.Fprintln(out)
 		fmt.Fprintf(out, "%-28s", "mean trials per test task")
 		for ri := range rules {
 			var sum float64
@@ -225,6 +250,8 @@ func BenchmarkNoiseSimulation(b *testing.B) {
 		b.ReportMetric(na.keep[3], "kept@+5")
 		b.ReportMetric(na.inflation, "inflation")
 		b.ReportMetric(res[0].inflation, "inflation-today")
+		b.ReportMetric(na.fishMove, "fishing-move")
+		b.ReportMetric(res[0].fishMove, "fishing-move-today")
 	}
 }
 
