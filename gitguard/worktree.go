@@ -288,7 +288,13 @@ func (r *Repo) writeRef(name string, new, old plumbing.Hash) error {
 	if err != nil {
 		return fmt.Errorf("set ref %s: %w", name, err)
 	}
-	defer os.Remove(lock)
+	renamed := false
+	defer func() {
+		// Only our own lock: once renamed, the name may already be another writer's.
+		if !renamed {
+			os.Remove(lock)
+		}
+	}()
 	var cur plumbing.Hash
 	if name == "HEAD" {
 		ref, err := r.repo.Storer.Reference(plumbing.HEAD)
@@ -314,6 +320,7 @@ func (r *Repo) writeRef(name string, new, old plumbing.Hash) error {
 	}
 	if err == nil {
 		err = os.Rename(lock, path)
+		renamed = err == nil
 	}
 	if err != nil {
 		return fmt.Errorf("set ref %s: %w", name, err)
