@@ -85,9 +85,8 @@ func exists(path string) bool {
 func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	cfg := e.Config
 	ws := e.ws()
-	rel := filepath.ToSlash(cfg.Workspace)
-	if !e.Repo.IsIgnored(e.guardOptions(), rel, true) {
-		return nil, fmt.Errorf("the workspace folder %s/ is not ignored by a committed .gitignore (hgate's state must stay out of the agent's commits): add the line /%s/ to .gitignore and commit it, or list it under ignore: in %s", rel, rel, cfg.File)
+	if err := e.checkIgnored(); err != nil {
+		return nil, err
 	}
 	head, _, err := e.Repo.Head()
 	if err != nil {
@@ -280,6 +279,70 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		rep.Created = append(rep.Created, e.ledger().Display("learnings.md"))
 	}
 	return rep, e.markGated(head)
+}
+
+// ResetReport says what a reset ended before prepare started over.
+type ResetReport struct {
+	*ledger.ResetReport
+	Head   plumbing.Hash // the commit gated from now on
+	Traces []string      // trace folders removed, as messages name them
+}
+
+// PrepareReset starts over on purpose: it ends the ledger's state with one manual entry
+// (the old history stays its parent), removes the workspace's state files and the traces
+// of the old split, gates HEAD, clears refs/hgate/best, and then prepares as new. The old
+// state is not verified first: ending a tampered or half-removed state is what a reset is
+// for. learnings.md and runs/ are kept. A prepare that fails after the reset leaves a
+// workspace as new, which the next hgate prepare prepares.
+func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, error) {
+	if err := e.checkIgnored(); err != nil {
+		return nil, nil, err
+	}
+	head, _, err := e.Repo.Head()
+	if err != nil {
+		return nil, nil, err
+	}
+	l := e.ledger()
+	msg := "manual reset: start over at HEAD " + head.String()[:7]
+	if tip, err := l.Tip(); err != nil {
+		return nil, nil, err
+	} else if !tip.IsZero() {
+		msg += "; the previous state ends at " + tip.String()[:7] + ", this entry's parent"
+	}
+	lr, err := l.Reset(head, msg+"; "+ledger.BestRef+" cleared")
+	if err != nil {
+		return nil, nil, err
+	}
+	rs := &ResetReport{ResetReport: lr, Head: head}
+	// The traces hgate kept are of the old split's train tasks: some may be test tasks
+	// of the new one, which the agent must not read.
+	ws := e.ws()
+	for _, dir := range []string{ws.baselineTraces(), ws.baselineTraces() + ".tmp", ws.latestTraces(), ws.refusedTraces()} {
+		if !exists(dir) {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return rs, nil, err
+		}
+		if !strings.HasSuffix(dir, ".tmp") {
+			rs.Traces = append(rs.Traces, e.display(dir))
+		}
+	}
+	fault.Point("reset-applied")
+	rep, err := Prepare(ctx, e)
+	if err != nil {
+		return rs, nil, fmt.Errorf("%w\nthe reset is done (ledger entry %s); run hgate prepare to finish preparing", err, lr.Entry.String()[:7])
+	}
+	return rs, rep, nil
+}
+
+// checkIgnored refuses a workspace folder a commit could carry.
+func (e *Env) checkIgnored() error {
+	rel := filepath.ToSlash(e.Config.Workspace)
+	if !e.Repo.IsIgnored(e.guardOptions(), rel, true) {
+		return fmt.Errorf("the workspace folder %s/ is not ignored by a committed .gitignore (hgate's state must stay out of the agent's commits): add the line /%s/ to .gitignore and commit it, or list it under ignore: in %s", rel, rel, e.Config.File)
+	}
+	return nil
 }
 
 // markGated makes the prepared commit the guard's base when no commit was gated yet, so

@@ -36,6 +36,9 @@ type Drift struct {
 	NoLedger  bool     // the ref does not exist but state files do
 	Changes   []Change // sorted by File
 	Workspace string   // how messages name the workspace folder, e.g. "workspace/"
+	// Gone is set when the workspace holds none of the state files the ledger has (the
+	// workspace was removed): the error then also says how to start over.
+	Gone bool
 }
 
 // maxLines bounds the files Error lists (200 forged receipts need not be
@@ -64,6 +67,9 @@ func (d *Drift) Error() string {
 		b.WriteString("\nrun `hgate state accept` to adopt the files as they are")
 	} else {
 		b.WriteString("\nrun `hgate state restore` to rewrite them from the ledger, or `hgate state accept` to keep them (recorded in the ledger as a manual edit)")
+		if d.Gone {
+			b.WriteString("\nto start over on purpose instead, run `hgate prepare --reset` (a new baseline and split; the old state stays in `hgate state log`)")
+		}
 	}
 	return b.String()
 }

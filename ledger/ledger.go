@@ -19,7 +19,11 @@
 //   - a file still holding the content it had before the tip commit (or
 //     absent, as it was then) is a write interrupted by a crash between the
 //     ledger commit and the file write: it is rolled forward from the tip
-//     and reported in the list Verify returns;
+//     and reported in the list Verify returns. Only what a crash can leave
+//     counts: Commit makes the workspace folder first and writes in name
+//     order, so a missing workspace folder, or a file the tip changed that
+//     is still as before while a file after it holds the tip's content, was
+//     changed (deleted) outside hgate and is drift;
 //   - anything else is a *Drift error naming each file and what changed,
 //     with two ways out for a human: `hgate state restore` (Restore: rewrite
 //     the files from the ledger) or `hgate state accept` (Accept: take the
@@ -48,7 +52,7 @@
 // Limits: the ledger catches edits to the workspace files, moves of the
 // anchors and changes of the carried files. An agent that also writes a
 // matching commit to refs/hgate/ledger with git plumbing, or runs hgate's
-// own `state accept` or `state rebase`, is not caught here: in manual mode
+// own `state accept`, `state rebase` or `prepare --reset`, is not caught here: in manual mode
 // nothing tells its commit from a human's. The ledger's history (`hgate
 // state log`) shows every commit, each signed "hgate <hgate@localhost>";
 // the loop keeps refs/hgate/* across the agent's phase.
@@ -238,6 +242,13 @@ func (l *Ledger) Commit(u Update) error {
 		}
 		files[carryFile] = data
 	}
+	if len(u.Files) > 0 {
+		// The folder exists before any commit that writes into it, and hgate never removes
+		// it: Verify takes a missing workspace for a removal, never for a crash.
+		if err := os.MkdirAll(l.dir, 0o755); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+	}
 	if err := l.record(u.Message, files); err != nil {
 		return err
 	}
@@ -355,10 +366,15 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
+	dirGone := false
+	if _, err := os.Lstat(l.dir); errors.Is(err, fs.ErrNotExist) {
+		dirGone = true
+	}
+	order := writeOrder(d, want, before)
 	var rest []Change
 	var roll []Change
 	for _, c := range diffs {
-		if interrupted(c, d, before) {
+		if !dirGone && interrupted(c, d, before) && !writtenAfter(c.File, order) {
 			roll = append(roll, c)
 		} else {
 			rest = append(rest, c)
@@ -371,9 +387,66 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 		recovered = append(recovered, l.Display(c.File))
 	}
 	if len(rest) > 0 {
-		return recovered, l.drift(tip, d, rest)
+		dr := l.drift(tip, d, rest)
+		dr.Gone = d.empty() && holdsState(want)
+		return recovered, dr
 	}
 	return recovered, nil
+}
+
+// holdsState reports whether a ledger tree holds any state file.
+func holdsState(tree map[string]plumbing.Hash) bool {
+	for name := range tree {
+		if Tracked(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// written is one state file the tip commit changed, in the order Commit writes them
+// (sorted by name), and whether the workspace already holds the tip's version.
+type written struct {
+	file string
+	done bool
+}
+
+// writeOrder lists the state files the tip changed from its parent, sorted as Commit
+// writes them, each marked done when the disk holds the tip's content (or, for a file
+// the tip deleted, no file).
+func writeOrder(d *disk, want, before map[string]plumbing.Hash) []written {
+	var out []written
+	seen := map[string]bool{}
+	for _, m := range []map[string]plumbing.Hash{want, before} {
+		for name := range m {
+			if seen[name] || !Tracked(name) {
+				continue
+			}
+			seen[name] = true
+			w, inTip := want[name]
+			b, inParent := before[name]
+			if inTip == inParent && w == b {
+				continue
+			}
+			f, onDisk := d.files[name]
+			done := !inTip && !onDisk || inTip && onDisk && f.kind == kindRegular && f.hash == w
+			out = append(out, written{file: name, done: done})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].file < out[j].file })
+	return out
+}
+
+// writtenAfter reports whether a file after name in the tip's write order already
+// holds its new content: a crash stops the writes at one point, so name was not left
+// behind by a crash but changed back (or deleted) afterwards.
+func writtenAfter(name string, order []written) bool {
+	for _, w := range order {
+		if w.file > name && w.done {
+			return true
+		}
+	}
+	return false
 }
 
 // interrupted reports whether a difference is exactly what a crash between

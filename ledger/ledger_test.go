@@ -266,12 +266,13 @@ func TestCrashBetweenLedgerAndWrite(t *testing.T) {
 	}{
 		{"first apply, nothing written", true, state(), nil,
 			[]string{"workspace/receipts/aaa.json", "workspace/receipts/bbb.json", "workspace/results.tsv", "workspace/split.json", "workspace/suite.json", "workspace/train_results.json"}},
-		{"first apply, half written", true, state(), []string{"receipts/aaa.json", "results.tsv"},
-			[]string{"workspace/receipts/bbb.json", "workspace/split.json", "workspace/suite.json", "workspace/train_results.json"}},
+		// Commit writes in name order, so a crash leaves the first files written.
+		{"first apply, half written", true, state(), []string{"receipts/aaa.json", "receipts/bbb.json"},
+			[]string{"workspace/results.tsv", "workspace/split.json", "workspace/suite.json", "workspace/train_results.json"}},
 		{"gate pass, nothing written", false, map[string][]byte{"suite.json": []byte("{}\n"), "receipts/ccc.json": []byte("{}\n")}, nil,
 			[]string{"workspace/receipts/ccc.json", "workspace/suite.json"}},
-		{"delete not done", false, map[string][]byte{"receipts/aaa.json": nil, "results.tsv": []byte("x\n")}, []string{"results.tsv"},
-			[]string{"workspace/receipts/aaa.json"}},
+		{"delete not done", false, map[string][]byte{"results.tsv": []byte("x\n"), "suite.json": nil}, []string{"results.tsv"},
+			[]string{"workspace/suite.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,6 +283,10 @@ func TestCrashBetweenLedgerAndWrite(t *testing.T) {
 			} else {
 				f = prepared(t)
 				want = state()
+			}
+			// Commit makes the workspace folder before it records.
+			if err := os.MkdirAll(f.ws, 0o755); err != nil {
+				t.Fatal(err)
 			}
 			if err := f.l.record("crashing", tt.changes); err != nil {
 				t.Fatal(err)
@@ -505,4 +510,86 @@ func TestDriftMessageIsBounded(t *testing.T) {
 	if n := strings.Count(msg, "\n"); n != maxLines+2 || !strings.Contains(msg, "... and 10 more") {
 		t.Errorf("%d lines:\n%s", n, msg)
 	}
+}
+
+// TestDeletionIsNotACrash: a crash between the ledger commit and the writes leaves the
+// first files (in name order) written and the rest as they were, inside a workspace folder
+// Commit made. A missing file that does not fit that — the whole workspace removed, or a
+// file deleted while one written after it is there — was deleted outside hgate: drift,
+// never "finished a write".
+func TestDeletionIsNotACrash(t *testing.T) {
+	fresh := func(t *testing.T) *fixture {
+		f := newFixture(t)
+		if err := f.l.Apply("prepare: baseline", state()); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	drifted := func(t *testing.T, f *fixture, kind string, files ...string) *Drift {
+		t.Helper()
+		rec, err := f.l.Verify()
+		var d *Drift
+		if !errors.As(err, &d) {
+			t.Fatalf("Verify: %v, want drift", err)
+		}
+		if rec != nil {
+			t.Errorf("recovered %q, want nothing (not a crash)", rec)
+		}
+		if !slices.Equal(d.Files(), files) {
+			t.Errorf("drift %q, want %q", d.Files(), files)
+		}
+		for _, c := range d.Changes {
+			if c.Kind != kind {
+				t.Errorf("%s: %s, want %s", c.File, c.Kind, kind)
+			}
+		}
+		return d
+	}
+	t.Run("workspace removed after the first apply", func(t *testing.T) {
+		f := fresh(t)
+		if err := os.RemoveAll(f.ws); err != nil {
+			t.Fatal(err)
+		}
+		d := drifted(t, f, KindDeleted, "receipts/aaa.json", "receipts/bbb.json", "results.tsv", "split.json", "suite.json", "train_results.json")
+		if !d.Gone || !strings.Contains(d.Error(), "hgate prepare --reset") {
+			t.Errorf("Gone %v, error %q: want the way to start over", d.Gone, d.Error())
+		}
+		if _, err := os.Lstat(f.ws); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Verify rewrote the workspace: %v", err)
+		}
+	})
+	t.Run("file deleted before a later one", func(t *testing.T) {
+		f := fresh(t)
+		f.g.Remove("workspace/split.json")
+		d := drifted(t, f, KindDeleted, "split.json")
+		if d.Gone || strings.Contains(d.Error(), "--reset") {
+			t.Errorf("one file deleted reads as a removed workspace: %q", d.Error())
+		}
+	})
+	t.Run("file changed back before a later one", func(t *testing.T) {
+		f := prepared(t)
+		old := f.read(t, "suite.json")
+		if err := f.l.Apply("gate: tree ccc pass", map[string][]byte{"suite.json": []byte("{}\n"), "train_results.json": []byte("{}\n")}); err != nil {
+			t.Fatal(err)
+		}
+		f.g.Write("workspace/suite.json", old)
+		drifted(t, f, KindModified, "suite.json")
+	})
+	t.Run("last file deleted reads as a crash", func(t *testing.T) {
+		// Nothing tells this from a kill before the last write: it is rolled forward
+		// (rewritten from the ledger, never adopted) and reported.
+		f := fresh(t)
+		f.g.Remove("workspace/train_results.json")
+		rec, err := f.l.Verify()
+		if err != nil || !slices.Equal(rec, []string{"workspace/train_results.json"}) {
+			t.Fatalf("Verify: %q, %v", rec, err)
+		}
+		f.diskMatches(t, state())
+	})
+	t.Run("workspace removed with nothing recorded is still new", func(t *testing.T) {
+		f := newFixture(t)
+		if rec, err := f.l.Verify(); err != nil || rec != nil {
+			t.Fatalf("Verify: %q, %v", rec, err)
+		}
+	})
 }

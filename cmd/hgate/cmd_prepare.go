@@ -3,12 +3,24 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/ledger"
 )
 
-type prepareCmd struct{}
+type prepareCmd struct {
+	Reset bool `help:"Start over on purpose: end the recorded state (kept in hgate state log), remove the state files and traces, clear refs/hgate/best, gate HEAD and prepare as new."`
+}
+
+func (c *prepareCmd) Help() string {
+	return `Runs the baseline on every task, writes the train/test split, results.tsv row 0 and learnings.md, and marks HEAD gated (refs/hgate/gated) when nothing was gated yet. A workspace already prepared is left alone.
+
+With --reset, starts over on purpose — after removing the workspace, or to take a new benchmark or split: one ledger entry, "manual reset: ...", ends the old state (its history stays in hgate state log, as this entry's parent); the state files (suite.json, results.tsv, train_results.json, split.json, baseline.json, receipts) and the traces of the old split (traces/baseline, traces/latest, traces/refused) are removed; refs/hgate/best is cleared and HEAD gated; hgate.yaml is read from HEAD; then prepare runs as new. learnings.md and runs/ are kept. It takes the repository lock, and cannot be run by the agent inside the loop's sandbox.`
+}
 
 func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	release, err := g.lock(ctx, env.Repo, "prepare")
@@ -16,15 +28,36 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		return err
 	}
 	defer release()
-	rep, err := gate.Prepare(ctx, env)
+	var rs *gate.ResetReport
+	var rep *gate.PrepareReport
+	if c.Reset {
+		// The new baseline is HEAD: its hgate.yaml, not the old gated commit's, is the one
+		// prepared with. Read it before anything is removed.
+		if err := configAtHead(g, env); err != nil {
+			return err
+		}
+		rs, rep, err = gate.PrepareReset(ctx, env)
+		if rs != nil && !g.JSON {
+			printReset(g, rs)
+		}
+	} else {
+		rep, err = gate.Prepare(ctx, env)
+	}
 	if err != nil {
 		return err
 	}
 	if g.JSON {
-		return g.printJSON(map[string]any{
+		out := map[string]any{
 			"created": nonNil(rep.Created), "tasks": rep.Tasks, "passed": rep.Passed,
 			"train": len(rep.Train), "test": len(rep.Test), "excluded": nonNil(rep.Excluded), "val_score": rep.ValScore,
-		})
+		}
+		if rs != nil {
+			out["reset"] = map[string]any{
+				"entry": rs.Entry.String(), "previous": hashOrNull(rs.Previous), "removed": nonNil(slices.Concat(rs.Removed, rs.Traces)),
+				"gated": rs.Head.String(), "previous_gated": hashOrNull(rs.Gated), "previous_best": hashOrNull(rs.Best),
+			}
+		}
+		return g.printJSON(out)
 	}
 	w := g.stdout
 	if len(rep.Created) == 0 {
@@ -49,4 +82,42 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// configAtHead makes HEAD's hgate.yaml the configuration env prepares with.
+func configAtHead(g *Globals, env *gate.Env) error {
+	head, _, err := env.Repo.Head()
+	if err != nil {
+		return err
+	}
+	data, err := env.Repo.FileAt(head, env.Config.File)
+	if err != nil {
+		return fmt.Errorf("%s at HEAD %s: %w (commit it first)", env.Config.File, head.String()[:7], err)
+	}
+	cfg, err := config.Parse(env.Config.File, env.Repo.Root(), data)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(g.stderr, "hgate: warning: %s\n", w)
+	}
+	env.Config = cfg
+	env.CleanRoom = cfg.CleanRoom.Enabled && !g.NoClean
+	return nil
+}
+
+// printReset says what a reset ended, before prepare's own lines.
+func printReset(g *Globals, rs *gate.ResetReport) {
+	w := g.stdout
+	if rs.Previous.IsZero() {
+		fmt.Fprintf(w, "reset: ledger entry %s starts the ledger (there was no previous state)\n", rs.Entry.String()[:7])
+	} else {
+		fmt.Fprintf(w, "reset: ledger entry %s ends the previous state (%s, kept as its parent: hgate state log shows it)\n",
+			rs.Entry.String()[:7], rs.Previous.String()[:7])
+	}
+	if removed := slices.Concat(rs.Removed, rs.Traces); len(removed) > 0 {
+		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
+	}
+	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s cleared (was %s)\n",
+		gitguard.GatedRef, rs.Head.String()[:7], shortOrNone(rs.Gated), ledger.BestRef, shortOrNone(rs.Best))
 }
