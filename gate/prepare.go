@@ -454,7 +454,7 @@ func emptySide(ws workspace, sp *split.Split) error {
 	if len(sp.Train) > 0 && len(sp.Test) > 0 {
 		return nil
 	}
-	return fmt.Errorf("%s has %d train / %d test tasks: the gate cannot judge a change over an empty side; remove the workspace and hgate's refs (git for-each-ref --format='delete %%(refname)' refs/hgate | git update-ref --stdin) and run hgate prepare again", ws.split(), len(sp.Train), len(sp.Test))
+	return fmt.Errorf("%s has %d train / %d test tasks: the gate cannot judge a change over an empty side; fix the benchmark and start over with hgate prepare --reset (the old state stays in hgate state log)", ws.split(), len(sp.Train), len(sp.Test))
 }
 
 // baselineTrials runs trials 2..trials.max of the test tasks and returns each task's
