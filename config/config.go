@@ -131,6 +131,10 @@ type CleanRoom struct {
 	// Writable are the folders of the tree tasks may write when the benchmark runs in
 	// the Landlock sandbox; the rest of the clean room is read-only to them.
 	Writable []string
+	// Caches maps an environment variable (GOCACHE) to the name of a persistent
+	// folder hgate keeps outside the worktree (go-build): tasks get the variable
+	// set to it and may write it, and it outlives the run.
+	Caches map[string]string
 }
 
 // Placeholders are the {name} tokens the benchmark substitutes in run and batch

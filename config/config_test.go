@@ -92,6 +92,7 @@ func TestParseValid(t *testing.T) {
 				Env:      []string{"PATH", "OPENAI_API_KEY"},
 				Home:     "/tmp/hgate-home",
 				Writable: []string{"build/", ".cache"},
+				Caches:   map[string]string{"GOCACHE": "go-build", "GOMODCACHE": "go-mod", "PIP_CACHE_DIR": "pip.v2_x"},
 			}
 		}),
 		"batch.yaml": with(func(c *Config) {

@@ -24,7 +24,7 @@ var (
 	trialsKeys    = []string{"min", "max"}
 	loopKeys      = []string{"agent", "program", "attempt_timeout", "iterations", "patience", "stop_score", "until", "for", "repair_attempts", "max_consecutive_crashes", "sandbox"}
 	sandboxKeys   = []string{"enabled", "writable", "hidden"}
-	cleanRoomKeys = []string{"enabled", "carry", "env", "home", "writable"}
+	cleanRoomKeys = []string{"enabled", "carry", "env", "home", "writable", "caches"}
 )
 
 const (
@@ -83,7 +83,7 @@ func (d *decoder) decodeRoot(root *yaml.Node, cfg *Config) {
 		d.loop(e, &cfg.Loop)
 	}
 	if e, ok := m["clean_room"]; ok {
-		d.cleanRoom(e, &cfg.CleanRoom)
+		d.cleanRoom(e, &cfg.CleanRoom, cfg.Benchmark.Env)
 	}
 }
 
@@ -574,7 +574,7 @@ func clockTime(s string) (string, bool) {
 	return h + ":" + m[2], true
 }
 
-func (d *decoder) cleanRoom(e entry, c *CleanRoom) {
+func (d *decoder) cleanRoom(e entry, c *CleanRoom, benchEnv map[string]string) {
 	m, ok := d.mapping(e.val, "clean_room", cleanRoomKeys)
 	if !ok {
 		return
@@ -603,6 +603,59 @@ func (d *decoder) cleanRoom(e entry, c *CleanRoom) {
 	if v, ok := m["writable"]; ok {
 		c.Writable = d.treeFolders(v.val, "clean_room.writable", "a list of folders tasks may write, e.g. [build/, .cache/]", "build/ or .cache/")
 	}
+	if v, ok := m["caches"]; ok {
+		c.Caches = d.caches(v.val, "clean_room.caches", benchEnv)
+	}
+}
+
+// cacheNameRE is one folder name that cannot be ".", ".." or hidden, nor hold a
+// separator: a cache stays inside hgate's caches folder.
+var cacheNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// caches decodes clean_room.caches: variable name to cache name.
+func (d *decoder) caches(n *yaml.Node, p string, benchEnv map[string]string) map[string]string {
+	m, ok := d.mapping(n, p, nil)
+	if !ok {
+		return nil
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := m[names[i]].key, m[names[j]].key
+		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
+	})
+	out := make(map[string]string, len(m))
+	for _, name := range names {
+		e := m[name]
+		full := join(p, displayKey(name))
+		if !d.envName(e.key, full, name) {
+			continue
+		}
+		switch {
+		case name == "HOME" || name == "TMPDIR":
+			d.failf(e.key, full, "%s is set by hgate for each task (expected a cache variable, e.g. GOCACHE)", name)
+			continue
+		case strings.HasPrefix(name, "GIT_"):
+			d.failf(e.key, full, "GIT_* variables never reach tasks (expected a cache variable, e.g. GOCACHE)")
+			continue
+		}
+		if _, dup := benchEnv[name]; dup {
+			d.failf(e.key, full, "%s is also set by benchmark.env (expected one of the two)", name)
+			continue
+		}
+		s, ok := d.text(e.val, full, "a cache name, e.g. "+name+": go-build")
+		if !ok {
+			continue
+		}
+		if !cacheNameRE.MatchString(s) {
+			d.failf(e.val, full, "%q is not a cache name (expected one folder name of letters, digits, ., _ and -, not starting with . or -, e.g. go-build)", s)
+			continue
+		}
+		out[name] = s
+	}
+	return out
 }
 
 // treeFolders decodes a list of paths inside the repository (clean_room.carry, .writable):

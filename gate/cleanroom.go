@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,8 +31,8 @@ var envAlways = []string{"PATH", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME"}
 //
 // Where Landlock is available, every task runs in the sandbox (internal/sandbox): the
 // tree is read-only to it except the clean_room.writable folders; its HOME (one per run
-// request) and its TMPDIR (one per task) are the only other places it may write, and
-// nothing it starts outlives it. Each run request (Step 1, Step 2, Step 3, a bench, a
+// request), its TMPDIR (one per task) and the clean_room.caches folders (shared by every
+// run) are the only other places it may write, and nothing it starts outlives it. Each run request (Step 1, Step 2, Step 3, a bench, a
 // baseline) is a lane of its own: tasks of the test split never share a writable folder
 // with train tasks. A lane reuses the room's tree only while no task can write it.
 type room struct {
@@ -175,8 +176,9 @@ func removeAll(dir string) {
 }
 
 // runner builds a benchmark runner for one run request in this room: a lane with its
-// own HOME, a private TMPDIR per task, and (in the sandbox) write access to nothing else
-// but the clean_room.writable folders of its tree and the trace folder.
+// own HOME, a private TMPDIR per task, the clean_room.caches variables, and (in the
+// sandbox) write access to nothing else but the clean_room.writable folders of its tree,
+// the caches and the trace folder.
 func (r *room) runner(e *Env, pool *benchmark.Pool) (*benchmark.Runner, error) {
 	run := e.runner(pool)
 	if r.base == "" {
@@ -214,8 +216,18 @@ func (r *room) runner(e *Env, pool *benchmark.Pool) (*benchmark.Runner, error) {
 	}
 	run.Dir, run.TempRoot = dir, tmp
 	run.Env = scrubEnv(os.Environ(), e.Config.CleanRoom.Env, e.Repo.Root(), home, tmp)
+	caches, err := e.caches()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range caches {
+		run.Env = append(run.Env, c.env+"="+c.dir)
+	}
 	if r.sandbox {
 		write := []string{home}
+		for _, c := range caches {
+			write = append(write, c.dir)
+		}
 		for _, w := range writable {
 			p := filepath.Join(dir, filepath.FromSlash(w))
 			// The folder may be absent from the tree (a build output) or carried
@@ -231,6 +243,45 @@ func (r *room) runner(e *Env, pool *benchmark.Pool) (*benchmark.Runner, error) {
 		run.Sandbox = &sandbox.Policy{Write: write}
 	}
 	return run, nil
+}
+
+// CachesDir is where clean_room.caches live, relative to the git common directory:
+// outside every worktree (the guard never sees them, and a checkout never
+// removes them) and inside .git, which the loop's agent may not write.
+const CachesDir = "hgate/caches"
+
+type cache struct{ env, dir string }
+
+// caches creates the clean_room.caches folders that do not exist yet and returns
+// them by variable name. A cache is shared by every run request and every run, so
+// what a task leaves there (a build output, a download) serves the next one.
+func (e *Env) caches() ([]cache, error) {
+	names := slices.Sorted(maps.Keys(e.Config.CleanRoom.Caches))
+	if len(names) == 0 {
+		return nil, nil
+	}
+	root := filepath.Join(e.Repo.CommonDir(), filepath.FromSlash(CachesDir))
+	out := make([]cache, 0, len(names))
+	for _, env := range names {
+		name := e.Config.CleanRoom.Caches[env]
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("clean room: cache %s: %w", name, err)
+		}
+		// MkdirAll follows symlinks: one planted on the way would hand tasks write
+		// access to wherever it points.
+		for p := dir; p != e.Repo.CommonDir(); p = filepath.Dir(p) {
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return nil, fmt.Errorf("clean room: cache %s: %w", name, err)
+			}
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("clean room: cache %s: %s is not a folder (a symlink?); remove it", name, p)
+			}
+		}
+		out = append(out, cache{env: env, dir: dir})
+	}
+	return out, nil
 }
 
 // scrubEnv keeps only the allowed variables, never a GIT_* one, sets HOME and TMPDIR to

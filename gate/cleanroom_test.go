@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
@@ -323,5 +324,88 @@ func TestTempReleased(t *testing.T) {
 	rm.close()
 	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "hgate-*")); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
+	}
+}
+
+// TestCachesPersist: a clean_room.caches variable points every task at the same folder
+// under the git common directory, in every run: what run 1 writes there run 2 reads.
+// In the sandbox that folder is writable while the room's tree, the other caches'
+// parent and the repository stay read-only.
+func TestCachesPersist(t *testing.T) {
+	e, tree := roomEnv(t)
+	e.Config.CleanRoom.Caches = map[string]string{"MY_CACHE": "mine"}
+	e.Config.Benchmark = config.Benchmark{Concurrency: 1, TaskTimeout: time.Minute}
+	want := filepath.Join(e.Repo.CommonDir(), "hgate", "caches", "mine")
+	sandboxed := e.sandboxed()
+	run := func(script string) (benchmark.Result, string) {
+		t.Helper()
+		// A new Env and room per run, as two hgate commands would have.
+		env := &Env{Config: e.Config, Repo: e.Repo, CleanRoom: true}
+		env.Config.Benchmark.Run = []string{"sh", "-c", script}
+		rm, err := env.openRoom(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rm.close()
+		r, err := rm.runner(env, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Env[len(r.Env)-1]; got != "MY_CACHE="+want {
+			t.Errorf("last variable %q, want MY_CACHE=%s", got, want)
+		}
+		if sandboxed && !slices.Contains(r.Sandbox.Write, want) {
+			t.Errorf("policy %+v does not make %s writable", r.Sandbox, want)
+		}
+		traces := t.TempDir()
+		out, err := r.Run(t.Context(), benchmark.Request{Split: "train", Tasks: []string{"t1"}, TraceDir: traces})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, _ := os.ReadFile(filepath.Join(traces, "t1.log"))
+		return out.Results["t1"], string(log)
+	}
+	res, log := run(`echo warm > "$MY_CACHE/f" && echo 1`)
+	if !res.Passed() {
+		t.Fatalf("run 1 could not write its cache: %+v\n%s", res, log)
+	}
+	res, log = run(`cat "$MY_CACHE/f"`)
+	if !res.Passed() || !strings.Contains(log, "warm") {
+		t.Fatalf("run 2 did not find run 1's file: %+v\n%s", res, log)
+	}
+	if !sandboxed {
+		t.Skip("no sandbox here: the rest of the room is writable")
+	}
+	for _, target := range []string{"bench/lib.sh", "$MY_CACHE/../planted", e.Repo.Root() + "/agent.sh"} {
+		res, log = run(`echo evil >> "` + target + `" || exit 0; exit 1`)
+		if !res.Passed() {
+			t.Errorf("a task wrote %s: %+v\n%s", target, res, log)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(want), "planted")); err == nil {
+		t.Error("a task created a folder beside its cache")
+	}
+}
+
+// TestCacheSymlinkRefused: a symlink planted where a cache goes would let tasks write
+// wherever it points (the worktree); the run request is refused instead.
+func TestCacheSymlinkRefused(t *testing.T) {
+	e, tree := roomEnv(t)
+	e.Config.CleanRoom.Caches = map[string]string{"MY_CACHE": "mine"}
+	caches := filepath.Join(e.Repo.CommonDir(), "hgate", "caches")
+	if err := os.MkdirAll(caches, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.Repo.Root(), filepath.Join(caches, "mine")); err != nil {
+		t.Fatal(err)
+	}
+	rm, err := e.openRoom(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.close()
+	_, err = rm.runner(e, nil)
+	if err == nil || !strings.Contains(err.Error(), "is not a folder (a symlink?)") {
+		t.Errorf("runner over a planted symlink: %v", err)
 	}
 }
