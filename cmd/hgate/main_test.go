@@ -92,20 +92,22 @@ func hermeticGit(env *testscript.Env) error {
 	return nil
 }
 
-// waitFile waits (up to a minute) until a file exists: a script's way to know that a
+// waitFile waits (up to a minute) until a file exists and is not empty: a script's way to know that a
 // background hgate has reached a point, such as a task having started.
 func waitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile FILE")
 	}
+	// Not empty: a shell's `echo $! > FILE` creates the file before it writes the pid,
+	// and a reader in between would see nothing.
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+		if fi, err := os.Stat(ts.MkAbs(args[0])); err == nil && fi.Size() > 0 {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	ts.Fatalf("%s did not appear within a minute", args[0])
+	ts.Fatalf("%s did not appear (with content) within a minute", args[0])
 }
 
 // alive checks whether the process whose pid is in a file still runs: a task's
