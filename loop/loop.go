@@ -954,18 +954,18 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 // gate.json. A nil report means the agent changed nothing at all.
 func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 	j, it := r.j, r.j.Current
-	if len(j.Tamper) > 0 {
-		rep := &gate.Report{Verdict: "reject", Reasons: []string{
-			"the agent changed hgate's refs behind its back (put back): " + strings.Join(j.Tamper, "; "),
-		}}
-		return rep, r.writeGateJSON(n, rep)
-	}
 	restored, err := r.env.RestoreState()
 	if err != nil {
 		return nil, err
 	}
 	if len(restored) > 0 {
 		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's state (%s); restored from the ledger\n", n, strings.Join(restored, ", "))
+	}
+	if len(j.Tamper) > 0 {
+		rep := &gate.Report{Verdict: "reject", Reasons: []string{
+			"the agent changed hgate's refs behind its back (put back): " + strings.Join(j.Tamper, "; "),
+		}}
+		return rep, r.writeGateJSON(n, rep)
 	}
 	head, tree, err := r.repo.Head()
 	if err != nil {
