@@ -154,6 +154,8 @@ type journal struct {
 	Tamper []string             `json:"tamper,omitempty"`
 	// Sandbox is how the agent runs: "landlock ABI N", or "off".
 	Sandbox string `json:"sandbox"`
+	// LearningNo is the number of the iteration's learnings.md entry, once chosen.
+	LearningNo int `json:"learning_no,omitempty"`
 }
 
 // runner is one run in progress.
@@ -798,7 +800,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			it.Seconds = secs(r.now().Sub(iterStart))
 			j.Iterations = append(j.Iterations, *it)
 			j.Current, j.Phase, j.Next = nil, "", n+1
-			j.Refs, j.Tamper = nil, nil
+			j.Refs, j.Tamper, j.LearningNo = nil, nil, 0
 			if err := r.save(); err != nil {
 				return err
 			}
@@ -1119,8 +1121,17 @@ func (r *runner) learn(it *Iteration) error {
 	if it.ValScore != nil {
 		after = *it.ValScore
 	}
+	// Entries are numbered on from what the file holds, across runs. The number is in the
+	// journal before the entry is written, so a resumed learn phase finds its own entry.
+	if r.j.LearningNo == 0 {
+		r.j.LearningNo = record.LearningsCount(path) + 1
+		if err := r.save(); err != nil {
+			return err
+		}
+	}
 	l := record.Learning{
-		Iteration: it.Iteration, Before: before, After: after, Kept: it.Outcome == "kept",
+		Iteration: r.j.LearningNo, Before: before, After: after, Kept: it.Outcome == "kept",
+		Unscored: it.ValScore == nil && it.Outcome != "unchanged",
 	}
 	switch it.Outcome {
 	case "kept":

@@ -29,6 +29,7 @@ type Learning struct {
 	Pattern        string // written under "Pattern confirmed"
 	Worked         string // written under "What worked / didn't work"
 	NeedsFromHuman string
+	Unscored       bool // the gate gave no val_score (Step 0 refused it, or nothing ran): "not scored"
 }
 
 // String renders the entry as it appears in the file, ending in a newline;
@@ -39,7 +40,11 @@ func (l Learning) String() string {
 		mark = "✓"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Iteration %d — val_score: %.2f → %.2f %s\n", l.Iteration, l.Before, l.After, mark)
+	after := fmt.Sprintf("%.2f", l.After)
+	if l.Unscored {
+		after = "not scored"
+	}
+	fmt.Fprintf(&b, "## Iteration %d — val_score: %.2f → %s %s\n", l.Iteration, l.Before, after, mark)
 	for _, s := range []struct{ label, text string }{
 		{"What changed", l.WhatChanged},
 		{"Pattern confirmed", l.Pattern},
@@ -84,4 +89,14 @@ func AppendLearning(path string, l Learning) error {
 	}
 	out = append(out, l.String()...)
 	return statefile.WriteAtomic(path, out)
+}
+
+// LearningsCount is how many entries learnings.md holds: a loop run numbers its entries on
+// from there, so the file's numbering does not restart with each run.
+func LearningsCount(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count("\n"+string(data), "\n## Iteration ")
 }

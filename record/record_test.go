@@ -205,8 +205,8 @@ func TestLearnings(t *testing.T) {
 	}
 	entries := []Learning{
 		{1, 0.5, 0.7823, true, "Parse dates with time.Parse instead of a regexp.", "Tasks 3 and 7 failed on ISO dates.",
-			"The stricter parser; caching did nothing.", "  \n"},
-		{2, 0.7823, 0.71, false, "Retry on timeout.\nSecond line.\n", "", "", "A larger timeout for task 12."},
+			"The stricter parser; caching did nothing.", "  \n", false},
+		{2, 0.7823, 0.71, false, "Retry on timeout.\nSecond line.\n", "", "", "A larger timeout for task 12.", false},
 	}
 	for _, l := range entries {
 		if err := AppendLearning(path, l); err != nil {
@@ -284,4 +284,24 @@ func FuzzLoadResults(f *testing.F) {
 			t.Fatalf("formatting is not stable:\n%q\n%q", out, again)
 		}
 	})
+}
+
+// An entry the gate gave no score says so; the count of entries is what a new run numbers on from.
+func TestLearningUnscoredAndCount(t *testing.T) {
+	l := Learning{Iteration: 3, Before: 0.42, Unscored: true}
+	if got := strings.SplitN(l.String(), "\n", 2)[0]; got != "## Iteration 3 — val_score: 0.42 → not scored ✗" {
+		t.Errorf("heading %q", got)
+	}
+	path := filepath.Join(t.TempDir(), LearningsFileName)
+	if n := LearningsCount(path); n != 0 {
+		t.Errorf("missing file: %d entries", n)
+	}
+	for i := 1; i <= 2; i++ {
+		if err := AppendLearning(path, Learning{Iteration: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := LearningsCount(path); n != 2 {
+		t.Errorf("%d entries, want 2", n)
+	}
 }
