@@ -204,7 +204,8 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	}
 
 	// Step 1: the regression suite. A task the runner did not return counts as failed.
-	s1 := &Step1{OK: true, Skipped: len(s.Tasks) == 0, Total: len(s.Tasks), Threshold: s.Threshold, Failed: []string{}, StoppedEarly: stoppedEarly}
+	s1 := &Step1{OK: true, Skipped: len(s.Tasks) == 0, Total: len(s.Tasks), Threshold: s.Threshold, Failed: []string{}, StoppedEarly: stoppedEarly,
+		Traces: e.display(ws.latestTraces())}
 	if !s1.Skipped {
 		results := outcomeResults(out1)
 		s1.Passed, s1.Failed = passedCount(s.Tasks, results)

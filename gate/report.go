@@ -45,6 +45,7 @@ type Step1 struct {
 	Threshold    float64  `json:"threshold"`
 	Failed       []string `json:"failed"`
 	StoppedEarly bool     `json:"stopped_early,omitempty"`
+	Traces       string   `json:"traces,omitempty"` // where each suite task's trace is, <traces>/<id>.log
 }
 
 // Step2 is the held-out test split, as an aggregate.
@@ -126,6 +127,9 @@ func (r *Report) WriteText(w io.Writer) {
 			p(indent+"%d/%d passed (%s)  %s", s.Passed, s.Total, percent(float64(s.Passed)/float64(s.Total)), mark(s.OK, s.StoppedEarly))
 			if !s.OK && !s.StoppedEarly && len(s.Failed) > 0 {
 				p(indent+"failed: %s", strings.Join(s.Failed, ", "))
+				if s.Traces != "" {
+					p(indent+"traces: %s/<id>.log", s.Traces)
+				}
 			}
 		}
 	}
