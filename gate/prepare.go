@@ -339,6 +339,10 @@ func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, er
 // checkIgnored refuses a workspace folder a commit could carry.
 func (e *Env) checkIgnored() error {
 	rel := filepath.ToSlash(e.Config.Workspace)
+	if _, _, err := e.Repo.Head(); err != nil {
+		// No commit yet: no .gitignore can be committed, whatever it says.
+		return fmt.Errorf("the repository has no commit yet: commit the project first (with %s and a .gitignore that ignores /%s/), then run hgate prepare", e.Config.File, rel)
+	}
 	if !e.Repo.IsIgnored(e.guardOptions(), rel, true) {
 		return fmt.Errorf("the workspace folder %s/ is not ignored by a committed .gitignore (hgate's state must stay out of the agent's commits): add the line /%s/ to .gitignore and commit it, or list it under ignore: in %s", rel, rel, e.Config.File)
 	}
