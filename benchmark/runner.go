@@ -329,11 +329,12 @@ func (r *Runner) isolate(spec *procSpec, traceDir string) (cleanup func(), err e
 		p.Reap = true
 		spec.sandbox = &p
 	}
-	return func() { removeAll(tmp) }, nil
+	return func() { RemoveAll(tmp) }, nil
 }
 
-// removeAll removes a folder a task may have left with read-only folders in it.
-func removeAll(dir string) {
+// RemoveAll removes dir even where folders in it were made read-only (a clean room's
+// carried folders, a Go module cache a task filled).
+func RemoveAll(dir string) {
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			os.Chmod(p, 0o700)

@@ -127,7 +127,7 @@ func (e *Env) releaseTemp() {
 	}
 	entries, err := os.ReadDir(e.tmpParent)
 	if err == nil && len(entries) == 1 && entries[0].Name() == ownerMarker(e.Repo.Root()) {
-		removeAll(e.tmpParent)
+		benchmark.RemoveAll(e.tmpParent)
 		e.tmpParent = ""
 	}
 }
@@ -146,7 +146,7 @@ func sweep(tmp, marker string) {
 			continue
 		}
 		if fi, err := os.Lstat(filepath.Join(dir, marker)); err == nil && fi.IsDir() {
-			removeAll(dir)
+			benchmark.RemoveAll(dir)
 		}
 	}
 }
@@ -155,24 +155,13 @@ func sweep(tmp, marker string) {
 // this process's temporary folder once nothing else is in it.
 func (r *room) close() {
 	if r.base != "" {
-		removeAll(r.base)
+		benchmark.RemoveAll(r.base)
 	}
 	// prepare's baseline traces may have opened this process's folder even
 	// without a clean room.
 	if r.owner != nil {
 		r.owner.releaseTemp()
 	}
-}
-
-// removeAll removes a folder that may hold read-only carried folders.
-func removeAll(dir string) {
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o755)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
 }
 
 // runner builds a benchmark runner for one run request in this room: a lane with its

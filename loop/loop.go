@@ -35,6 +35,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -244,7 +245,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 func (r *runner) hideTemp() (restore func(), err error) {
 	sum := sha256.Sum256([]byte(r.repo.Root()))
 	dir := filepath.Join(r.agentTmp, "hgate-rooms-"+hex.EncodeToString(sum[:6]))
-	removeTree(dir) // what a killed loop left
+	benchmark.RemoveAll(dir) // what a killed loop left
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("loop: private temporary folder: %w", err)
 	}
@@ -266,19 +267,8 @@ func (r *runner) hideTemp() (restore func(), err error) {
 		} else {
 			os.Unsetenv("TMPDIR")
 		}
-		removeTree(dir)
+		benchmark.RemoveAll(dir)
 	}, nil
-}
-
-// removeTree removes dir even where a clean room's carried folders were made read-only.
-func removeTree(dir string) {
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
 }
 
 // serve runs a command the agent sent over the socket, between checks of hgate's refs.
