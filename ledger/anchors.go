@@ -159,19 +159,11 @@ func (m *Moved) Error() string {
 // and the ref update: it is finished, and a line saying so returned. Any other
 // difference is a *Moved error. A ledger that predates anchors checks nothing.
 func CheckRefs(repo *gitguard.Repo) (rolled []string, err error) {
-	tip, err := repo.Ref(Ref)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	want, ok, err := refsAt(repo, tip)
-	if err != nil || !ok {
+	tip, want, cur, err := anchorsNow(repo)
+	if err != nil || want == nil {
 		return nil, err
 	}
 	before, hasBefore, err := parentRefs(repo, tip)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := currentRefs(repo)
 	if err != nil {
 		return nil, err
 	}
@@ -212,16 +204,8 @@ func parentRefs(repo *gitguard.Repo, tip plumbing.Hash) (refSet, bool, error) {
 // RestoreRefs puts every anchor ref back where the ledger tip says and returns the names
 // of those it moved.
 func RestoreRefs(repo *gitguard.Repo) ([]string, error) {
-	tip, err := repo.Ref(Ref)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	want, ok, err := refsAt(repo, tip)
-	if err != nil || !ok {
-		return nil, err
-	}
-	cur, err := currentRefs(repo)
-	if err != nil {
+	_, want, cur, err := anchorsNow(repo)
+	if err != nil || want == nil {
 		return nil, err
 	}
 	var out []string
@@ -274,4 +258,21 @@ func sortedRefs(m map[string]plumbing.Hash) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// anchorsNow reads the ledger tip, where it puts the anchors, and where they are; want is
+// nil when the ledger predates anchors (nothing to compare).
+func anchorsNow(repo *gitguard.Repo) (tip plumbing.Hash, want, cur refSet, err error) {
+	if tip, err = repo.Ref(Ref); err != nil {
+		return tip, nil, nil, fmt.Errorf("ledger: %w", err)
+	}
+	want, ok, err := refsAt(repo, tip)
+	if err != nil || !ok {
+		return tip, nil, nil, err
+	}
+	cur, err = currentRefs(repo)
+	if err != nil {
+		return tip, nil, nil, err
+	}
+	return tip, want, cur, nil
 }
