@@ -41,8 +41,12 @@ func TestWatchAgent(t *testing.T) {
 	var w syncBuffer
 	r := &runner{env: &gate.Env{Progress: &w}, now: time.Now}
 	stop := r.watchAgent(3, out)
-	for !strings.Contains(w.String(), "last output: editing agent.sh") {
-		time.Sleep(time.Millisecond) // waits for the ticker, however slow the machine
+	// Waits for the ticker, however slow the machine; a minute without it is a failure.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(w.String(), "last output: editing agent.sh"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no periodic line within a minute: %q", w.String())
+		}
+		time.Sleep(time.Millisecond)
 	}
 	stop()
 	got := w.String()
