@@ -50,6 +50,7 @@ import (
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/suite"
 )
 
 // TailLimit is how much of a command's stdout is kept in memory for
@@ -64,11 +65,8 @@ type Result struct {
 	Duration time.Duration
 }
 
-// Passed reports the pass mark: a reward that is not null and >= 0.5.
-func Passed(reward *float64) bool { return reward != nil && *reward >= 0.5 }
-
-// Passed reports whether r meets the pass mark.
-func (r Result) Passed() bool { return Passed(r.Reward) }
+// Passed reports whether r meets the pass mark (suite.Passed).
+func (r Result) Passed() bool { return suite.Passed(r.Reward) }
 
 // Pool bounds how many commands run at once. One Pool may serve several
 // concurrent Run calls (the gate runs the suite and the test split at the
