@@ -58,12 +58,15 @@ func Command(agent []string, promptFile string) ([]string, error) {
 	return out, nil
 }
 
+// AgentOutcome is how the agent's run ended, as summary.json and the stream name it.
+type AgentOutcome string
+
 // Agent outcomes.
 const (
-	AgentOK          = "ok"          // exited 0
-	AgentCrashed     = "crashed"     // exited non-zero, was killed by a signal, or did not start
-	AgentTimeout     = "timeout"     // stopped at attempt_timeout or the run's deadline
-	AgentInterrupted = "interrupted" // stopped by SIGINT/SIGTERM, or hgate died while it ran
+	AgentOK          AgentOutcome = "ok"          // exited 0
+	AgentCrashed     AgentOutcome = "crashed"     // exited non-zero, was killed by a signal, or did not start
+	AgentTimeout     AgentOutcome = "timeout"     // stopped at attempt_timeout or the run's deadline
+	AgentInterrupted AgentOutcome = "interrupted" // stopped by SIGINT/SIGTERM, or hgate died while it ran
 )
 
 // agentRun is one agent process.
@@ -86,7 +89,7 @@ type agentRun struct {
 }
 
 type agentResult struct {
-	Outcome  string
+	Outcome  AgentOutcome
 	ExitCode int // -1 when killed or not started
 	Detail   string
 	Duration time.Duration
@@ -150,7 +153,7 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		timer = t.C
 	}
 	var werr error
-	stopped := ""
+	var stopped AgentOutcome // why hgate stopped it; "" when it ended by itself
 	select {
 	case werr = <-done:
 	case <-timer:
