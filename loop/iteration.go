@@ -220,7 +220,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			r.report(*it)
 			return nil
 		default:
-			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, "journal.json"), j.Phase)
+			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), j.Phase)
 		}
 	}
 }

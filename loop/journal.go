@@ -3,11 +3,13 @@ package loop
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -30,6 +32,9 @@ const (
 	phaseRestore phase = "restore" // and HEAD's worktree is put back
 	phaseLearn   phase = "learn"   // the learnings.md entry is written, the iteration closed
 )
+
+// journalName is the journal's file in the run's folder.
+const journalName = "journal.json"
 
 // journal is the run's progress, rewritten atomically around every phase.
 type journal struct {
@@ -73,7 +78,7 @@ func lastRun(runs string) (string, error) {
 	}
 	var ids []string
 	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join(runs, e.Name(), "journal.json")); e.IsDir() && err == nil {
+		if _, err := os.Stat(filepath.Join(runs, e.Name(), journalName)); e.IsDir() && err == nil {
 			ids = append(ids, e.Name())
 		}
 	}
@@ -113,7 +118,7 @@ func writeJSON(path string, v any) error {
 
 // save writes the journal; every phase boundary goes through it.
 func (r *runner) save() error {
-	return writeJSON(filepath.Join(r.dir, "journal.json"), r.j)
+	return writeJSON(filepath.Join(r.dir, journalName), r.j)
 }
 
 func (r *runner) phase(p phase) error {
@@ -122,3 +127,22 @@ func (r *runner) phase(p phase) error {
 }
 
 func writeAtomic(path string, data []byte) error { return statefile.WriteAtomic(path, data) }
+
+// parseJournal decodes a journal as strictly as every other state file (a field of the
+// wrong type or a key hgate does not write is an error naming the file, line and field),
+// and returns the run's deadline with it (zero: none).
+func parseJournal(path string, data []byte) (*journal, time.Time, error) {
+	var j journal
+	// encoding/json writes the journal, so a nil list is null there.
+	if err := statefile.DecodeGoJSON(path, data, &j); err != nil {
+		return nil, time.Time{}, err
+	}
+	var dead time.Time
+	if j.Deadline != "" {
+		var err error
+		if dead, err = time.Parse(time.RFC3339Nano, j.Deadline); err != nil {
+			return nil, time.Time{}, fmt.Errorf("%s: deadline: %q is not an RFC 3339 time", statefile.Locate(path, data, "deadline"), j.Deadline)
+		}
+	}
+	return &j, dead, nil
+}

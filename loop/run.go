@@ -17,7 +17,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -263,19 +262,16 @@ func (r *runner) open() error {
 			return err
 		}
 		r.dir = filepath.Join(runs, id)
-		path := filepath.Join(r.dir, "journal.json")
+		path := filepath.Join(r.dir, journalName)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("resume run %s: %w", id, err)
 		}
-		var j journal
-		if err := json.Unmarshal(data, &j); err != nil {
-			return fmt.Errorf("%s: %v", path, err)
+		j, dead, err := parseJournal(path, data)
+		if err != nil {
+			return err
 		}
-		r.j = &j
-		if j.Deadline != "" {
-			r.dead, _ = time.Parse(time.RFC3339Nano, j.Deadline)
-		}
+		r.j, r.dead = j, dead
 		if d := r.deadline(r.now()); !d.IsZero() {
 			r.dead = d // a deadline given again counts from now
 			r.j.Deadline = d.Format(time.RFC3339Nano)
