@@ -35,6 +35,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/record"
 )
 
@@ -141,7 +142,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if n, e := os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_COMMITTER_EMAIL"); n != "" && e != "" {
 		r.author.Name, r.author.Email = n, e
 	}
-	becomeSubreaper()
+	// hgate becomes the parent of every orphaned descendant, so a daemon the agent started
+	// with setsid is still found and ended; where it cannot (not Linux), such a daemon is not.
+	_ = proc.BecomeSubreaper()
 	if err := r.lock(ctx); err != nil {
 		return nil, err
 	}
