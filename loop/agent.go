@@ -131,7 +131,7 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	limit := a.Timeout
 	if !a.Deadline.IsZero() {
 		if d := time.Until(a.Deadline); limit <= 0 || d < limit {
-			limit = max(d, 0)
+			limit = max(d, time.Nanosecond) // a deadline already past stops it at once, not never
 		}
 	}
 	p, err := proc.Start(cmd, proc.Options{Timeout: limit, Grace: a.Grace})

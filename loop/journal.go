@@ -137,6 +137,11 @@ func parseJournal(path string, data []byte) (*journal, time.Time, error) {
 	if err := statefile.DecodeGoJSON(path, data, &j); err != nil {
 		return nil, time.Time{}, err
 	}
+	switch j.Phase {
+	case phaseNone, phaseAgent, phaseGate, phaseCommit, phaseRecord, phaseAttempt, phaseRestore, phaseLearn:
+	default:
+		return nil, time.Time{}, fmt.Errorf("%s: phase: %q is not one hgate writes", statefile.Locate(path, data, "phase"), j.Phase)
+	}
 	var dead time.Time
 	if j.Deadline != "" {
 		var err error

@@ -63,6 +63,8 @@ func TestJournalMalformed(t *testing.T) {
 			`runs/r/journal.json:1:41: current.repairs: "none" is a string (expected an integer)`},
 		{"bad deadline", "{\"run_id\": \"r\",\n \"deadline\": \"tomorrow\"}",
 			`runs/r/journal.json:2:14: deadline: "tomorrow" is not an RFC 3339 time`},
+		{"bad phase", "{\"run_id\": \"r\",\n \"phase\": \"deploy\"}",
+			`runs/r/journal.json:2:11: phase: "deploy" is not one hgate writes`},
 		{"truncated", `{"run_id": "r", "ne`, `runs/r/journal.json:1:17: string never closed (expected a closing '"')`},
 	}
 	for _, tt := range tests {
