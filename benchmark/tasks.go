@@ -146,12 +146,12 @@ func listCommand(ctx context.Context, dir string, cfg config.Benchmark) ([]strin
 	if err != nil {
 		return nil, fmt.Errorf("benchmark: %s: %w", name, err)
 	}
-	pr := p.wait(ctx)
+	pr := p.Wait(ctx)
 	if why := r.nullReason(pr); why != "" {
 		return nil, fmt.Errorf("benchmark: %s: %s", name, why)
 	}
-	if pr.exitCode != 0 {
-		msg := fmt.Sprintf("benchmark: %s: exit status %d", name, pr.exitCode)
+	if pr.ExitCode != 0 {
+		msg := fmt.Sprintf("benchmark: %s: exit status %d", name, pr.ExitCode)
 		if last := lastLine(stderr.Bytes()); last != "" {
 			msg += ": " + clip(last)
 		}
