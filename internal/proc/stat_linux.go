@@ -45,6 +45,25 @@ func Children(ppid int) []int {
 	return out
 }
 
+// Descendants lists every process below pid, parents before children, from
+// one pass over /proc.
+func Descendants(pid int) []int {
+	kids := map[int][]int{}
+	for _, p := range pids() {
+		if st, err := ReadStat(p); err == nil {
+			kids[st.PPid] = append(kids[st.PPid], p)
+		}
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, k := range kids[queue[0]] {
+			out = append(out, k)
+			queue = append(queue, k)
+		}
+	}
+	return out
+}
+
 // BecomeSubreaper makes this process the parent of every orphaned descendant
 // (PR_SET_CHILD_SUBREAPER), so a daemon a child started with setsid is still found by
 // ReapOrphans.
