@@ -1,0 +1,113 @@
+package loop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/hgate/hgate/gate"
+)
+
+// RunRecord is one run folder (workspace/runs/<run>/) as a report reads it.
+type RunRecord struct {
+	Summary
+	// Finished is false for a run with no summary.json: one still going on, or killed
+	// (hgate loop --resume continues it). Its iterations come from the journal.
+	Finished bool
+	// Gates holds each iteration's gate reports (iterations/<n>/gate.json, then each
+	// repair's), in the order they ran; an iteration the gate never judged has none.
+	Gates map[int][]*gate.Report
+}
+
+// Runs reads every run folder under the workspace, oldest first. A folder without a
+// journal (a run killed before it began) is skipped.
+func Runs(workspaceDir string) ([]RunRecord, error) {
+	runs := filepath.Join(workspaceDir, "runs")
+	ents, err := os.ReadDir(runs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Slice(ids, func(i, k int) bool { return runLess(ids[i], ids[k]) })
+	var out []RunRecord
+	for _, id := range ids {
+		rr, err := readRun(filepath.Join(runs, id))
+		if err != nil {
+			return nil, err
+		}
+		if rr != nil {
+			out = append(out, *rr)
+		}
+	}
+	return out, nil
+}
+
+// readRun reads summary.json, else journal.json, as the loop itself reads its journal
+// (encoding/json: fields only ever added); nil when the folder holds neither.
+func readRun(dir string) (*RunRecord, error) {
+	rr := &RunRecord{Gates: map[int][]*gate.Report{}}
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &rr.Summary); err != nil {
+			return nil, fmt.Errorf("%s: %v", filepath.Join(dir, "summary.json"), err)
+		}
+		rr.Finished = true
+	case errors.Is(err, fs.ErrNotExist):
+		path := filepath.Join(dir, "journal.json")
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var j journal
+		if err := json.Unmarshal(data, &j); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		rr.Summary = Summary{RunID: j.RunID, Started: j.Started, Baseline: j.Baseline, BestAtStart: j.BestAtStart,
+			Iterations: j.Iterations, StopReason: j.StopReason, StopDetail: j.StopDetail, Sandbox: j.Sandbox}
+	default:
+		return nil, err
+	}
+	if rr.RunID == "" {
+		rr.RunID = filepath.Base(dir)
+	}
+	for _, it := range rr.Iterations {
+		n := it.Iteration
+		folders := []string{filepath.Join(dir, "iterations", strconv.Itoa(n))}
+		for k := 1; k <= it.Repairs; k++ {
+			folders = append(folders, filepath.Join(folders[0], "repair-"+strconv.Itoa(k)))
+		}
+		for _, f := range folders {
+			path := filepath.Join(f, "gate.json")
+			data, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			var rep gate.Report
+			if err := json.Unmarshal(data, &rep); err != nil {
+				return nil, fmt.Errorf("%s: %v", path, err)
+			}
+			rr.Gates[n] = append(rr.Gates[n], &rep)
+		}
+	}
+	return rr, nil
+}
