@@ -101,8 +101,8 @@ func (h *history) build() {
 	// The old state, ended by a reset entry that holds no state file.
 	old := rows(t, 0.2)
 	h.commit("prepare: baseline val_score 0.2000", map[string][]byte{"results.tsv": old,
-		"split.json":  must((&split.Split{Seed: 1, Train: []string{"old1"}, Test: []string{"old2"}}).Marshal()),
-		"suite.json":  suiteFile(t, nil, nil),
+		"split.json": must((&split.Split{Seed: 1, Train: []string{"old1"}, Test: []string{"old2"}}).Marshal()),
+		"suite.json": suiteFile(t, nil, nil),
 		"receipts/" + strings.Repeat("0", 40) + ".json": receipt(t, gate.Receipt{Tree: strings.Repeat("0", 40), Verdict: "pass"})},
 		map[string]plumbing.Hash{ledger.GatedRef: head})
 	h.commit("gate: tree 0000000 pass, val_score 0.3000, promoted 0", map[string][]byte{
