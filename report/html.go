@@ -272,7 +272,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8p
 .fact { border: 1px solid #d0d7de; border-radius: 6px; padding: 6px 12px; } .fact b { display: block; font-size: 18px; }
 table { border-collapse: collapse; font-size: 13px; } th, td { border: 1px solid #d0d7de; padding: 3px 6px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.pass { color: {{index .Colours "kept"}}; font-weight: 600; } .reject { color: {{index .Colours "rejected"}}; font-weight: 600; }
+.pass { color: #116329; font-weight: 600; } .reject { color: #a40e26; font-weight: 600; }
 .legend span { margin-right: 16px; } .sw { display: inline-block; width: 12px; height: 12px; vertical-align: -1px; margin-right: 4px; border-radius: 2px; }
 .matrix td { width: 18px; height: 18px; padding: 0; text-align: center; font-size: 11px; }
 .matrix td.task { width: auto; padding: 0 6px; text-align: left; }
