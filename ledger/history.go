@@ -17,6 +17,11 @@ func (l *Ledger) FileAt(commit plumbing.Hash, name string) ([]byte, error) {
 	if !Tracked(name) {
 		return nil, fmt.Errorf("ledger: %s: not a state file", name)
 	}
+	return l.fileAt(commit, name)
+}
+
+// fileAt returns a file of a ledger commit's tree; nil when it holds none.
+func (l *Ledger) fileAt(commit plumbing.Hash, name string) ([]byte, error) {
 	data, err := l.repo.FileAt(commit, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -59,30 +59,16 @@ func Runs(workspaceDir string) ([]RunRecord, error) {
 // (encoding/json: fields only ever added); nil when the folder holds neither.
 func readRun(dir string) (*RunRecord, error) {
 	rr := &RunRecord{Gates: map[int][]*gate.Report{}}
-	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(data, &rr.Summary); err != nil {
-			return nil, fmt.Errorf("%s: %v", filepath.Join(dir, "summary.json"), err)
-		}
+	var j journal
+	if ok, err := readJSON(filepath.Join(dir, "summary.json"), &rr.Summary); err != nil {
+		return nil, err
+	} else if ok {
 		rr.Finished = true
-	case errors.Is(err, fs.ErrNotExist):
-		path := filepath.Join(dir, "journal.json")
-		data, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		var j journal
-		if err := json.Unmarshal(data, &j); err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
+	} else if ok, err := readJSON(filepath.Join(dir, "journal.json"), &j); err != nil || !ok {
+		return nil, err
+	} else {
 		rr.Summary = Summary{RunID: j.RunID, Started: j.Started, Baseline: j.Baseline, BestAtStart: j.BestAtStart,
 			Iterations: j.Iterations, StopReason: j.StopReason, StopDetail: j.StopDetail, Sandbox: j.Sandbox}
-	default:
-		return nil, err
 	}
 	if rr.RunID == "" {
 		rr.RunID = filepath.Base(dir)
@@ -94,20 +80,28 @@ func readRun(dir string) (*RunRecord, error) {
 			folders = append(folders, filepath.Join(folders[0], "repair-"+strconv.Itoa(k)))
 		}
 		for _, f := range folders {
-			path := filepath.Join(f, "gate.json")
-			data, err := os.ReadFile(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
 			var rep gate.Report
-			if err := json.Unmarshal(data, &rep); err != nil {
-				return nil, fmt.Errorf("%s: %v", path, err)
+			if ok, err := readJSON(filepath.Join(f, "gate.json"), &rep); err != nil {
+				return nil, err
+			} else if ok {
+				rr.Gates[n] = append(rr.Gates[n], &rep)
 			}
-			rr.Gates[n] = append(rr.Gates[n], &rep)
 		}
 	}
 	return rr, nil
+}
+
+// readJSON decodes a file of the run folder into v; false when there is no such file.
+func readJSON(path string, v any) (bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("%s: %v", path, err)
+	}
+	return true, nil
 }
