@@ -415,6 +415,14 @@ func matrix(ids []string, train map[string]bool, columns []map[string]*float64, 
 	return rows
 }
 
+// wroteReceipt reports whether a gate got past Step 0, which is when it writes a receipt:
+// a Step 0 rejection's tree leaves the forbidden paths out, so it may be another
+// attempt's tree.
+func wroteReceipt(r *gate.Report) bool {
+	s0 := r.Steps.Step0
+	return s0 == nil || s0.OK || s0.Skipped
+}
+
 // linkRuns adds the loop's runs and ties each iteration's last gate to its attempt: the
 // first attempt of the same tree not yet tied, at or after the previous one tied. The
 // attempt then takes the gate's own reasons and the iteration's durations.
@@ -428,13 +436,18 @@ func linkRuns(rep *Report, runs []loop.RunRecord) {
 			if ri.Reasons == nil {
 				ri.Reasons = []string{}
 			}
-			if gates := rr.Gates[it.Iteration]; len(gates) > 0 {
+			if gates := rr.Gates[it.Iteration]; len(gates) > 0 && wroteReceipt(gates[len(gates)-1]) {
 				last := gates[len(gates)-1]
 				for i := next; i < len(rep.Attempts); i++ {
-					a := &rep.Attempts[i]
-					if a.Tree != last.Tree || a.Run != "" {
+					if rep.Attempts[i].Tree != last.Tree || rep.Attempts[i].Run != "" {
 						continue
 					}
+					// The agent may have gated the same tree itself just before: the loop's
+					// gate is the last of them.
+					for i+1 < len(rep.Attempts) && rep.Attempts[i+1].Tree == last.Tree && rep.Attempts[i+1].Run == "" {
+						i++
+					}
+					a := &rep.Attempts[i]
 					a.Run, a.RunIter = rr.RunID, it.Iteration
 					if last.Reasons != nil {
 						a.Reasons = slices.Clone(last.Reasons)
