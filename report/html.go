@@ -120,12 +120,27 @@ func (p *plot) steps(xs, ys []float64, colour, title string) {
 
 func (p *plot) String() string { return p.b.String() + "</svg>" }
 
-func ticks(lo, hi float64, n int) []float64 {
-	out := make([]float64, 0, n+1)
-	for i := 0; i <= n; i++ {
-		out = append(out, lo+(hi-lo)*float64(i)/float64(n))
+// niceTicks widens [lo, hi] to whole multiples of a round step (1, 2 or 5 times a power
+// of ten) giving at most about n intervals, and returns the widened range and its ticks.
+func niceTicks(lo, hi float64, n int) (float64, float64, []float64) {
+	if hi <= lo {
+		hi = lo + 1
 	}
-	return out
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	lo, hi = math.Floor(lo/step+1e-9)*step, math.Ceil(hi/step-1e-9)*step
+	var out []float64
+	for i := 0; lo+float64(i)*step <= hi+step/2; i++ {
+		out = append(out, lo+float64(i)*step)
+	}
+	return lo, hi, out
 }
 
 // scorePlot draws val_score over the attempts: the baseline at 0, each attempt as a
@@ -136,9 +151,9 @@ func (r *Report) scorePlot() string {
 	for _, a := range r.Attempts {
 		lo, hi = math.Min(lo, a.ValScore), math.Max(hi, a.ValScore)
 	}
-	lo, hi = math.Max(0, math.Floor((lo-0.05)*20)/20), math.Min(1, math.Ceil((hi+0.05)*20)/20)
+	lo, hi, yt := niceTicks(math.Max(0, lo-0.05), math.Min(1, hi+0.05), 5)
 	p := newPlot(880, 300, 0, float64(len(r.Attempts)), lo, hi, "val_score over attempts")
-	p.axes(ticks(lo, hi, 5), "%.2f", "attempt (0: baseline)")
+	p.axes(yt, "%.2f", "attempt (0: baseline)")
 	xs, ys := []float64{0}, []float64{r.Baseline}
 	best := r.Baseline
 	for _, a := range r.Attempts {
@@ -184,9 +199,9 @@ func (r *Report) suitePlot() string {
 	for _, a := range r.Attempts {
 		hi = math.Max(hi, float64(a.SuiteSize))
 	}
+	_, hi, yt := niceTicks(0, hi, int(math.Min(hi, 4)))
 	p := newPlot(880, 180, 0, float64(len(r.Attempts)), 0, hi, "regression suite size over attempts")
-	n := int(math.Min(hi, 4))
-	p.axes(ticks(0, hi, n), "%.0f", "attempt (0: baseline)")
+	p.axes(yt, "%.0f", "attempt (0: baseline)")
 	xs, ys := []float64{0}, []float64{0}
 	for _, a := range r.Attempts {
 		xs, ys = append(xs, float64(a.N)), append(ys, float64(a.SuiteSize))
@@ -215,8 +230,9 @@ func (r *Report) durationPlot() string {
 	for _, b := range bars {
 		hi = math.Max(hi, b.agent+b.gateS)
 	}
+	_, hi, yt := niceTicks(0, hi, 4)
 	p := newPlot(880, 200, 0.5, float64(len(bars))+0.5, 0, hi, "agent and gate seconds per loop iteration")
-	p.axes(ticks(0, hi, 4), "%.0fs", "loop iteration (all runs, in order)")
+	p.axes(yt, "%gs", "loop iteration (all runs, in order)")
 	width := math.Max(2, math.Min(30, (p.w-p.left-p.right)/float64(len(bars))*0.6))
 	for i, b := range bars {
 		x := p.X(float64(i+1)) - width/2
@@ -278,6 +294,7 @@ th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: ta
 .matrix td.task { width: auto; padding: 0 6px; text-align: left; }
 .m-pass { background: #aceebb; } .m-fail { background: #ffcecb; } .m-null { background: #fff1b3; } .m-none { background: #f6f8fa; }
 .note { color: #57606a; font-size: 13px; }
+svg { max-width: 100%; height: auto; }
 .reasons { max-width: 520px; }
 </style>
 </head>

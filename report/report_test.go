@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -299,5 +300,31 @@ func TestAttemptReasons(t *testing.T) {
 				t.Errorf("reasons %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		n      int
+		want   []float64
+	}{
+		{0.45, 0.95, 5, []float64{0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
+		{0, 15, 4, []float64{0, 5, 10, 15}},
+		{0, 1, 1, []float64{0, 1}},
+		{0, 10.4, 4, []float64{0, 5, 10, 15}},
+		{0.5, 0.5, 5, []float64{0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.6}},
+	} {
+		_, _, got := niceTicks(tc.lo, tc.hi, tc.n)
+		if len(got) != len(tc.want) {
+			t.Errorf("niceTicks(%v, %v, %d) = %v, want %v", tc.lo, tc.hi, tc.n, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-9 {
+				t.Errorf("niceTicks(%v, %v, %d) = %v, want %v", tc.lo, tc.hi, tc.n, got, tc.want)
+				break
+			}
+		}
 	}
 }
