@@ -95,7 +95,6 @@ type Attempt struct {
 	RunIter     int      `json:"run_iteration,omitempty"` // that iteration
 	GateSeconds *float64 `json:"gate_seconds,omitempty"`  // the loop's gate time for that iteration
 	AgentSecs   *float64 `json:"agent_seconds,omitempty"` // the agent's time for that iteration
-	columnIndex int      // this attempt's column in the train matrix
 }
 
 // Matrix is the train tasks' results across the history: a column for the baseline, then
@@ -182,10 +181,6 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 		return nil, err
 	}
 	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: len(sp.Test)}
-	train := make(map[string]bool, len(sp.Train))
-	for _, id := range sp.Train {
-		train[id] = true
-	}
 
 	final := rowsAt[len(rowsAt)-1]
 	for _, r := range final {
@@ -227,12 +222,11 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 			continue
 		}
 		a := attemptOf(rc, s, len(rep.Attempts)+1)
+		var results map[string]*float64
 		if s != nil {
-			columns = append(columns, s.LastResults)
-		} else {
-			columns = append(columns, nil)
+			results = s.LastResults
 		}
-		a.columnIndex = len(columns) - 1
+		columns = append(columns, results)
 		rep.Train.Columns = append(rep.Train.Columns, fmt.Sprint(a.N))
 		rep.Attempts = append(rep.Attempts, a)
 	}
@@ -245,7 +239,7 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	if lastSuite != nil {
 		rep.SuiteSize = len(lastSuite.Tasks)
 	}
-	rep.Train.Tasks = matrix(sp.Train, train, columns, lastSuite)
+	rep.Train.Tasks = matrix(sp.Train, columns, lastSuite)
 
 	runs, err := loop.Runs(workspaceDir)
 	if err != nil {
@@ -383,20 +377,17 @@ func linkRecord(l *ledger.Ledger, repo *gitguard.Repo, rep *Report, entry plumbi
 	return nil
 }
 
-// matrix lays out the train tasks' results by column. Only ids of the train split are
-// kept: a test id never appears, whatever a state file says.
-func matrix(ids []string, train map[string]bool, columns []map[string]*float64, s *suite.Suite) []MatrixRow {
+// matrix lays out the train tasks' results by column. Its rows are the train split's ids:
+// a test id never appears, whatever a state file says.
+func matrix(train []string, columns []map[string]*float64, s *suite.Suite) []MatrixRow {
 	inSuite := map[string]bool{}
 	if s != nil {
 		for _, id := range s.Tasks {
 			inSuite[id] = true
 		}
 	}
-	rows := make([]MatrixRow, 0, len(ids))
-	for _, id := range slices.Sorted(slices.Values(ids)) {
-		if !train[id] {
-			continue
-		}
+	rows := make([]MatrixRow, 0, len(train))
+	for _, id := range slices.Sorted(slices.Values(train)) {
 		r := MatrixRow{Task: id, InSuite: inSuite[id], Results: make([]string, len(columns))}
 		for j, col := range columns {
 			reward, ran := col[id]
