@@ -328,3 +328,24 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// Reasons and paths come from the agent's work (a violation names any path it created):
+// the page shows them as text, in the tables and in the plot's tooltips alike.
+func TestHTMLEscapes(t *testing.T) {
+	r := sample()
+	evil := `step 0: 1 path(s) changed outside allow: <script>alert(1)</script>"x.sh (untracked)`
+	r.Attempts[0].Reasons = []string{evil}
+	r.Runs = []Run{{ID: "r<b>", Iterations: []RunIteration{{Iteration: loop.Iteration{Iteration: 1, Reasons: []string{evil}, AgentDetail: "<img src=x>"}}}}}
+	var page strings.Builder
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<script", "<img", "<b>r", `</script>"x`} {
+		if strings.Contains(page.String(), bad) {
+			t.Errorf("the page holds %q unescaped", bad)
+		}
+	}
+	if n := strings.Count(page.String(), "&lt;script&gt;alert(1)&lt;/script&gt;"); n < 3 {
+		t.Errorf("the reason is shown escaped %d times (expected 3: attempts table, tooltip, run table)", n)
+	}
+}
