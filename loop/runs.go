@@ -1,9 +1,7 @@
 package loop
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/internal/statefile"
 )
 
 // RunRecord is one run folder (workspace/runs/<run>/) as a report reads it.
@@ -55,18 +54,27 @@ func Runs(workspaceDir string) ([]RunRecord, error) {
 	return out, nil
 }
 
-// readRun reads summary.json, else journal.json, as the loop itself reads its journal
-// (encoding/json: fields only ever added); nil when the folder holds neither.
+// readRun reads summary.json, else journal.json (as --resume reads it); nil when the
+// folder holds neither.
 func readRun(dir string) (*RunRecord, error) {
 	rr := &RunRecord{Gates: map[int][]*gate.Report{}}
-	var j journal
 	if ok, err := readJSON(filepath.Join(dir, "summary.json"), &rr.Summary); err != nil {
 		return nil, err
 	} else if ok {
 		rr.Finished = true
-	} else if ok, err := readJSON(filepath.Join(dir, "journal.json"), &j); err != nil || !ok {
-		return nil, err
 	} else {
+		path := filepath.Join(dir, journalName)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		j, _, err := parseJournal(path, data)
+		if err != nil {
+			return nil, err
+		}
 		rr.Summary = Summary{RunID: j.RunID, Started: j.Started, Baseline: j.Baseline, BestAtStart: j.BestAtStart,
 			Iterations: j.Iterations, StopReason: j.StopReason, StopDetail: j.StopDetail, Sandbox: j.Sandbox}
 	}
@@ -91,7 +99,8 @@ func readRun(dir string) (*RunRecord, error) {
 	return rr, nil
 }
 
-// readJSON decodes a file of the run folder into v; false when there is no such file.
+// readJSON decodes a file the loop wrote with encoding/json into v, as strictly as the
+// journal; false when there is no such file.
 func readJSON(path string, v any) (bool, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -100,8 +109,5 @@ func readJSON(path string, v any) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return false, fmt.Errorf("%s: %v", path, err)
-	}
-	return true, nil
+	return true, statefile.DecodeGoJSON(path, data, v)
 }

@@ -420,7 +420,7 @@ func wroteReceipt(r *gate.Report) bool {
 func linkRuns(rep *Report, runs []loop.RunRecord) {
 	next := 0 // attempts before this index are behind every later iteration
 	for _, rr := range runs {
-		run := Run{ID: rr.RunID, Started: rr.Started, Finished: rr.Finished, StopReason: rr.StopReason,
+		run := Run{ID: rr.RunID, Started: rr.Started, Finished: rr.Finished, StopReason: string(rr.StopReason),
 			StopDetail: rr.StopDetail, Sandbox: rr.Sandbox, Seconds: rr.Seconds, Iterations: []RunIteration{}}
 		for _, it := range rr.Iterations {
 			ri := RunIteration{Iteration: it}
