@@ -60,6 +60,7 @@ type cli struct {
 	Guard   guardCmd   `cmd:"" help:"Run the file guard (gate Step 0) alone: list paths changed outside allow, with how to revert each."`
 	Hooks   hooksCmd   `cmd:"" help:"Install, uninstall or run hgate's git pre-commit hook."`
 	Status  statusCmd  `cmd:"" help:"Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id)."`
+	Report  reportCmd  `cmd:"" help:"Write the repository's hgate history as one self-contained HTML page (workspace/report.html), or print it with --json."`
 	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call."`
 
 	Completion completionCmd `cmd:"" help:"Print the shell code that turns on tab completion of hgate's commands and flags in bash, zsh or fish."`
