@@ -103,10 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			if msg == "" {
 				msg = exitMeaning(code)
 			}
-			json.NewEncoder(stdout).Encode(struct {
-				Error string `json:"error"`
-				Exit  int    `json:"exit"`
-			}{msg, code})
+			json.NewEncoder(stdout).Encode(errorJSON{msg, code})
 		}
 	}()
 	defer func() {

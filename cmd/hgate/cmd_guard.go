@@ -36,7 +36,7 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 		fmt.Fprintf(g.stderr, "hgate: note: file_guard is false in %s: the gate skips this check\n", cfg.File)
 	}
 	if g.JSON {
-		if err := g.printJSON(map[string]any{"ok": len(vs) == 0, "file_guard": cfg.FileGuard, "violations": vs}); err != nil {
+		if err := g.printJSON(guardJSON{OK: len(vs) == 0, FileGuard: cfg.FileGuard, Violations: vs}); err != nil {
 			return err
 		}
 	} else {

@@ -56,7 +56,7 @@ func printHookResults(g *Globals, repo *gitguard.Repo, res []hooks.Result, err e
 		}
 	}
 	if g.JSON {
-		if err := g.printJSON(map[string]any{"hooks": res}); err != nil {
+		if err := g.printJSON(hooksJSON{Hooks: res}); err != nil {
 			return err
 		}
 	} else {
@@ -121,7 +121,7 @@ func (c *hooksRunCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) e
 		if vs == nil {
 			vs = []gitguard.Violation{}
 		}
-		if err := g.printJSON(map[string]any{"ok": len(vs) == 0, "violations": vs}); err != nil {
+		if err := g.printJSON(hookRunJSON{OK: len(vs) == 0, Violations: vs}); err != nil {
 			return err
 		}
 	}

@@ -103,7 +103,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	s, err := loop.Run(ctx, opts)
 	if s != nil {
 		if g.JSON {
-			if perr := g.printJSON(map[string]any{"summary": s}); perr != nil && err == nil {
+			if perr := g.printJSON(loopJSON{Summary: s}); perr != nil && err == nil {
 				err = perr
 			}
 		} else {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hgate/hgate/config"
@@ -47,17 +46,7 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		return err
 	}
 	if g.JSON {
-		out := map[string]any{
-			"created": nonNil(rep.Created), "tasks": rep.Tasks, "passed": rep.Passed,
-			"train": len(rep.Train), "test": len(rep.Test), "excluded": nonNil(rep.Excluded), "val_score": rep.ValScore,
-		}
-		if rs != nil {
-			out["reset"] = map[string]any{
-				"entry": rs.Entry.String(), "previous": hashOrNull(rs.Previous), "removed": nonNil(slices.Concat(rs.Removed, rs.Traces)),
-				"gated": rs.Head.String(), "previous_gated": hashOrNull(rs.Gated), "previous_best": hashOrNull(rs.Best),
-			}
-		}
-		return g.printJSON(out)
+		return g.printJSON(rep.JSON(rs))
 	}
 	w := g.stdout
 	if len(rep.Created) == 0 {
@@ -115,7 +104,7 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 		fmt.Fprintf(w, "reset: ledger entry %s ends the previous state (%s, kept as its parent: hgate state log shows it)\n",
 			rs.Entry.String()[:7], rs.Previous.String()[:7])
 	}
-	if removed := slices.Concat(rs.Removed, rs.Traces); len(removed) > 0 {
+	if removed := rs.RemovedPaths(); len(removed) > 0 {
 		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
 	}
 	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s cleared (was %s)\n",

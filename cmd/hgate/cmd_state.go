@@ -32,11 +32,11 @@ func (c *stateLogCmd) Run(g *Globals, env *gate.Env) error {
 		return err
 	}
 	if g.JSON {
-		out := make([]map[string]any, len(entries))
+		out := stateLogJSON{Entries: make([]stateLogEntryJSON, len(entries))}
 		for i, e := range entries {
-			out[i] = map[string]any{"commit": e.Hash.String(), "message": e.Message, "time": e.When.UTC().Format("2006-01-02T15:04:05Z"), "changed": nonNil(e.Changed)}
+			out.Entries[i] = stateLogEntryJSON{Commit: e.Hash.String(), Message: e.Message, Time: e.When.UTC().Format("2006-01-02T15:04:05Z"), Changed: nonNil(e.Changed)}
 		}
-		return g.printJSON(map[string]any{"entries": out})
+		return g.printJSON(out)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(g.stdout, "the ledger %s is empty: run hgate prepare\n", ledger.Ref)
@@ -90,7 +90,7 @@ func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 
 func (g *Globals) listFiles(what string, files []string) error {
 	if g.JSON {
-		return g.printJSON(map[string]any{"files": nonNil(files)})
+		return g.printJSON(stateFilesJSON{Files: nonNil(files)})
 	}
 	if len(files) == 0 {
 		fmt.Fprintln(g.stdout, "the state files already match the ledger; nothing to do")
@@ -174,8 +174,7 @@ func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 	}
 	if g.JSON {
 		_, restored := refs[ledger.BestRef]
-		out := map[string]any{"gated": head.String(), "previous": hashOrNull(prev), "best": hashOrNull(best), "best_restored": restored, "carry": m.Files}
-		return g.printJSON(out)
+		return g.printJSON(stateRebaseJSON{Gated: head.String(), Previous: gate.HashOrNull(prev), Best: gate.HashOrNull(best), BestRestored: restored, Carry: m.Files})
 	}
 	was := "was " + shortOrNone(prev)
 	if prev == head {
@@ -200,13 +199,6 @@ func shortOrNone(h plumbing.Hash) string {
 		return "none"
 	}
 	return h.String()[:7]
-}
-
-func hashOrNull(h plumbing.Hash) any {
-	if h.IsZero() {
-		return nil
-	}
-	return h.String()
 }
 
 // gatedBase is the commit hgate.yaml is read from: where the ledger last put
