@@ -22,7 +22,7 @@ Prints one line per violation: kind, path, and how to revert it. Exit 0 clean, 1
 
 func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
 	// Step 0 compares with refs/hgate/gated: it must be where hgate last put it.
-	if err := checkAnchors(g, repo); err != nil {
+	if err := gate.CheckAnchors(repo, g.stderr); err != nil {
 		return err
 	}
 	vs, err := repo.Check(gate.GuardOptions(cfg))

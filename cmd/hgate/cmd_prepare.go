@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/ledger"
@@ -75,21 +74,11 @@ func nonNil(s []string) []string {
 
 // configAtHead makes HEAD's hgate.yaml the configuration env prepares with.
 func configAtHead(g *Globals, env *gate.Env) error {
-	head, _, err := env.Repo.Head()
+	cfg, _, err := gate.ConfigAtHead(env.Repo, env.Config.File)
 	if err != nil {
 		return err
 	}
-	data, err := env.Repo.FileAt(head, env.Config.File)
-	if err != nil {
-		return fmt.Errorf("%s at HEAD %s: %w (commit it first)", env.Config.File, head.String()[:7], err)
-	}
-	cfg, err := config.Parse(env.Config.File, env.Repo.Root(), data)
-	if err != nil {
-		return err
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(g.stderr, "hgate: warning: %s\n", w)
-	}
+	gate.Warn(g.stderr, cfg)
 	env.Config = cfg
 	env.CleanRoom = cfg.CleanRoom.Enabled && !g.NoClean
 	return nil
@@ -108,5 +97,5 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
 	}
 	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s cleared (was %s)\n",
-		gitguard.GatedRef, rs.Head.String()[:7], shortOrNone(rs.Gated), ledger.BestRef, shortOrNone(rs.Best))
+		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), ledger.BestRef, gate.ShortOrNone(rs.Best))
 }

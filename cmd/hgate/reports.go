@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/hooks"
-	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/loop"
 )
 
@@ -27,15 +26,6 @@ type stateLogEntryJSON struct {
 // stateFilesJSON is hgate state restore --json and state accept --json.
 type stateFilesJSON struct {
 	Files []string `json:"files"`
-}
-
-// stateRebaseJSON is hgate state rebase --json; a ref that is absent is null.
-type stateRebaseJSON struct {
-	Best         *string               `json:"best"`
-	BestRestored bool                  `json:"best_restored"`
-	Carry        []ledger.CarriedEntry `json:"carry"`
-	Gated        string                `json:"gated"`
-	Previous     *string               `json:"previous"`
 }
 
 // loopJSON is the last line hgate loop --json prints, after the streamed events.

@@ -48,7 +48,7 @@ func TestJSONKeys(t *testing.T) {
 		{"state log", stateLogJSON{Entries: []stateLogEntryJSON{{}}},
 			"{entries:[{changed commit message time}]}"},
 		{"state restore, state accept", stateFilesJSON{}, "{files}"},
-		{"state rebase", stateRebaseJSON{Best: gate.HashOrNull(hash), Carry: []ledger.CarriedEntry{{SHA256: "s", Link: "l"}}},
+		{"state rebase", (&gate.RebaseReport{Best: hash, Carry: []ledger.CarriedEntry{{SHA256: "s", Link: "l"}}}).JSON(),
 			"{best best_restored carry:[{path mode sha256 link}] gated previous}"},
 		{"loop", loopJSON{Summary: &loop.Summary{Finished: "f", StopDetail: "d", Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true}}}},
 			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
