@@ -332,37 +332,44 @@ func (d *decoder) placeholders(n *yaml.Node, p, arg string, allowed []string) {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// env decodes a mapping of environment variable names to values.
-func (d *decoder) env(n *yaml.Node, p string) map[string]string {
+// variables decodes a mapping of environment variable names (each checked, see envName)
+// to values, in file order so that messages come out the same way every time. value
+// decodes one variable's value; false leaves the variable out.
+func (d *decoder) variables(n *yaml.Node, p string, value func(e entry, full, name string) (string, bool)) map[string]string {
 	m, ok := d.mapping(n, p, nil)
 	if !ok {
 		return nil
 	}
-	out := make(map[string]string, len(m))
 	names := make([]string, 0, len(m))
 	for name := range m {
 		names = append(names, name)
 	}
-	// In file order, so that messages come out the same way every time.
 	sort.Slice(names, func(i, j int) bool {
 		a, b := m[names[i]].key, m[names[j]].key
 		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
 	})
+	out := make(map[string]string, len(m))
 	for _, name := range names {
 		e := m[name]
 		full := join(p, displayKey(name))
 		if !d.envName(e.key, full, name) {
 			continue
 		}
-		if isNull(e.val) {
-			out[name] = "" // `KEY:` with nothing after it reads as an empty value
-			continue
-		}
-		if s, ok := d.text(e.val, full, "a value, e.g. "+name+": \"1\""); ok {
+		if s, ok := value(e, full, name); ok {
 			out[name] = s
 		}
 	}
 	return out
+}
+
+// env decodes a mapping of environment variable names to values.
+func (d *decoder) env(n *yaml.Node, p string) map[string]string {
+	return d.variables(n, p, func(e entry, full, name string) (string, bool) {
+		if isNull(e.val) {
+			return "", true // `KEY:` with nothing after it reads as an empty value
+		}
+		return d.text(e.val, full, "a value, e.g. "+name+": \"1\"")
+	})
 }
 
 // hgateVars are set by the benchmark runner for every task.
@@ -453,48 +460,26 @@ var cacheNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // caches decodes clean_room.caches: variable name to cache name.
 func (d *decoder) caches(n *yaml.Node, p string, benchEnv map[string]string) map[string]string {
-	m, ok := d.mapping(n, p, nil)
-	if !ok {
-		return nil
-	}
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := m[names[i]].key, m[names[j]].key
-		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
-	})
-	out := make(map[string]string, len(m))
-	for _, name := range names {
-		e := m[name]
-		full := join(p, displayKey(name))
-		if !d.envName(e.key, full, name) {
-			continue
-		}
+	return d.variables(n, p, func(e entry, full, name string) (string, bool) {
 		switch {
 		case name == "HOME" || name == "TMPDIR":
 			d.failf(e.key, full, "%s is set by hgate for each task (expected a cache variable, e.g. GOCACHE)", name)
-			continue
+			return "", false
 		case strings.HasPrefix(name, "GIT_"):
 			d.failf(e.key, full, "GIT_* variables never reach tasks (expected a cache variable, e.g. GOCACHE)")
-			continue
+			return "", false
 		}
 		if _, dup := benchEnv[name]; dup {
 			d.failf(e.key, full, "%s is also set by benchmark.env (expected one of the two)", name)
-			continue
+			return "", false
 		}
 		s, ok := d.text(e.val, full, "a cache name, e.g. "+name+": go-build")
-		if !ok {
-			continue
-		}
-		if !cacheNameRE.MatchString(s) {
+		if ok && !cacheNameRE.MatchString(s) {
 			d.failf(e.val, full, "%q is not a cache name (expected one folder name of letters, digits, ., _ and -, not starting with . or -, e.g. go-build)", s)
-			continue
+			return "", false
 		}
-		out[name] = s
-	}
-	return out
+		return s, ok
+	})
 }
 
 // treeFolders decodes a list of paths inside the repository (clean_room.carry, .writable):
