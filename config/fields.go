@@ -117,6 +117,12 @@ func nodeField[S any](key string, decode func(d *decoder, e entry, p string, s *
 	return field[S]{key: key, decode: decode}
 }
 
+// sectionField is a key whose value is a section of its own, decoded by its table into
+// the part of S that dst names.
+func sectionField[S, T any](key string, fields []field[T], dst func(*S) *T) field[S] {
+	return nodeField(key, func(d *decoder, e entry, p string, s *S) { decodeSection(d, e.key, e.val, p, fields, dst(s)) })
+}
+
 // keepNull makes a field's "no value" keep the default.
 func keepNull[S any](f field[S]) field[S] {
 	f.keepNull = true

@@ -30,14 +30,18 @@ func checkSandboxPath(s string) string {
 	return ""
 }
 
-// patterns checks a list of gitignore-style patterns; negatable allows a leading "!".
-func (d *decoder) patterns(n *yaml.Node, p string, list []string, negatable bool) {
-	r := resolve(n)
+// patternList decodes a list of gitignore-style patterns, "!" allowed (allow, ignore).
+func (d *decoder) patternList(n *yaml.Node, p, expected string) ([]string, bool) {
+	list, ok := d.textList(n, p, expected)
+	if !ok {
+		return nil, false
+	}
 	for i, s := range list {
-		if msg := d.checkPattern(s, negatable); msg != "" {
-			d.failf(r.Content[i], fmt.Sprintf("%s[%d]", p, i), "%s", msg)
+		if msg := d.checkPattern(s, true); msg != "" {
+			d.failf(resolve(n).Content[i], fmt.Sprintf("%s[%d]", p, i), "%s", msg)
 		}
 	}
+	return list, true
 }
 
 // checkPattern returns what is wrong with a gitignore-style pattern relative to

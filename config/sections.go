@@ -16,19 +16,14 @@ import (
 var (
 	rootFields = []field[Config]{
 		{key: "allow", missing: "missing (expected the paths the agent may change, e.g. allow: " + allowExample + ")", decode: func(d *decoder, e entry, p string, c *Config) {
-			if list, ok := d.textList(e.val, p, "a list of paths the agent may change, e.g. "+allowExample); ok {
-				if len(list) == 0 {
-					d.failf(e.key, p, "empty (expected at least one path the agent may change, e.g. %s)", allowExample)
-				}
-				d.patterns(e.val, p, list, true)
-				c.Allow = list
+			list, ok := d.patternList(e.val, p, "a list of paths the agent may change, e.g. "+allowExample)
+			if ok && len(list) == 0 {
+				d.failf(e.key, p, "empty (expected at least one path the agent may change, e.g. %s)", allowExample)
 			}
+			c.Allow = list
 		}},
 		nodeField("ignore", func(d *decoder, e entry, p string, c *Config) {
-			if list, ok := d.textList(e.val, p, "a list of gitignore-style patterns, e.g. [data/, \"*.log\"]"); ok {
-				d.patterns(e.val, p, list, true)
-				c.Ignore = list
-			}
+			c.Ignore, _ = d.patternList(e.val, p, "a list of gitignore-style patterns, e.g. [data/, \"*.log\"]")
 		}),
 		nodeField("workspace", func(d *decoder, e entry, p string, c *Config) {
 			if s, ok := d.text(e.val, p, "a folder inside the repository, e.g. workspace"); ok {
@@ -38,17 +33,11 @@ var (
 		nodeField("file_guard", func(d *decoder, e entry, p string, c *Config) { c.FileGuard = d.fileGuard(e.val, p) }),
 		{key: "benchmark", missing: "missing (expected tasks: and run: or batch:, e.g. benchmark: {tasks: {glob: \"tasks/*\"}, run: " + runExample + "})",
 			decode: func(d *decoder, e entry, p string, c *Config) { d.benchmark(e, &c.Benchmark) }},
-		nodeField("split", func(d *decoder, e entry, p string, c *Config) {
-			decodeSection(d, e.key, e.val, p, splitFields, &c.Split)
-		}),
-		nodeField("suite", func(d *decoder, e entry, p string, c *Config) {
-			decodeSection(d, e.key, e.val, p, suiteFields, &c.Suite)
-		}),
-		nodeField("gate", func(d *decoder, e entry, p string, c *Config) { decodeSection(d, e.key, e.val, p, gateFields, &c.Gate) }),
-		nodeField("loop", func(d *decoder, e entry, p string, c *Config) { decodeSection(d, e.key, e.val, p, loopFields, &c.Loop) }),
-		nodeField("clean_room", func(d *decoder, e entry, p string, c *Config) {
-			decodeSection(d, e.key, e.val, p, cleanRoomFields, &c.CleanRoom)
-		}),
+		sectionField("split", splitFields, func(c *Config) *Split { return &c.Split }),
+		sectionField("suite", suiteFields, func(c *Config) *Suite { return &c.Suite }),
+		sectionField("gate", gateFields, func(c *Config) *Gate { return &c.Gate }),
+		sectionField("loop", loopFields, func(c *Config) *Loop { return &c.Loop }),
+		sectionField("clean_room", cleanRoomFields, func(c *Config) *CleanRoom { return &c.CleanRoom }),
 	}
 
 	benchmarkFields = []field[Benchmark]{
@@ -142,9 +131,7 @@ var (
 		keepNull(durationField("for", "8h", forRange, func(l *Loop, t time.Duration) { l.For = t })),
 		intField("repair_attempts", "1", repairAttemptsRange, func(l *Loop, n int) { l.RepairAttempts = n }),
 		intField("max_consecutive_crashes", "3", crashesRange, func(l *Loop, n int) { l.MaxConsecutiveCrashes = n }),
-		nodeField("sandbox", func(d *decoder, e entry, p string, l *Loop) {
-			decodeSection(d, e.key, e.val, p, sandboxFields, &l.Sandbox)
-		}),
+		sectionField("sandbox", sandboxFields, func(l *Loop) *Sandbox { return &l.Sandbox }),
 	}
 
 	sandboxFields = []field[Sandbox]{
