@@ -53,14 +53,10 @@ func (d *decoder) checkPattern(s string, negatable bool) string {
 	if negatable {
 		body = strings.TrimPrefix(body, "!")
 	}
-	switch {
-	case strings.TrimSpace(body) == "":
-		return "empty (expected a path pattern, e.g. agent/*.py)"
-	case hasControl(s):
-		return fmt.Sprintf("%q holds a control character such as a line break (expected one pattern)", s)
-	case isAbs(body):
-		return d.absolute(s, body)
-	case strings.HasPrefix(body, "#"):
+	if msg := d.checkPathText(s, body, "a path pattern, e.g. agent/*.py", "one pattern"); msg != "" {
+		return msg
+	}
+	if strings.HasPrefix(body, "#") {
 		return fmt.Sprintf("%q starts with #, which gitignore reads as a comment (expected \\# for a literal #)", s)
 	}
 	if msg := checkComponents(s, strings.TrimSuffix(body, "/")); msg != "" {
@@ -75,15 +71,25 @@ func (d *decoder) checkPattern(s string, negatable bool) string {
 // checkRelPath returns what is wrong with a file path relative to the repository
 // root, or "".
 func (d *decoder) checkRelPath(s string) string {
-	switch {
-	case strings.TrimSpace(s) == "":
-		return "empty (expected a path relative to the repository root)"
-	case hasControl(s):
-		return fmt.Sprintf("%q holds a control character such as a line break (expected a file name)", s)
-	case isAbs(s):
-		return d.absolute(s, s)
+	if msg := d.checkPathText(s, s, "a path relative to the repository root", "a file name"); msg != "" {
+		return msg
 	}
 	return checkComponents(s, s)
+}
+
+// checkPathText returns what is wrong with the text of a path or pattern (orig, body
+// without a leading "!"), or "": empty, a control character, absolute. empty and one say
+// what was expected.
+func (d *decoder) checkPathText(orig, body, empty, one string) string {
+	switch {
+	case strings.TrimSpace(body) == "":
+		return "empty (expected " + empty + ")"
+	case hasControl(orig):
+		return fmt.Sprintf("%q holds a control character such as a line break (expected %s)", orig, one)
+	case isAbs(body):
+		return d.absolute(orig, body)
+	}
+	return ""
 }
 
 func checkComponents(orig, body string) string {
