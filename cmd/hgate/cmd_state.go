@@ -28,11 +28,7 @@ func (c *stateLogCmd) Run(g *Globals, env *gate.Env) error {
 		return err
 	}
 	if g.JSON {
-		out := stateLogJSON{Entries: make([]stateLogEntryJSON, len(entries))}
-		for i, e := range entries {
-			out.Entries[i] = stateLogEntryJSON{Commit: e.Hash.String(), Message: e.Message, Time: e.When.UTC().Format("2006-01-02T15:04:05Z"), Changed: nonNil(e.Changed)}
-		}
-		return g.printJSON(out)
+		return g.printJSON(ledger.LogJSONOf(entries))
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(g.stdout, "the ledger %s is empty: run hgate prepare\n", ledger.Ref)

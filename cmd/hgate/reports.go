@@ -7,21 +7,9 @@ import (
 )
 
 // The --json objects of the commands whose report belongs to no package of its own (gate,
-// record, bench and prepare print gate's; status prints agentapi.Status). Fields are
-// declared in the order they print; they may be added, never renamed (README, "JSON
-// report"). reports_test.go pins every command's keys.
-
-// stateLogJSON is hgate state log --json, newest entry first.
-type stateLogJSON struct {
-	Entries []stateLogEntryJSON `json:"entries"`
-}
-
-type stateLogEntryJSON struct {
-	Changed []string `json:"changed"`
-	Commit  string   `json:"commit"`
-	Message string   `json:"message"`
-	Time    string   `json:"time"` // UTC, RFC 3339 to the second
-}
+// record, bench, prepare and state rebase print gate's, state log ledger's, status
+// agentapi.Status). Fields are declared in the order they print; they may be added,
+// never renamed (README, "JSON report"). reports_test.go pins every command's keys.
 
 // stateFilesJSON is hgate state restore --json and state accept --json.
 type stateFilesJSON struct {

@@ -45,7 +45,7 @@ func TestJSONKeys(t *testing.T) {
 			"{created excluded passed tasks test train val_score}"},
 		{"prepare --reset", (&gate.PrepareReport{}).JSON(&gate.ResetReport{ResetReport: &ledger.ResetReport{}}),
 			"{created excluded passed reset:{entry gated previous previous_best previous_gated removed} tasks test train val_score}"},
-		{"state log", stateLogJSON{Entries: []stateLogEntryJSON{{}}},
+		{"state log", ledger.LogJSONOf([]gitguard.RefEntry{{}}),
 			"{entries:[{changed commit message time}]}"},
 		{"state restore, state accept", stateFilesJSON{}, "{files}"},
 		{"state rebase", (&gate.RebaseReport{Best: hash, Carry: []ledger.CarriedEntry{{SHA256: "s", Link: "l"}}}).JSON(),
