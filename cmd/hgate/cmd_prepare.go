@@ -65,13 +65,6 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	return nil
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // configAtHead makes HEAD's hgate.yaml the configuration env prepares with.
 func configAtHead(g *Globals, env *gate.Env) error {
 	cfg, _, err := gate.ConfigAtHead(env.Repo, env.Config.File)

@@ -16,6 +16,14 @@ type stateFilesJSON struct {
 	Files []string `json:"files"`
 }
 
+// nonNil makes an absent list print as [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 // loopJSON is the last line hgate loop --json prints, after the streamed events.
 type loopJSON struct {
 	Summary *loop.Summary `json:"summary"`
