@@ -20,6 +20,13 @@ func (e *Env) ledger() *ledger.Ledger { return ledger.Open(e.Repo, e.Config.Work
 // difference — a ref moved, a suite emptied, a threshold lowered, a row deleted or forged —
 // is an error naming each ref and file, with the ways out.
 func (e *Env) verify() error {
+	adopted, err := e.ledger().AdoptShared()
+	if err != nil {
+		return err
+	}
+	if adopted != "" {
+		fmt.Fprintf(e.log(), "hgate: %s\n", adopted)
+	}
 	rolled, refErr := ledger.CheckRefs(e.Repo)
 	for _, r := range rolled {
 		fmt.Fprintf(e.log(), "hgate: %s\n", r)
