@@ -389,14 +389,9 @@ func keepTraces(src, dst string, tasks []string) error {
 		return err
 	}
 	for _, id := range slices.Sorted(slices.Values(tasks)) {
-		data, err := os.ReadFile(filepath.Join(src, id+".log"))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(tmp, id+".log"), data, 0o644); err != nil {
+		// Streamed (copyFile), never read whole: a trace can be large.
+		err := copyFile(filepath.Join(src, id+".log"), filepath.Join(tmp, id+".log"), 0o644)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
