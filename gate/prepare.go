@@ -135,7 +135,11 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	// Run the baseline on what the missing files need: every task when there is no split yet.
 	var tasks []string
 	if st.split == nil {
-		if tasks, err = benchmark.ListTasks(ctx, rm.dir, cfg.Benchmark); err != nil {
+		shown := "" // messages name the repository, never the room's temporary path
+		if rm.dir != e.Repo.Root() {
+			shown = e.Repo.Root()
+		}
+		if tasks, err = benchmark.ListTasksAs(ctx, rm.dir, shown, cfg.Benchmark); err != nil {
 			return nil, err
 		}
 		if len(tasks) < 2 {
