@@ -538,7 +538,13 @@ func (l *Ledger) fix(tip plumbing.Hash, c Change) error {
 // gate's verdicts, not a human's to write —: the other files are, and their
 // names returned with an error naming the receipts. Nothing to accept
 // returns no names and makes no commit.
-func (l *Ledger) Accept(who string) ([]string, error) {
+func (l *Ledger) Accept(who string) ([]string, error) { return l.AcceptChecked(who, nil) }
+
+// AcceptChecked is Accept that first reads every file it would record with check (name
+// relative to the workspace): a file the commands could not read is never recorded.
+// Any problem refuses the whole accept, each named by check (file, line, field), and
+// nothing is recorded.
+func (l *Ledger) AcceptChecked(who string, check func(name string, data []byte) error) ([]string, error) {
 	d, err := l.scan()
 	if err != nil {
 		return nil, err
@@ -589,6 +595,19 @@ func (l *Ledger) Accept(who string) ([]string, error) {
 	}
 	if len(changes) == 0 && !tip.IsZero() {
 		return nil, refused
+	}
+	if check != nil {
+		var bad []error
+		for _, name := range slices.Sorted(maps.Keys(changes)) {
+			if data := changes[name]; data != nil {
+				if err := check(name, data); err != nil {
+					bad = append(bad, err)
+				}
+			}
+		}
+		if len(bad) > 0 {
+			return nil, fmt.Errorf("%w\nnothing was accepted: hgate could not read the file(s) as they are; fix them, or run `hgate state restore` to rewrite them from the ledger", errors.Join(bad...))
+		}
 	}
 	names := make([]string, 0, len(changes))
 	for name := range changes {
