@@ -112,6 +112,8 @@ type Ledger struct {
 	repo   *gitguard.Repo
 	dir    string // workspace directory, absolute
 	prefix string // workspace path relative to the repository root, with a trailing slash
+
+	recorded plumbing.Hash // the commit record made last
 }
 
 // Open returns the ledger of the workspace at workspaceDir in repo. It reads
@@ -249,6 +251,7 @@ func (l *Ledger) Commit(u Update) error {
 	if err := l.write(u.Files); err != nil {
 		return err
 	}
+	l.markWritten(l.recorded)
 	if u.BeforeRefs != nil {
 		u.BeforeRefs()
 	}
@@ -277,9 +280,11 @@ func (l *Ledger) record(message string, changes map[string][]byte) error {
 		return fmt.Errorf("ledger: %s: not a state file (expected %s or receipts/NAME.json)",
 			strings.Join(bad, ", "), strings.Join(files, ", "))
 	}
-	if _, err := l.repo.CommitFiles(Ref, changes, message); err != nil {
+	tip, err := l.repo.CommitFiles(Ref, changes, message)
+	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
+	l.recorded = tip
 	return nil
 }
 
@@ -349,7 +354,14 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 	}
 	diffs := compare(d, want)
 	if len(diffs) == 0 {
+		l.markWritten(tip)
 		return nil, nil
+	}
+	if l.written() == tip {
+		// Every file of the tip was written: nothing here is a crash's.
+		dr := l.drift(tip, d, diffs)
+		dr.Gone = d.empty() && holdsState(want)
+		return nil, dr
 	}
 	parent, err := l.parentOf(tip)
 	if err != nil {
@@ -384,6 +396,7 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 		dr.Gone = d.empty() && holdsState(want)
 		return recovered, dr
 	}
+	l.markWritten(tip)
 	return recovered, nil
 }
 
@@ -495,6 +508,7 @@ func (l *Ledger) Restore() ([]string, error) {
 		}
 		changed = append(changed, l.Display(c.File))
 	}
+	l.markWritten(tip)
 	refs, err := RestoreRefs(l.repo)
 	return append(changed, refs...), err
 }
