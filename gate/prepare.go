@@ -206,6 +206,15 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 	}
+	// The baseline's val_score before rounding, when this run scores it (no row 0 yet).
+	var mean *float64
+	if len(st.rows) == 0 {
+		m, _ := valMean(sp.Test, out.Results, cfg.Benchmark.TimeoutPolicy)
+		if testTrials != nil {
+			m, _ = testTrials.scoreMean(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		}
+		mean = &m
+	}
 	if st.train == nil {
 		tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: map[string]*float64{}}
 		for _, id := range sp.Train {
@@ -215,7 +224,7 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 		// Step 3's record of what failed, which no bench rewrites.
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}}
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}, ValMean: mean}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {
