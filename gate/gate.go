@@ -245,16 +245,21 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 			}
 		}
 	}
+	var mean *float64 // score unrounded, when known
 	if noisy {
+		m, _ := candTrials.scoreMean(sp.Test, cfg.Benchmark.TimeoutPolicy)
 		score, nulls = candTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		mean = &m
 		scoredAt = statefile.Timestamp(e.now())
 		if cached {
 			scoredAt = prior.ScoredAt
 		}
 	} else if cached {
-		score, nulls, scoredAt = prior.ValScore, prior.Nulls, prior.ScoredAt
+		score, nulls, scoredAt, mean = prior.ValScore, prior.Nulls, prior.ScoredAt, prior.ValMean
 	} else {
+		m, _ := valMean(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
 		score, nulls = valScore(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
+		mean = &m
 		scoredAt = statefile.Timestamp(e.now())
 	}
 	s2 := &Step2{OK: !hasBest || score >= best, ValScore: score, Tasks: len(sp.Test), Nulls: nulls,
@@ -321,7 +326,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	receipt := &Receipt{
 		Tree: rep.Tree, Head: rep.Head, Verdict: rep.Verdict, ValScore: score, Best: rep.Best,
 		SuitePassed: s1.Passed, SuiteTotal: s1.Total, Promoted: []string{}, Timestamp: statefile.Timestamp(e.now()),
-		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom,
+		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom, ValMean: mean,
 	}
 	if noisy {
 		receipt.TestResults, receipt.Trials, receipt.Flaky = candTrials, s2.Trials, *s2.Flaky

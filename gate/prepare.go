@@ -135,7 +135,11 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	// Run the baseline on what the missing files need: every task when there is no split yet.
 	var tasks []string
 	if st.split == nil {
-		if tasks, err = benchmark.ListTasks(ctx, rm.dir, cfg.Benchmark); err != nil {
+		shown := "" // messages name the repository, never the room's temporary path
+		if rm.dir != e.Repo.Root() {
+			shown = e.Repo.Root()
+		}
+		if tasks, err = benchmark.ListTasksAs(ctx, rm.dir, shown, cfg.Benchmark); err != nil {
 			return nil, err
 		}
 		if len(tasks) < 2 {
@@ -202,6 +206,15 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 	}
+	// The baseline's val_score before rounding, when this run scores it (no row 0 yet).
+	var mean *float64
+	if len(st.rows) == 0 {
+		m, _ := valMean(sp.Test, out.Results, cfg.Benchmark.TimeoutPolicy)
+		if testTrials != nil {
+			m, _ = testTrials.scoreMean(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		}
+		mean = &m
+	}
 	if st.train == nil {
 		tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: map[string]*float64{}}
 		for _, id := range sp.Train {
@@ -211,7 +224,7 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 		// Step 3's record of what failed, which no bench rewrites.
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}}
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}, ValMean: mean}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {
@@ -389,14 +402,9 @@ func keepTraces(src, dst string, tasks []string) error {
 		return err
 	}
 	for _, id := range slices.Sorted(slices.Values(tasks)) {
-		data, err := os.ReadFile(filepath.Join(src, id+".log"))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(tmp, id+".log"), data, 0o644); err != nil {
+		// Streamed (copyFile), never read whole: a trace can be large.
+		err := copyFile(filepath.Join(src, id+".log"), filepath.Join(tmp, id+".log"), 0o644)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}

@@ -29,6 +29,9 @@ type Receipt struct {
 	Nulls     int    `json:"nulls"`
 	ScoredAt  string `json:"scored_at"`
 	CleanRoom bool   `json:"clean_room"` // a score from outside the clean room is not reused inside it
+	// ValMean is val_score before rounding to 4 decimals (see ExactScore); absent in
+	// receipts from older versions.
+	ValMean *float64 `json:"val_mean,omitempty"`
 	// With gate.trials/margin: every test trial's reward per task (never printed; the best's
 	// are what later gates compare with), trials per task, flaky test tasks, and whether
 	// this tree is a confident, replicated improvement that record makes the new best.
@@ -95,6 +98,9 @@ type Baseline struct {
 	// Test holds the baseline's test trials (gate.trials.max of them per task), the best
 	// Step 2 compares with until a new best is recorded; absent without trials.
 	Test Trials `json:"test,omitempty"`
+	// ValMean is the baseline's val_score before rounding (see ExactScore); absent in
+	// files from older versions.
+	ValMean *float64 `json:"val_mean,omitempty"`
 }
 
 func (b *Baseline) marshal() ([]byte, error) { return statefile.EncodeJSON(b) }

@@ -52,6 +52,12 @@ func (t Trials) mean(id, policy string) (float64, bool) {
 
 // score is val_score over the pooled trials: the mean over tasks of each task's mean.
 func (t Trials) score(tasks []string, policy string) (score float64, nulls int) {
+	mean, nulls := t.scoreMean(tasks, policy)
+	return round4(mean), nulls
+}
+
+// scoreMean is score before rounding (see valMean).
+func (t Trials) scoreMean(tasks []string, policy string) (mean float64, nulls int) {
 	var sum float64
 	n := 0
 	for _, id := range tasks {
@@ -68,7 +74,7 @@ func (t Trials) score(tasks []string, policy string) (score float64, nulls int) 
 	if n == 0 {
 		return 0, nulls
 	}
-	return round4(sum / float64(n)), nulls
+	return sum / float64(n), nulls
 }
 
 // flaky counts the tasks whose reward differs between trials of this one tree.

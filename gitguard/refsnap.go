@@ -22,8 +22,8 @@ func (r *Repo) SnapshotRefs(prefix string) (RefSnapshot, error) {
 	}
 	snap := RefSnapshot{}
 	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name().String()
-		if !strings.HasPrefix(name, prefix) {
+		name, ours := r.refAsNamed(ref.Name().String())
+		if !ours || !strings.HasPrefix(name, prefix) {
 			return nil
 		}
 		if ref.Type() == plumbing.SymbolicReference {
@@ -85,7 +85,7 @@ func (r *Repo) RestoreRefs(prefix string, snap RefSnapshot) error {
 			continue
 		}
 		// Created by the agent, or symbolic: a symbolic ref cannot be overwritten with a hash.
-		if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
+		if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(r.RefName(name))); err != nil {
 			errs = append(errs, fmt.Errorf("restore ref %s: %w", name, err))
 		}
 	}
@@ -94,10 +94,11 @@ func (r *Repo) RestoreRefs(prefix string, snap RefSnapshot) error {
 			continue
 		}
 		var ref *plumbing.Reference
+		stored := plumbing.ReferenceName(r.RefName(name))
 		if target, ok := strings.CutPrefix(was, "ref: "); ok {
-			ref = plumbing.NewSymbolicReference(plumbing.ReferenceName(name), plumbing.ReferenceName(target))
+			ref = plumbing.NewSymbolicReference(stored, plumbing.ReferenceName(target))
 		} else {
-			ref = plumbing.NewHashReference(plumbing.ReferenceName(name), plumbing.NewHash(was))
+			ref = plumbing.NewHashReference(stored, plumbing.NewHash(was))
 		}
 		if err := r.repo.Storer.SetReference(ref); err != nil {
 			errs = append(errs, fmt.Errorf("restore ref %s: %w", name, err))

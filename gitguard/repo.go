@@ -49,6 +49,7 @@ type Repo struct {
 	root      string // worktree root, absolute
 	gitDir    string // this worktree's git directory (index, HEAD)
 	commonDir string // objects, refs, config, info
+	worktree  string // a linked worktree's id, "" for the main one (see worktreerefs.go)
 }
 
 // Open opens the repository containing dir, looking upward for ".git". It
@@ -75,7 +76,7 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", root, err)
 	}
-	return &Repo{repo: r, root: root, gitDir: gitDir, commonDir: commonDir}, nil
+	return &Repo{repo: r, root: root, gitDir: gitDir, commonDir: commonDir, worktree: worktreeID(gitDir, commonDir)}, nil
 }
 
 // gitDirs finds the git directory of the worktree at root the way go-git
@@ -138,8 +139,11 @@ func (r *Repo) Head() (commit, tree plumbing.Hash, err error) {
 }
 
 // Ref returns the hash a ref points at, or the zero hash when it is absent.
-func (r *Repo) Ref(name string) (plumbing.Hash, error) {
-	ref, err := r.repo.Storer.Reference(plumbing.ReferenceName(name))
+func (r *Repo) Ref(name string) (plumbing.Hash, error) { return r.readRef(name, r.RefName(name)) }
+
+// readRef reads the ref stored as stored; messages call it name.
+func (r *Repo) readRef(name, stored string) (plumbing.Hash, error) {
+	ref, err := r.repo.Storer.Reference(plumbing.ReferenceName(stored))
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}
@@ -174,7 +178,7 @@ func (r *Repo) SetRef(name string, new, old plumbing.Hash) error {
 	if old.IsZero() {
 		return nil
 	}
-	if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
+	if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(r.RefName(name))); err != nil {
 		return fmt.Errorf("delete ref %s: %w", name, err)
 	}
 	return nil

@@ -268,7 +268,7 @@ func (r *Repo) writeRef(name string, new, old plumbing.Hash) error {
 	} else if !strings.HasPrefix(name, "refs/") {
 		return fmt.Errorf("set ref %s: name must start with refs/", name)
 	}
-	path := filepath.Join(dir, filepath.FromSlash(name))
+	path := filepath.Join(dir, filepath.FromSlash(r.RefName(name)))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("set ref %s: %w", name, err)
 	}
@@ -447,7 +447,7 @@ func (r *Repo) BreakRefLocks(names ...string) {
 	os.Remove(filepath.Join(r.gitDir, "HEAD.lock"))
 	for _, n := range names {
 		if strings.HasPrefix(n, "refs/") {
-			os.Remove(filepath.Join(r.commonDir, filepath.FromSlash(n)) + ".lock")
+			os.Remove(filepath.Join(r.commonDir, filepath.FromSlash(r.RefName(n))) + ".lock")
 		}
 	}
 }

@@ -464,7 +464,11 @@ func (r *runner) summary() *Summary {
 	}
 	s.Best, _ = r.best()
 	if s.Best != nil && s.BestAtStart != nil {
-		s.Improvement = round4(*s.Best - *s.BestAtStart)
+		best, start := *s.Best, *s.BestAtStart
+		if b, a, ok := r.exactScores(best, start); ok {
+			best, start = b, a
+		}
+		s.Improvement = round4(best - start) // subtract, then round once
 	}
 	for _, it := range s.Iterations {
 		switch it.Outcome {
@@ -478,5 +482,27 @@ func (r *runner) summary() *Summary {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// exactScores returns the best and the best at start before results.tsv rounded them
+// (gate.ExactScore of the first row holding each); ok is false when either is unknown,
+// and then both stay rounded, never one of each.
+func (r *runner) exactScores(best, start float64) (float64, float64, bool) {
+	rows, err := record.Load(filepath.Join(r.ws, record.FileName))
+	if err != nil {
+		return 0, 0, false
+	}
+	exact := func(v float64) (float64, bool) {
+		for _, row := range rows {
+			if row.ValScore == v {
+				m, ok, err := r.env.ExactScore(row)
+				return m, ok && err == nil
+			}
+		}
+		return 0, false
+	}
+	b, okB := exact(best)
+	a, okA := exact(start)
+	return b, a, okB && okA
+}
 
 func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
