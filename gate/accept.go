@@ -5,6 +5,7 @@ import (
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 // AcceptState is `hgate state accept`: the workspace's state files as they are become a
@@ -18,18 +19,18 @@ func (e *Env) AcceptState(who string) ([]string, error) {
 // checkStateFile decodes one state file (name relative to the workspace) as the commands
 // do, so its errors name the file, line and field alike.
 func (e *Env) checkStateFile(name string, data []byte) error {
-	path := e.ws().path(name)
+	path := e.ws().Path(name)
 	var err error
 	switch name {
-	case "suite.json":
+	case workspace.Suite:
 		_, err = suite.Parse(path, data)
-	case "train_results.json":
+	case workspace.TrainResults:
 		_, err = suite.ParseTrainResults(path, data)
-	case "results.tsv":
+	case workspace.Results:
 		_, err = record.Parse(path, data)
-	case "split.json":
+	case workspace.Split:
 		_, err = split.Parse(path, data)
-	case baselineName:
+	case workspace.Baseline:
 		err = statefile.DecodeJSON(path, data, &Baseline{})
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Receipt is the gate's verdict bound to the candidate tree it judged. record appends a
@@ -42,8 +43,8 @@ type Receipt struct {
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
-func loadReceipt(ws workspace, tree string) (*Receipt, error) {
-	path := ws.receipt(tree)
+func loadReceipt(ws workspace.Dir, tree string) (*Receipt, error) {
+	path := ws.Receipt(tree)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -57,9 +58,6 @@ func loadReceipt(ws workspace, tree string) (*Receipt, error) {
 	}
 	return &r, nil
 }
-
-// receiptName is the receipt's name in the workspace (and the ledger).
-func receiptName(tree string) string { return "receipts/" + tree + ".json" }
 
 func (r *Receipt) marshal() ([]byte, error) { return statefile.EncodeJSON(r) }
 
@@ -86,9 +84,9 @@ func WroteReceipt(tree string) bool {
 	return wrote.trees[tree]
 }
 
-// baselineName is the gate's own record of which train tasks failed at baseline, written
-// once by prepare and kept by the ledger; unlike train_results.json, no bench rewrites it.
-const baselineName = "baseline.json"
+// workspace.Baseline is the gate's own record of which train tasks failed at baseline,
+// written once by prepare and kept by the ledger; unlike train_results.json, no bench
+// rewrites it.
 
 // Baseline is baseline.json.
 type Baseline struct {
@@ -134,12 +132,12 @@ func promotionCandidates(base *Baseline, train map[string]*float64, suiteTasks, 
 
 // ledgerBaseline reads baseline.json as the ledger holds it; nil when there is none.
 func (e *Env) ledgerBaseline() (*Baseline, error) {
-	data, err := e.ledgerCopy(baselineName)
+	data, err := e.ledgerCopy(workspace.Baseline)
 	if err != nil || data == nil {
 		return nil, err
 	}
 	var b Baseline
-	if err := statefile.DecodeJSON(e.ws().path(baselineName), data, &b); err != nil {
+	if err := statefile.DecodeJSON(e.ws().Path(workspace.Baseline), data, &b); err != nil {
 		return nil, err
 	}
 	return &b, nil

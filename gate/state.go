@@ -13,6 +13,7 @@ import (
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/workspace"
 )
 
 // ledger is the git-kept copy of the workspace's state files. Every workflow verifies
@@ -61,7 +62,7 @@ func (e *Env) removeStale(before time.Time) {
 	}{
 		{e.Repo.ObjectTemps(), gitguard.IsObjectTemp},
 		{ws, statefile.IsTemp},
-		{filepath.Join(ws, "receipts"), statefile.IsTemp},
+		{filepath.Join(ws, workspace.ReceiptsDir), statefile.IsTemp},
 	} {
 		removed, err := statefile.RemoveStale(d.dir, d.isTemp, before)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Trials holds, per test task, the reward of each trial run on one tree (nil = null). The
@@ -298,10 +299,10 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	b.trials = t
 	if b.receipt != nil {
 		b.receipt.TestResults, b.receipt.Trials = t, e.Config.Gate.TrialsMax
-		return c.add(receiptName(b.tree.String()), b.receipt.marshal)
+		return c.add(workspace.Receipt(b.tree.String()), b.receipt.marshal)
 	}
 	b.base.Test = t
-	return c.add(baselineName, b.base.marshal)
+	return c.add(workspace.Baseline, b.base.marshal)
 }
 
 // finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).

@@ -78,16 +78,17 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Ref is the ref whose commits hold the workspace state.
 const Ref = "refs/hgate/ledger"
 
 // files are the tracked state files other than receipts.
-var files = []string{"baseline.json", "results.tsv", "split.json", "suite.json", "train_results.json"}
+var files = []string{workspace.Baseline, workspace.Results, workspace.Split, workspace.Suite, workspace.TrainResults}
 
 // receiptsDir holds one receipt per gated tree.
-const receiptsDir = "receipts"
+const receiptsDir = workspace.ReceiptsDir
 
 // Tracked reports whether a slash path relative to the workspace is a state
 // file the ledger keeps: one of the fixed files, or receipts/NAME.json
