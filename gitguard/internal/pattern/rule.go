@@ -1,0 +1,149 @@
+// Package pattern compiles and matches gitignore-style patterns: the lines of
+// .gitignore files, which must decide exactly as git does, and hgate.yaml's
+// allow list, the boundary of what the agent may change (Matcher).
+//
+// FuzzMatchVsGit checks both against git check-ignore.
+package pattern
+
+import (
+	"strings"
+)
+
+// Rule is one gitignore-style line, compiled.
+type Rule struct {
+	Line   string // the original line, for messages
+	Source string // file the line came from, for messages ("" for config patterns)
+	LineNo int
+	Negate bool // the line starts with "!": a match un-ignores
+
+	text     string // the glob, without the leading "!" and trailing "/"
+	dirOnly  bool
+	pathname bool   // contains a slash: matched against the path relative to base
+	base     string // directory of the ignore file, "" or "dir/"
+	literal  bool   // no glob characters: compare strings
+	suffix   string // set when the glob is "*" followed by a literal: a fast path for "*.md"
+}
+
+// parseRule compiles one line as git does for .gitignore files; ok is
+// false for blank lines and comments.
+func parseRule(line, source string, lineNo int, base string) (Rule, bool) {
+	orig := line
+	line = strings.TrimSuffix(line, "\r")
+	line = trimTrailingSpaces(line)
+	if line == "" || line[0] == '#' {
+		return Rule{}, false
+	}
+	p := Rule{Line: orig, Source: source, LineNo: lineNo, base: base}
+	if line[0] == '!' {
+		p.Negate = true
+		line = line[1:]
+	}
+	if strings.HasSuffix(line, "/") {
+		p.dirOnly = true
+		line = strings.TrimRight(line, "/")
+	}
+	if line == "" {
+		return Rule{}, false
+	}
+	if strings.Contains(line, "/") {
+		p.pathname = true
+		line = strings.TrimPrefix(line, "/")
+	}
+	p.text = line
+	p.literal = !hasGlob(line)
+	if p.literal {
+		p.text = unescape(line)
+	} else if len(line) > 1 && line[0] == '*' && !hasGlob(line[1:]) {
+		p.suffix = unescape(line[1:])
+	}
+	return p, true
+}
+
+// trimTrailingSpaces drops unescaped trailing spaces, as git does.
+func trimTrailingSpaces(s string) string {
+	end := len(s)
+	for end > 0 && s[end-1] == ' ' {
+		// A space preceded by a backslash is kept.
+		if end >= 2 && s[end-2] == '\\' {
+			break
+		}
+		end--
+	}
+	return s[:end]
+}
+
+func hasGlob(s string) bool {
+	return strings.ContainsAny(s, "*?[\\")
+}
+
+func unescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// match reports whether p matches path (relative to the repository root).
+// The caller checks p.dirOnly against isDir.
+func (p *Rule) match(path string) bool {
+	if p.base != "" {
+		if !strings.HasPrefix(path, p.base) {
+			return false
+		}
+		path = path[len(p.base):]
+	}
+	if !p.pathname {
+		name := path
+		if i := strings.LastIndexByte(path, '/'); i >= 0 {
+			name = path[i+1:]
+		}
+		switch {
+		case p.literal:
+			return name == p.text
+		case p.suffix != "":
+			return strings.HasSuffix(name, p.suffix)
+		}
+		return wildmatch(p.text, name, false)
+	}
+	if p.literal {
+		return path == p.text
+	}
+	return wildmatch(p.text, path, true)
+}
+
+// List is the lines of one ignore source; the last match wins.
+type List []Rule
+
+// Parse compiles the lines of an ignore file found in directory base ("" or
+// "dir/"); source names it in messages.
+func Parse(data, source, base string) List {
+	var l List
+	for i, line := range strings.Split(data, "\n") {
+		if p, ok := parseRule(line, source, i+1, base); ok {
+			l = append(l, p)
+		}
+	}
+	return l
+}
+
+// Decide returns the last rule matching path, or nil. As in git, the rules do
+// not look at path's parent directories: the caller walks them first.
+func (l List) Decide(path string, isDir bool) *Rule {
+	for i := len(l) - 1; i >= 0; i-- {
+		p := &l[i]
+		if p.dirOnly && !isDir {
+			continue
+		}
+		if p.match(path) {
+			return p
+		}
+	}
+	return nil
+}
