@@ -242,7 +242,8 @@ func classMatch(class string, c byte) bool {
 	case "punct":
 		return c > 32 && c < 127 && !isUpper && !isLower && !isDigit
 	case "space":
-		return c == ' ' || (c >= '\t' && c <= '\r')
+		// git's own isspace, not C's: no \v or \f.
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r'
 	case "upper":
 		return isUpper
 	case "xdigit":
