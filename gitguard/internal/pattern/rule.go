@@ -59,17 +59,28 @@ func parseRule(line, source string, lineNo int, base string) (Rule, bool) {
 	return p, true
 }
 
-// trimTrailingSpaces drops unescaped trailing spaces, as git does.
+// trimTrailingSpaces drops unescaped trailing spaces, as git does: reading
+// from the start, a backslash escapes the next character, so in `x\\ ` the
+// space is not escaped.
 func trimTrailingSpaces(s string) string {
-	end := len(s)
-	for end > 0 && s[end-1] == ' ' {
-		// A space preceded by a backslash is kept.
-		if end >= 2 && s[end-2] == '\\' {
-			break
+	lastSpace := -1 // start of the run of unescaped spaces at the end
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ':
+			if lastSpace < 0 {
+				lastSpace = i
+			}
+		case '\\':
+			i++
+			lastSpace = -1
+		default:
+			lastSpace = -1
 		}
-		end--
 	}
-	return s[:end]
+	if lastSpace >= 0 {
+		return s[:lastSpace]
+	}
+	return s
 }
 
 func hasGlob(s string) bool {
