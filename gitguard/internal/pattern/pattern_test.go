@@ -209,6 +209,8 @@ var decideTests = []struct {
 	{"trailing slash: any depth", "out/", "", "x/out", true, 1},
 	{"trailing slash with a slash inside", "a/out/", "", "a/out", true, 1},
 	{"trailing slash: anchored only by a slash before it", "/out/", "", "x/out", true, 0},
+	{"only one trailing slash is dropped: a// matches nothing", "a//", "", "a", true, 0},
+	{"only one trailing slash is dropped: not at any depth", "a//", "", "x/a", true, 0},
 	{"negation", "*.md\n!README.md", "", "README.md", false, 2},
 	{"negation: others stay", "*.md\n!README.md", "", "x.md", false, 1},
 	{"last line wins", "!x\nx", "", "x", false, 2},
@@ -289,6 +291,7 @@ var matcherTests = []struct {
 	{"agent/", "agent", false, false},
 	{"agent/", "x/agent/a.py", false, true},
 	{"agent", "agent/a.py", false, true},
+	{"agent//", "agent/a.py", false, false}, // a pattern "agent/" that no path matches, as in git
 	{"/agent", "x/agent/a.py", false, false},
 	{"src/**/x.go", "src/x.go", false, true},
 	{"src/**/x.go", "src/a/b/x.go", false, true},

@@ -39,8 +39,9 @@ func parseRule(line, source string, lineNo int, base string) (Rule, bool) {
 		line = line[1:]
 	}
 	if strings.HasSuffix(line, "/") {
+		// One slash only, as git: "a//" is the pattern "a/", which no path matches.
 		p.dirOnly = true
-		line = strings.TrimRight(line, "/")
+		line = line[:len(line)-1]
 	}
 	if line == "" {
 		return Rule{}, false
