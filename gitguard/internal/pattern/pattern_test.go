@@ -232,6 +232,8 @@ var decideTests = []struct {
 	{"leading spaces are kept", " x", "", " x", false, 1},
 	{"tab is not trimmed", "x\t", "", "x\t", false, 1},
 	{"CRLF", "x\r\ny", "", "x", false, 1},
+	{"a byte order mark at the start is skipped", "\ufeffx", "", "x", false, 1},
+	{"a byte order mark on another line is kept", "y\n\ufeffx", "", "x", false, 0},
 	{"case sensitive", "README.md", "", "readme.md", false, 0},
 	{"case sensitive glob", "*.MD", "", "x.md", false, 0},
 	{"case sensitive class", "[A-Z]", "", "a", false, 0},

@@ -137,6 +137,7 @@ type List []Rule
 // "dir/"); source names it in messages.
 func Parse(data, source, base string) List {
 	var l List
+	data = strings.TrimPrefix(data, "\ufeff") // git skips a UTF-8 byte order mark
 	for i, line := range strings.Split(data, "\n") {
 		if p, ok := parseRule(line, source, i+1, base); ok {
 			l = append(l, p)
