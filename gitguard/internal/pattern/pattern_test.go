@@ -234,6 +234,8 @@ var decideTests = []struct {
 	{"CRLF", "x\r\ny", "", "x", false, 1},
 	{"a byte order mark at the start is skipped", "\ufeffx", "", "x", false, 1},
 	{"a byte order mark on another line is kept", "y\n\ufeffx", "", "x", false, 0},
+	{"a NUL ends the line, as git reads C strings", "x\x00y", "", "x", false, 1},
+	{"a NUL ends the line: the rest is no pattern", "x\x00y", "", "x\x00y", false, 0},
 	{"case sensitive", "README.md", "", "readme.md", false, 0},
 	{"case sensitive glob", "*.MD", "", "x.md", false, 0},
 	{"case sensitive class", "[A-Z]", "", "a", false, 0},

@@ -29,6 +29,9 @@ type Rule struct {
 func parseRule(line, source string, lineNo int, base string) (Rule, bool) {
 	orig := line
 	line = strings.TrimSuffix(line, "\r")
+	if i := strings.IndexByte(line, 0); i >= 0 {
+		line = line[:i] // git reads the line as a C string
+	}
 	line = trimTrailingSpaces(line)
 	if line == "" || line[0] == '#' {
 		return Rule{}, false
