@@ -204,6 +204,10 @@ var decideTests = []struct {
 	{"glob with a slash", "d/*.go", "", "d/x.go", false, 1},
 	{"glob with a slash: * stops at /", "d/*.go", "", "d/e/x.go", false, 0},
 	{"** with a slash", "d/**/x.go", "", "d/e/f/x.go", false, 1},
+	{"** right after the literal start crosses folders, as in git", "/a**/b", "", "a/x/b", false, 1},
+	{"** right after the literal start: trailing", "d/a**", "", "d/a/b/c", false, 1},
+	{"** after a glob is a *", "*/a**/b", "", "x/a/y/b", false, 0},
+	{"** after a glob is a *: within a name", "*/a**/b", "", "x/ay/b", false, 1},
 	{"trailing slash: directories only", "out/", "", "out", true, 1},
 	{"trailing slash: not a file", "out/", "", "out", false, 0},
 	{"trailing slash: any depth", "out/", "", "x/out", true, 1},
@@ -300,6 +304,7 @@ var matcherTests = []struct {
 	{"src/**/x.go", "src/x.go", false, true},
 	{"src/**/x.go", "src/a/b/x.go", false, true},
 	{"src/**/x.go", "src/a/b/y.go", false, false},
+	{"src/a**", "src/a/b/c.go", false, true}, // git matches the literal "src/a" first, then "**" alone
 	{"*.py", "a/b.py", false, true},
 	{"agent/*.py", "agent/a.py", false, true},
 	{"agent/*.py", "agent/sub/a.py", false, false},

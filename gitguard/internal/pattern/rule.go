@@ -22,6 +22,7 @@ type Rule struct {
 	base     string // directory of the ignore file, "" or "dir/"
 	literal  bool   // no glob characters: compare strings
 	suffix   string // set when the glob is "*" followed by a literal: a fast path for "*.md"
+	prefix   int    // with pathname: length of the literal start, before the first glob character
 }
 
 // parseRule compiles one line as git does for .gitignore files; ok is
@@ -55,6 +56,7 @@ func parseRule(line, source string, lineNo int, base string) (Rule, bool) {
 	}
 	p.text = line
 	p.literal = !hasGlob(line)
+	p.prefix = strings.IndexAny(line, globChars)
 	if p.literal {
 		p.text = unescape(line)
 	} else if len(line) > 1 && line[0] == '*' && !hasGlob(line[1:]) {
@@ -87,8 +89,11 @@ func trimTrailingSpaces(s string) string {
 	return s
 }
 
+// globChars are git's glob special characters.
+const globChars = "*?[\\"
+
 func hasGlob(s string) bool {
-	return strings.ContainsAny(s, "*?[\\")
+	return strings.ContainsAny(s, globChars)
 }
 
 func unescape(s string) string {
@@ -130,7 +135,13 @@ func (p *Rule) match(path string) bool {
 	if p.literal {
 		return path == p.text
 	}
-	return wildmatch(p.text, path, true)
+	// As git's match_pathname: the literal start is compared first and the
+	// rest matched as a pattern of its own, so a "**" right after the literal
+	// start counts as a whole component ("a**/b" matches "a/x/b").
+	if !strings.HasPrefix(path, p.text[:p.prefix]) {
+		return false
+	}
+	return wildmatch(p.text[p.prefix:], path[p.prefix:], true)
 }
 
 // List is the lines of one ignore source; the last match wins.
