@@ -52,7 +52,7 @@ func FuzzMatchVsGit(f *testing.F) {
 	for _, tt := range matcherTests {
 		f.Add(tt.allow, withSlash(tt.path, tt.isDir))
 	}
-	root := gittest.New(f).Dir
+	root := scratchRepo(f)
 	f.Fuzz(func(t *testing.T, patterns, paths string) {
 		c, ok := newGitCase(patterns, paths)
 		if !ok {
@@ -60,6 +60,24 @@ func FuzzMatchVsGit(f *testing.F) {
 		}
 		c.check(t, root)
 	})
+}
+
+// scratchRepo makes an empty repository for check-ignore, in memory when
+// /dev/shm is there: each input writes and removes a few hundred folders.
+func scratchRepo(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "hgate-pattern-")
+	if err != nil {
+		dir = tb.TempDir()
+	} else {
+		tb.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	cmd := exec.Command("git", "init", "-q", dir)
+	cmd.Env = gittest.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("git init: %v: %s", err, out)
+	}
+	return dir
 }
 
 // fuzzSeeds are {patterns, paths}: one seed per feature the table tests name.
@@ -166,17 +184,27 @@ func positive(line string) string {
 }
 
 func (c gitCase) check(t *testing.T, root string) {
-	tops := []string{"all"}
-	for i := range c.lines {
-		tops = append(tops, "l"+strconv.Itoa(i))
-	}
-	defer func() {
-		for _, top := range tops {
-			os.RemoveAll(filepath.Join(root, top))
-		}
-	}()
 	var stdin bytes.Buffer
-	for k, top := range tops {
+	c.write(t, root, "", &stdin)
+	defer c.remove(root, "")
+	c.verify(t, checkIgnore(t, root, stdin.Bytes()), "")
+}
+
+// tops are the folders of one case below dir ("" or "name/"): all, l0, l1...
+func (c gitCase) tops(dir string) []string {
+	tops := []string{dir + "all"}
+	for i := range c.lines {
+		tops = append(tops, dir+"l"+strconv.Itoa(i))
+	}
+	return tops
+}
+
+// write lays the case out in root below dir and adds its paths to stdin.
+func (c gitCase) write(t testing.TB, root, dir string, stdin *bytes.Buffer) {
+	for k, top := range c.tops(dir) {
+		if err := os.MkdirAll(filepath.Join(root, top), 0o755); err != nil {
+			t.Fatalf("%v", err)
+		}
 		for _, p := range c.paths {
 			if c.isDir[p] {
 				if err := os.MkdirAll(filepath.Join(root, top, p), 0o755); err != nil {
@@ -190,32 +218,37 @@ func (c gitCase) check(t *testing.T, root string) {
 			// After a blank line, so that a byte order mark is not at the start.
 			data = "\n" + positive(c.lines[k-1]) + "\n"
 		}
-		if err := os.MkdirAll(filepath.Join(root, top), 0o755); err != nil {
-			t.Fatalf("%v", err)
-		}
 		if err := os.WriteFile(filepath.Join(root, top, ".gitignore"), []byte(data), 0o644); err != nil {
 			t.Fatalf("%v", err)
 		}
 	}
-	got := checkIgnore(t, root, stdin.Bytes())
+}
 
-	list := Parse(strings.Join(c.lines, "\n"), "all/.gitignore", "all/")
+func (c gitCase) remove(root, dir string) {
+	for _, top := range c.tops(dir) {
+		os.RemoveAll(filepath.Join(root, top))
+	}
+}
+
+// verify compares our answers with git's for the case below dir.
+func (c gitCase) verify(t testing.TB, got map[string]gitAnswer, dir string) {
+	t.Helper()
+	list := Parse(strings.Join(c.lines, "\n"), dir+"all/.gitignore", dir+"all/")
 	all := NewMatcher(c.lines)
 	for _, p := range c.paths {
 		isDir := c.isDir[p]
-		want := got["all/"+p]
-		if r := decideAsGit(list, "all/"+p, isDir); lineNo(r) != want.line {
+		want := got[dir+"all/"+p]
+		if r := decideAsGit(list, dir+"all/"+p, isDir); lineNo(r) != want.line {
 			t.Fatalf("as a .gitignore %q, path %q (dir %v): ours line %q, git line %q (%s)", c.lines, p, isDir, lineNo(r), want.line, want.pattern)
 		}
-		wantAll := false
+		wantAll, decided := false, false
 		for i := len(c.lines) - 1; i >= 0; i-- {
-			ignored := got["l"+strconv.Itoa(i)+"/"+p].line != ""
+			ignored := got[dir+"l"+strconv.Itoa(i)+"/"+p].line != ""
 			if m := NewMatcher([]string{positive(c.lines[i])}).Match(p, isDir); m != ignored {
 				t.Fatalf("allow [%q], path %q (dir %v): ours %v, git check-ignore %v", positive(c.lines[i]), p, isDir, m, ignored)
 			}
-			if ignored {
-				wantAll = !strings.HasPrefix(c.lines[i], "!")
-				break
+			if ignored && !decided {
+				wantAll, decided = !strings.HasPrefix(c.lines[i], "!"), true
 			}
 		}
 		if m := all.Match(p, isDir); m != wantAll {
@@ -254,7 +287,7 @@ type gitAnswer struct{ line, pattern string }
 
 // checkIgnore runs git check-ignore on the NUL-terminated paths in stdin and
 // returns, per path, the line that decided (and its pattern), "" for none.
-func checkIgnore(t *testing.T, root string, stdin []byte) map[string]gitAnswer {
+func checkIgnore(t testing.TB, root string, stdin []byte) map[string]gitAnswer {
 	cmd := exec.Command("git", "check-ignore", "--no-index", "-z", "-v", "-n", "--stdin")
 	cmd.Dir = root
 	cmd.Env = gittest.Env()
