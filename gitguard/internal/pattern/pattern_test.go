@@ -34,7 +34,8 @@ var wildmatchTests = []struct {
 	{"*?", "", true, false},
 	{"*[a]", "xxa", true, true},
 	{"*\\*", "ab*", true, true},
-	{"*x", "a/x", true, false}, // the literal fast path stops at "/"
+	{"*x", "a/x", true, false},     // the literal fast path stops at "/"
+	{"a*?b", "ax/yb", true, false}, // "*" gives up at a "/" the rest cannot match
 	// ** as a whole component: any number of directories
 	{"**", "a/b/c", true, true},
 	{"**", "", true, true},
@@ -106,6 +107,7 @@ var wildmatchTests = []struct {
 	{"[[:a]", "a", true, true},
 	{"[x[:a]", "x", true, true},
 	{"[[:alpha:]", "a", true, false}, // unclosed after the class
+	{"[[:alpha", "a", true, false},
 	{"[[:alpha:]-z]", "-", true, true},
 	{"[a-[:alpha:]]", "a]", true, true}, // a range a-[ (empty), then ":alpha:" members, then "]"
 	{"[a-[:alpha:]]", "p]", true, true},

@@ -22,7 +22,7 @@ type Rule struct {
 	base     string // directory of the ignore file, "" or "dir/"
 	literal  bool   // no glob characters: compare strings
 	suffix   string // set when the glob is "*" followed by a literal: a fast path for "*.md"
-	prefix   int    // with pathname: length of the literal start, before the first glob character
+	prefix   int    // length of the literal start, before the first glob character (-1: none)
 }
 
 // parseRule compiles one line as git does for .gitignore files; ok is
@@ -55,12 +55,12 @@ func parseRule(line, source string, lineNo int, base string) (Rule, bool) {
 		line = strings.TrimPrefix(line, "/")
 	}
 	p.text = line
-	p.literal = !hasGlob(line)
+	// A backslash is a glob character, so a literal or a suffix holds none
+	// to unescape.
 	p.prefix = strings.IndexAny(line, globChars)
-	if p.literal {
-		p.text = unescape(line)
-	} else if len(line) > 1 && line[0] == '*' && !hasGlob(line[1:]) {
-		p.suffix = unescape(line[1:])
+	p.literal = p.prefix < 0
+	if line[0] == '*' && len(line) > 1 && !hasGlob(line[1:]) {
+		p.suffix = line[1:]
 	}
 	return p, true
 }
@@ -94,20 +94,6 @@ const globChars = "*?[\\"
 
 func hasGlob(s string) bool {
 	return strings.ContainsAny(s, globChars)
-}
-
-func unescape(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // match reports whether p matches path (relative to the repository root).

@@ -192,10 +192,11 @@ func matchBracket(p string, c byte) (n int, ok, matched bool) {
 			}
 			class := p[s : j-1]
 			i = j
-			if !knownClass(class) {
+			in, known := classMatch(class, c)
+			if !known {
 				return 0, false, false
 			}
-			if classMatch(class, c) {
+			if in {
 				matched = true
 			}
 			prev = 0
@@ -210,44 +211,39 @@ func matchBracket(p string, c byte) (n int, ok, matched bool) {
 	return i + 1, true, matched != negate
 }
 
-func knownClass(class string) bool {
-	switch class {
-	case "alnum", "alpha", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space", "upper", "xdigit":
-		return true
-	}
-	return false
-}
-
-func classMatch(class string, c byte) bool {
+// classMatch reports whether c is in the POSIX class (alpha, digit...), with
+// git's ctype, which knows ASCII only; known is false for a name git does not
+// know, which makes the whole pattern match nothing.
+func classMatch(class string, c byte) (in, known bool) {
 	isUpper := 'A' <= c && c <= 'Z'
 	isLower := 'a' <= c && c <= 'z'
 	isDigit := '0' <= c && c <= '9'
 	switch class {
 	case "alnum":
-		return isUpper || isLower || isDigit
+		return isUpper || isLower || isDigit, true
 	case "alpha":
-		return isUpper || isLower
+		return isUpper || isLower, true
 	case "blank":
-		return c == ' ' || c == '\t'
+		return c == ' ' || c == '\t', true
 	case "cntrl":
-		return c < 32 || c == 127
+		return c < 32 || c == 127, true
 	case "digit":
-		return isDigit
+		return isDigit, true
 	case "graph":
-		return c > 32 && c < 127
+		return c > 32 && c < 127, true
 	case "lower":
-		return isLower
+		return isLower, true
 	case "print":
-		return c >= 32 && c < 127
+		return c >= 32 && c < 127, true
 	case "punct":
-		return c > 32 && c < 127 && !isUpper && !isLower && !isDigit
+		return c > 32 && c < 127 && !isUpper && !isLower && !isDigit, true
 	case "space":
 		// git's own isspace, not C's: no \v or \f.
-		return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r', true
 	case "upper":
-		return isUpper
+		return isUpper, true
 	case "xdigit":
-		return isDigit || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+		return isDigit || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F'), true
 	}
-	return false
+	return false, false
 }
