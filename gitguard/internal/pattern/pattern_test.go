@@ -217,6 +217,8 @@ var decideTests = []struct {
 	{"trailing slash: anchored only by a slash before it", "/out/", "", "x/out", true, 0},
 	{"only one trailing slash is dropped: a// matches nothing", "a//", "", "a", true, 0},
 	{"only one trailing slash is dropped: not at any depth", "a//", "", "x/a", true, 0},
+	{"two slashes alone match nothing", "//", "", "x", true, 0},
+	{"two slashes alone, negated", "*\n!//", "", "x", true, 1},
 	{"negation", "*.md\n!README.md", "", "README.md", false, 2},
 	{"negation: others stay", "*.md\n!README.md", "", "x.md", false, 1},
 	{"last line wins", "!x\nx", "", "x", false, 2},

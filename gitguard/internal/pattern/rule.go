@@ -59,7 +59,7 @@ func parseRule(line, source string, lineNo int, base string) (Rule, bool) {
 	// to unescape.
 	p.prefix = strings.IndexAny(line, globChars)
 	p.literal = p.prefix < 0
-	if line[0] == '*' && len(line) > 1 && !hasGlob(line[1:]) {
+	if len(line) > 1 && line[0] == '*' && !hasGlob(line[1:]) {
 		p.suffix = line[1:]
 	}
 	return p, true
