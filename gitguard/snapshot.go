@@ -261,12 +261,12 @@ func pushRules(rules map[string]patternList, st ignoreStack, dir string) ignoreS
 // not itself ignored: the deepest .gitignore with a matching line decides;
 // Options.Ignore patterns ignore on their own.
 func (s *snapshot) ignored(st ignoreStack, p string, isDir bool) bool {
-	if pat := s.extra.decide(p, isDir); pat != nil && !pat.neg {
+	if pat := s.extra.Decide(p, isDir); pat != nil && !pat.Negate {
 		return true
 	}
 	for i := len(st) - 1; i >= 0; i-- {
-		if pat := st[i].decide(p, isDir); pat != nil {
-			return !pat.neg
+		if pat := st[i].Decide(p, isDir); pat != nil {
+			return !pat.Negate
 		}
 	}
 	return false
