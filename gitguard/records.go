@@ -3,7 +3,7 @@ package gitguard
 // Records: small sets of files hgate keeps as commits on its own refs
 // (refs/hgate/ledger), built blob → tree → commit with go-git and published
 // with a compare-and-set of the ref, so two writers never lose each other's
-// commit. Objects go through go-git's storage; the ref is moved by writeRef
+// commit. Objects go through go-git's storage; the ref is moved by updateRef
 // (a lock file and a rename, as git does), since go-git rewrites a loose ref
 // in place and a kill in the middle would leave it empty.
 
@@ -143,7 +143,7 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	}
 	// Lock file, compare, write, rename, as git does: a kill at any moment leaves the
 	// ref either at its old commit or at the new one, never empty.
-	if err = r.writeRef(ref, h, tip); err != nil && !errors.Is(err, ErrRefChanged) {
+	if err = r.updateRef(ref, h, tip); err != nil && !errors.Is(err, ErrRefChanged) {
 		err = fmt.Errorf("record %s: update ref: %w", ref, err)
 	}
 	if err != nil {

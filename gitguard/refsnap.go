@@ -3,10 +3,14 @@ package gitguard
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/gitguard/internal/refs"
 )
 
 // RefSnapshot is every ref under a prefix and what it holds: a hash, or "ref: NAME" for a
@@ -23,13 +27,11 @@ func (r *Repo) SnapshotRefs(prefix string) (RefSnapshot, error) {
 	snap := RefSnapshot{}
 	err = iter.ForEach(func(ref *plumbing.Reference) error {
 		name := ref.Name().String()
-		if !strings.HasPrefix(name, prefix) {
-			return nil
+		if !strings.HasPrefix(name, prefix) || strings.HasSuffix(name, ".lock") {
+			return nil // go-git lists a writer's NAME.lock too; git never takes it for a ref
 		}
-		if ref.Type() == plumbing.SymbolicReference {
-			snap[name] = "ref: " + ref.Target().String()
-		} else {
-			snap[name] = ref.Hash().String()
+		if v := refs.ValueOf(ref); v != "" {
+			snap[name] = v
 		}
 		return nil
 	})
@@ -70,38 +72,31 @@ func shortValue(v string) string {
 
 // RestoreRefs puts every ref under prefix back as snap holds it: refs snap lacks are
 // deleted, changed ones are set back (a symbolic ref in place of a hash is replaced).
+// Each goes through updateRef, so a crash leaves every ref old or restored, never
+// missing or empty.
 func (r *Repo) RestoreRefs(prefix string, snap RefSnapshot) error {
 	now, err := r.SnapshotRefs(prefix)
 	if err != nil {
 		return err
 	}
+	store := r.refStore()
 	var errs []error
-	for name, is := range now {
-		was, ok := snap[name]
-		if ok && !strings.HasPrefix(is, "ref: ") {
-			continue // overwritten in place below, never left missing by a crash in between
-		}
-		if ok && was == is {
-			continue
-		}
-		// Created by the agent, or symbolic: a symbolic ref cannot be overwritten with a hash.
-		if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
-			errs = append(errs, fmt.Errorf("restore ref %s: %w", name, err))
+	for _, name := range slices.Sorted(maps.Keys(now)) {
+		if _, ok := snap[name]; !ok {
+			errs = append(errs, restoreRef(store, name, "", now[name]))
 		}
 	}
-	for name, was := range snap {
-		if now[name] == was {
-			continue
-		}
-		var ref *plumbing.Reference
-		if target, ok := strings.CutPrefix(was, "ref: "); ok {
-			ref = plumbing.NewSymbolicReference(plumbing.ReferenceName(name), plumbing.ReferenceName(target))
-		} else {
-			ref = plumbing.NewHashReference(plumbing.ReferenceName(name), plumbing.NewHash(was))
-		}
-		if err := r.repo.Storer.SetReference(ref); err != nil {
-			errs = append(errs, fmt.Errorf("restore ref %s: %w", name, err))
+	for _, name := range slices.Sorted(maps.Keys(snap)) {
+		if was, is := snap[name], now[name]; was != is {
+			errs = append(errs, restoreRef(store, name, was, is))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func restoreRef(store *refs.Store, name, was, is string) error {
+	if err := store.Update(name, was, is); err != nil {
+		return fmt.Errorf("restore ref %s: %w", name, err)
+	}
+	return nil
 }

@@ -32,6 +32,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hgate/hgate/gitguard/internal/refs"
 )
 
 // GatedRef is the ref holding the last commit that passed the gate.
@@ -41,7 +43,7 @@ const GatedRef = "refs/hgate/gated"
 var ErrNoCommits = errors.New("the repository has no commits yet")
 
 // ErrRefChanged is returned by SetRef when the ref did not hold the old value.
-var ErrRefChanged = errors.New("ref changed concurrently")
+var ErrRefChanged = refs.ErrChanged
 
 // Repo is an open repository with a worktree.
 type Repo struct {
@@ -159,25 +161,16 @@ func (r *Repo) SetRef(name string, new, old plumbing.Hash) error {
 	if !strings.HasPrefix(name, "refs/") {
 		return fmt.Errorf("set ref %s: name must start with refs/", name)
 	}
-	if !new.IsZero() {
-		// go-git truncates a loose ref before it writes it: a kill in between would
-		// leave the ref empty. writeRef goes through a lock file and a rename.
-		return r.writeRef(name, new, old)
-	}
-	cur, err := r.Ref(name)
-	if err != nil {
-		return err
-	}
-	if cur != old {
-		return fmt.Errorf("set ref %s: holds %s, expected %s: %w", name, short(cur), short(old), ErrRefChanged)
-	}
-	if old.IsZero() {
-		return nil
-	}
-	if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
-		return fmt.Errorf("delete ref %s: %w", name, err)
-	}
-	return nil
+	return r.updateRef(name, new, old)
+}
+
+// updateRef is how every ref hgate owns moves (see package refs).
+func (r *Repo) updateRef(name string, new, old plumbing.Hash) error {
+	return r.refStore().Update(name, refs.HashValue(new), refs.HashValue(old))
+}
+
+func (r *Repo) refStore() *refs.Store {
+	return &refs.Store{GitDir: r.gitDir, CommonDir: r.commonDir, Refs: r.repo.Storer}
 }
 
 func short(h plumbing.Hash) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -169,7 +168,7 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.writeRef(ref, c, plumbing.ZeroHash); err != nil {
+	if err := r.updateRef(ref, c, plumbing.ZeroHash); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return c, nil
@@ -253,79 +252,9 @@ func (r *Repo) moveHead(new, old plumbing.Hash) error {
 		return fmt.Errorf("read HEAD: %w", err)
 	}
 	if ref.Type() == plumbing.SymbolicReference {
-		return r.writeRef(ref.Target().String(), new, old)
+		return r.updateRef(ref.Target().String(), new, old)
 	}
-	return r.writeRef("HEAD", new, old)
-}
-
-// writeRef is a compare-and-set of a loose ref that a kill at any moment
-// leaves either old or new, as git does it: NAME.lock holds the new value,
-// then replaces the ref by rename. (go-git rewrites ref files in place.)
-func (r *Repo) writeRef(name string, new, old plumbing.Hash) error {
-	dir := r.commonDir
-	if name == "HEAD" {
-		dir = r.gitDir
-	} else if !strings.HasPrefix(name, "refs/") {
-		return fmt.Errorf("set ref %s: name must start with refs/", name)
-	}
-	path := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
-	}
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		// Left by a process killed mid-update; git would refuse until it is removed.
-		if fi, serr := os.Stat(lock); serr == nil && time.Since(fi.ModTime()) > 10*time.Second {
-			os.Remove(lock)
-			f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		}
-	}
-	if errors.Is(err, os.ErrExist) {
-		// Another writer holds it now: a caller that retries on a lost race may retry.
-		return fmt.Errorf("set ref %s: being written by another process (%s exists): %w", name, filepath.Base(lock), ErrRefChanged)
-	}
-	if err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
-	}
-	renamed := false
-	defer func() {
-		// Only our own lock: once renamed, the name may already be another writer's.
-		if !renamed {
-			os.Remove(lock)
-		}
-	}()
-	var cur plumbing.Hash
-	if name == "HEAD" {
-		ref, err := r.repo.Storer.Reference(plumbing.HEAD)
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("read HEAD: %w", err)
-		}
-		cur = ref.Hash()
-	} else if cur, err = r.Ref(name); err != nil {
-		f.Close()
-		return err
-	}
-	if cur != old {
-		f.Close()
-		return fmt.Errorf("set ref %s: holds %s, expected %s: %w", name, short(cur), short(old), ErrRefChanged)
-	}
-	_, err = f.WriteString(new.String() + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(lock, path)
-		renamed = err == nil
-	}
-	if err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
-	}
-	return nil
+	return r.updateRef("HEAD", new, old)
 }
 
 // syncIndex sets the index entries of every path that differs between two
@@ -440,14 +369,4 @@ func (r *Repo) removeEmptyParents(p string) {
 // BreakRefLocks removes the lock files a killed hgate may have left on the
 // branch HEAD names and on the given refs. Only for a caller that knows the
 // previous holder is dead (the loop resuming its own run).
-func (r *Repo) BreakRefLocks(names ...string) {
-	if ref, err := r.repo.Storer.Reference(plumbing.HEAD); err == nil && ref.Type() == plumbing.SymbolicReference {
-		names = append(names, ref.Target().String())
-	}
-	os.Remove(filepath.Join(r.gitDir, "HEAD.lock"))
-	for _, n := range names {
-		if strings.HasPrefix(n, "refs/") {
-			os.Remove(filepath.Join(r.commonDir, filepath.FromSlash(n)) + ".lock")
-		}
-	}
-}
+func (r *Repo) BreakRefLocks(names ...string) { r.refStore().BreakLocks(names...) }

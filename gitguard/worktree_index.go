@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/lockfile"
 )
 
 // Index edits for the loop's commit and restore. The index is read with the
@@ -226,33 +228,14 @@ func appendOffsetVarint(buf []byte, v uint64) []byte {
 }
 
 // writeIndexFile replaces the index the way git does: index.lock, then rename.
+// A lock there is one a killed git or hgate left: an agent's git cannot run now
+// (it was stopped), so it is removed.
 func (r *Repo) writeIndexFile(idx *indexFile) error {
-	data := encodeIndex(idx)
-	path := filepath.Join(r.gitDir, "index")
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		// A lock left by a killed git or hgate: an agent's git cannot run now (it was stopped).
-		if err := os.Remove(lock); err != nil {
-			return fmt.Errorf("write index: %w", err)
-		}
-		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	lock, err := lockfile.Create(filepath.Join(r.gitDir, "index"), 0)
+	if err == nil {
+		err = lock.Commit(encodeIndex(idx))
 	}
 	if err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(lock, path)
-	}
-	if err != nil {
-		os.Remove(lock)
 		return fmt.Errorf("write index: %w", err)
 	}
 	return nil
