@@ -4,15 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // CandidateTree stores and returns the tree the gate judges: HEAD's tree with
@@ -143,7 +144,7 @@ func readFileStat(full string) ([]byte, fileStat, error) {
 }
 
 func (r *Repo) storeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	h := objectHash(t, data)
+	h := plumbing.ComputeHash(t, data)
 	if r.repo.Storer.HasEncodedObject(h) == nil {
 		return h, nil
 	}
@@ -198,8 +199,13 @@ func (t *treeEdit) set(p string, e *tEntry) {
 }
 
 // applyEdit rewrites tree h bottom-up with the edits and stores every new
-// tree; untouched subtrees keep their hashes.
+// tree; untouched subtrees keep their hashes. It is the one tree builder:
+// records build theirs with it from the empty tree.
 func (r *Repo) applyEdit(tr *treeReader, h plumbing.Hash, ed *treeEdit) (plumbing.Hash, error) {
+	return r.editTree(tr, h, ed, "")
+}
+
+func (r *Repo) editTree(tr *treeReader, h plumbing.Hash, ed *treeEdit, prefix string) (plumbing.Hash, error) {
 	es, err := tr.entries(h)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -215,7 +221,7 @@ func (r *Repo) applyEdit(tr *treeReader, h plumbing.Hash, ed *treeEdit) (plumbin
 			if exists && cur.isTree() {
 				sub = cur.hash
 			}
-			nh, err := r.applyEdit(tr, sub, c)
+			nh, err := r.editTree(tr, sub, c, prefix+name+"/")
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
@@ -224,7 +230,7 @@ func (r *Repo) applyEdit(tr *treeReader, h plumbing.Hash, ed *treeEdit) (plumbin
 				exists = false
 			} else {
 				if c.leaf && c.entry != nil {
-					return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is both a file and a directory", name)
+					return plumbing.ZeroHash, fmt.Errorf("path %q is both a file and a directory", prefix+name)
 				}
 				byName[name] = tEntry{name: name, mode: filemode.Dir, hash: nh}
 				continue
@@ -244,17 +250,9 @@ func (r *Repo) applyEdit(tr *treeReader, h plumbing.Hash, ed *treeEdit) (plumbin
 	if len(byName) == 0 {
 		return emptyTree, nil
 	}
-	out := make([]object.TreeEntry, 0, len(byName))
-	for _, e := range byName {
-		out = append(out, object.TreeEntry{Name: e.name, Mode: e.mode, Hash: e.hash})
-	}
-	sort.Sort(object.TreeEntrySorter(out))
-	flat := make([]tEntry, len(out))
-	for i, e := range out {
-		flat[i] = tEntry{name: e.Name, mode: e.Mode, hash: e.Hash}
-	}
-	data, _ := encodeTree(flat)
-	return r.storeObject(plumbing.TreeObject, data)
+	es = slices.Collect(maps.Values(byName))
+	slices.SortFunc(es, func(a, b tEntry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
+	return r.storeObject(plumbing.TreeObject, appendTree(nil, es))
 }
 
 // Materialize writes the files of tree into dir, which must be empty or

@@ -60,7 +60,7 @@ func (r *Repo) readObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Obje
 	if err != nil {
 		return 0, nil, err
 	}
-	if objectHash(o.Type(), data) != h {
+	if plumbing.ComputeHash(o.Type(), data) != h {
 		return 0, nil, &CorruptObjectError{Type: o.Type(), ID: h}
 	}
 	return o.Type(), data, nil

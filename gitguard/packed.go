@@ -148,9 +148,7 @@ func readPackedObject(path string, off int64, h plumbing.Hash) ([]byte, bool) {
 	if !ok || typ != plumbing.CommitObject {
 		return nil, false
 	}
-	hr := plumbing.NewHasher(plumbing.CommitObject, int64(len(data)))
-	hr.Write(data)
-	if hr.Sum() != h {
+	if plumbing.ComputeHash(plumbing.CommitObject, data) != h {
 		return nil, false
 	}
 	return data, true

@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"path"
-	"sort"
 	"strings"
 	"time"
 
@@ -43,12 +42,6 @@ type RefEntry struct {
 	Message string    // without the trailing newline
 	When    time.Time // committer time
 	Changed []string  // slash paths that differ from the first parent, sorted
-}
-
-// recEntry is a leaf of a flattened tree.
-type recEntry struct {
-	hash plumbing.Hash
-	mode filemode.FileMode
 }
 
 // CommitFiles records files as a new commit on ref, on top of the ref's
@@ -101,42 +94,41 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	flat := map[string]recEntry{}
+	tr := r.newTreeReader(nil)
+	flat := map[string]tEntry{}
 	var parents []plumbing.Hash
 	if !tip.IsZero() {
-		c, err := r.readCommit(tip)
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: read tip %s: %w", ref, tip, err)
+		tree, err := r.treeOf(tip)
+		if err == nil {
+			err = r.allEntries(tr, tree, "", flat)
 		}
-		if err := r.recFlatten(c.TreeHash, "", flat); err != nil {
+		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("record %s: read tip %s: %w", ref, tip, err)
 		}
 		parents = []plumbing.Hash{tip}
 	}
 	for p := range files {
 		if h, ok := blobs[p]; ok {
-			flat[p] = recEntry{hash: h, mode: filemode.Regular}
+			flat[p] = tEntry{name: path.Base(p), mode: filemode.Regular, hash: h}
 		} else {
 			delete(flat, p)
 		}
 	}
-	tree, err := r.recBuildTree("", flat)
+	root := &treeEdit{}
+	for p, e := range flat {
+		root.set(p, &e)
+	}
+	tree, err := r.applyEdit(tr, emptyTree, root)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
 	}
-	now := time.Now()
-	sig := object.Signature{Name: RecordAuthorName, Email: RecordAuthorEmail, When: now}
 	if !strings.HasSuffix(message, "\n") {
 		message += "\n"
 	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree, ParentHashes: parents}
-	o := r.repo.Storer.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("record %s: encode commit: %w", ref, err)
-	}
-	h, err := r.repo.Storer.SetEncodedObject(o)
+	sig := object.Signature{Name: RecordAuthorName, Email: RecordAuthorEmail, When: time.Now()}
+	h, err := r.storeCommit(tree, message, sig, parents...)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("record %s: store commit: %w", ref, err)
+		return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
 	}
 	if recBeforeSetRef != nil {
 		recBeforeSetRef(ref)
@@ -165,100 +157,20 @@ func recCheckPath(p string) error {
 	return nil
 }
 
-// recBuildTree stores the trees for a flat path → entry map and returns the
-// root tree's hash.
-func (r *Repo) recBuildTree(prefix string, flat map[string]recEntry) (plumbing.Hash, error) {
-	var entries []object.TreeEntry
-	subs := map[string]map[string]recEntry{}
-	leaves := map[string]bool{}
-	for p, e := range flat {
-		dir, rest, ok := strings.Cut(p, "/")
-		if !ok {
-			leaves[p] = true
-			entries = append(entries, object.TreeEntry{Name: p, Mode: e.mode, Hash: e.hash})
-			continue
-		}
-		if subs[dir] == nil {
-			subs[dir] = map[string]recEntry{}
-		}
-		subs[dir][rest] = e
-	}
-	for dir, sub := range subs {
-		if leaves[dir] {
-			return plumbing.ZeroHash, fmt.Errorf("path %q is both a file and a directory", prefix+dir)
-		}
-		h, err := r.recBuildTree(prefix+dir+"/", sub)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
-	}
-	sort.Sort(object.TreeEntrySorter(entries))
-	t := &object.Tree{Entries: entries}
-	o := r.repo.Storer.NewEncodedObject()
-	if err := t.Encode(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
-	}
-	if r.repo.Storer.HasEncodedObject(o.Hash()) == nil {
-		return o.Hash(), nil
-	}
-	h, err := r.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store tree: %w", err)
-	}
-	return h, nil
-}
-
-// recFlatten adds every non-directory entry under tree to out, keyed by
-// slash path.
-func (r *Repo) recFlatten(tree plumbing.Hash, prefix string, out map[string]recEntry) error {
-	t, err := r.readTree(tree)
-	if err != nil {
-		return fmt.Errorf("read tree %s: %w", tree, err)
-	}
-	for _, e := range t.Entries {
-		p := prefix + e.Name
-		if e.Mode == filemode.Dir {
-			if err := r.recFlatten(e.Hash, p+"/", out); err != nil {
-				return err
-			}
-			continue
-		}
-		out[p] = recEntry{hash: e.Hash, mode: e.Mode}
-	}
-	return nil
-}
-
-// recCommitTree returns the tree of a commit; zero stands for no commit and
-// gives the zero hash.
-func (r *Repo) recCommitTree(commit plumbing.Hash) (plumbing.Hash, error) {
-	if commit.IsZero() {
-		return plumbing.ZeroHash, nil
-	}
-	c, err := r.readCommit(commit)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", commit, err)
-	}
-	return c.TreeHash, nil
-}
-
 // BlobHashesAt returns the blob hash of every file in a commit's tree, keyed
 // by slash path, without reading the blobs: comparing them with
 // plumbing.ComputeHash of a file's content is the cheap way to check many
 // files. A zero commit gives an empty map.
 func (r *Repo) BlobHashesAt(commit plumbing.Hash) (map[string]plumbing.Hash, error) {
-	tree, err := r.recCommitTree(commit)
+	tree, err := r.treeOf(commit)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]plumbing.Hash{}
-	if tree.IsZero() {
-		return out, nil
-	}
-	flat := map[string]recEntry{}
-	if err := r.recFlatten(tree, "", flat); err != nil {
+	flat := map[string]tEntry{}
+	if err := r.allEntries(r.newTreeReader(nil), tree, "", flat); err != nil {
 		return nil, err
 	}
+	out := make(map[string]plumbing.Hash, len(flat))
 	for p, e := range flat {
 		if e.mode != filemode.Submodule {
 			out[p] = e.hash
@@ -293,43 +205,21 @@ func (r *Repo) FileAt(commit plumbing.Hash, p string) ([]byte, error) {
 	if err := recCheckPath(p); err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 	}
-	tree, err := r.recCommitTree(commit)
+	tree, err := r.treeOf(commit)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	notExist := fmt.Errorf("read %s at commit %s: %w", p, commit, fs.ErrNotExist)
-	if tree.IsZero() {
-		return nil, notExist
+	e, found, err := r.newTreeReader(nil).lookup(tree, p)
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 	}
-	// Walk down by hand: go-git's FindEntry reports a path through a file
-	// as a missing object rather than a missing path.
-	var e object.TreeEntry
-	parts := strings.Split(p, "/")
-	for i, part := range parts {
-		t, err := r.readTree(tree)
-		if err != nil {
-			return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
-		}
-		found := false
-		for _, te := range t.Entries {
-			if te.Name == part {
-				e, found = te, true
-				break
-			}
-		}
-		if !found || i < len(parts)-1 && e.Mode != filemode.Dir {
-			return nil, notExist
-		}
-		tree = e.Hash
+	switch {
+	case !found || e.mode == filemode.Dir:
+		return nil, fmt.Errorf("read %s at commit %s: %w", p, commit, fs.ErrNotExist)
+	case e.mode != filemode.Regular && e.mode != filemode.Executable && e.mode != filemode.Deprecated:
+		return nil, fmt.Errorf("read %s at commit %s: it is a %s, expected a regular file", p, commit, modeKind(e.mode))
 	}
-	switch e.Mode {
-	case filemode.Regular, filemode.Executable, filemode.Deprecated:
-	case filemode.Dir:
-		return nil, notExist
-	default:
-		return nil, fmt.Errorf("read %s at commit %s: it is a %s, expected a regular file", p, commit, modeKind(e.Mode))
-	}
-	data, err := r.readBlob(e.Hash)
+	data, err := r.readBlob(e.hash)
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 	}
@@ -353,7 +243,7 @@ func (r *Repo) LogRef(ref string, max int) ([]RefEntry, error) {
 		if len(c.ParentHashes) > 0 {
 			parent = c.ParentHashes[0]
 		}
-		changed, err := r.recChanged(parent, c.TreeHash)
+		changed, err := r.ChangedPaths(parent, c.TreeHash)
 		if err != nil {
 			return nil, fmt.Errorf("log %s: commit %s: %w", ref, h, err)
 		}
@@ -366,39 +256,4 @@ func (r *Repo) LogRef(ref string, max int) ([]RefEntry, error) {
 		h = parent
 	}
 	return out, nil
-}
-
-// recChanged lists the paths whose entry differs between a parent commit
-// (zero: none) and a tree.
-func (r *Repo) recChanged(parent, tree plumbing.Hash) ([]string, error) {
-	before := map[string]recEntry{}
-	if !parent.IsZero() {
-		pt, err := r.recCommitTree(parent)
-		if err != nil {
-			return nil, err
-		}
-		if pt == tree {
-			return nil, nil
-		}
-		if err := r.recFlatten(pt, "", before); err != nil {
-			return nil, err
-		}
-	}
-	after := map[string]recEntry{}
-	if err := r.recFlatten(tree, "", after); err != nil {
-		return nil, err
-	}
-	var changed []string
-	for p, e := range after {
-		if b, ok := before[p]; !ok || b != e {
-			changed = append(changed, p)
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
-			changed = append(changed, p)
-		}
-	}
-	sort.Strings(changed)
-	return changed, nil
 }

@@ -195,7 +195,7 @@ func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths := make([]string, 0, len(changes))
+	var paths []string // nil for none: a record commit that changes nothing
 	for _, c := range changes {
 		paths = append(paths, c.path)
 	}
@@ -206,14 +206,19 @@ func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
 // TreeOf returns the tree of a commit (the gate finds the receipt of refs/hgate/best by it).
 func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.treeOf(commit) }
 
-// treeOf returns the tree of a commit, or h itself when it names a tree.
+// treeOf returns the tree of a commit, or h itself when it names a tree; zero
+// stands for no commit and gives the empty tree. This is the one way from a
+// commit to its tree: a packed commit is read without go-git's pack index.
 func (r *Repo) treeOf(h plumbing.Hash) (plumbing.Hash, error) {
 	if h.IsZero() {
 		return emptyTree, nil
 	}
+	if c, ok := r.readPackedCommit(h); ok {
+		return c.tree, nil
+	}
 	t, data, err := r.readObject(plumbing.AnyObject, h)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read object %s: %w", h, err)
+		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
 	}
 	switch t {
 	case plumbing.TreeObject:

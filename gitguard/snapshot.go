@@ -140,17 +140,6 @@ func changeMap(cs []change) map[string]change {
 	return m
 }
 
-func (r *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
-	if c, ok := r.readPackedCommit(h); ok {
-		return c.tree, nil
-	}
-	c, err := r.readCommit(h)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
-	}
-	return c.TreeHash, nil
-}
-
 // ignoreGuess is a .gitignore file as read from disk, for the early walk.
 type ignoreGuess struct {
 	hash plumbing.Hash
@@ -175,7 +164,7 @@ func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 			continue
 		}
 		dir := strings.TrimSuffix(e.path, ".gitignore")
-		out[dir] = ignoreGuess{hash: objectHash(plumbing.BlobObject, data), list: parseList(string(data), e.path, dir)}
+		out[dir] = ignoreGuess{hash: plumbing.ComputeHash(plumbing.BlobObject, data), list: parseList(string(data), e.path, dir)}
 	}
 	return out
 }
@@ -340,7 +329,7 @@ func hashLink(full string) (plumbing.Hash, string, error) {
 	if err != nil {
 		return plumbing.ZeroHash, "", err
 	}
-	return objectHash(plumbing.BlobObject, []byte(t)), t, nil
+	return plumbing.ComputeHash(plumbing.BlobObject, []byte(t)), t, nil
 }
 
 // resolveCommits finds HEAD, the base and whether history was rewritten.
@@ -355,7 +344,7 @@ func (s *snapshot) resolveCommits(opts Options) error {
 		return fmt.Errorf("read HEAD: %w", err)
 	default:
 		s.headCommit = ref.Hash()
-		if s.headTree, err = r.commitTree(s.headCommit); err != nil {
+		if s.headTree, err = r.treeOf(s.headCommit); err != nil {
 			return err
 		}
 	}
@@ -376,7 +365,7 @@ func (s *snapshot) resolveCommits(opts Options) error {
 	}
 	s.baseTree = emptyTree
 	if !s.base.IsZero() {
-		if s.baseTree, err = r.commitTree(s.base); err != nil {
+		if s.baseTree, err = r.treeOf(s.base); err != nil {
 			return fmt.Errorf("base: %w", err)
 		}
 		if s.unborn {

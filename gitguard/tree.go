@@ -194,33 +194,17 @@ func (t *treeReader) lookup(h plumbing.Hash, path string) (tEntry, bool, error) 
 	}
 }
 
-// encodeTree returns a tree object's content and hash.
-func encodeTree(es []tEntry) ([]byte, plumbing.Hash) {
-	n := 0
+// appendTree appends a tree object's content (without its header) for
+// entries in git's order: the one encoder of trees, stored or only hashed.
+func appendTree(buf []byte, es []tEntry) []byte {
 	for _, e := range es {
-		n += 7 + len(e.name) + 1 + 20
-	}
-	buf := make([]byte, 0, n)
-	for _, e := range es {
-		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
+		buf = append(buf, modeText(e.mode)...)
 		buf = append(buf, ' ')
 		buf = append(buf, e.name...)
 		buf = append(buf, 0)
 		buf = append(buf, e.hash[:]...)
 	}
-	return buf, objectHash(plumbing.TreeObject, buf)
-}
-
-func objectHash(t plumbing.ObjectType, content []byte) plumbing.Hash {
-	h := sha1.New()
-	h.Write([]byte(t.String()))
-	h.Write([]byte{' '})
-	h.Write(strconv.AppendInt(nil, int64(len(content)), 10))
-	h.Write([]byte{0})
-	h.Write(content)
-	var out plumbing.Hash
-	copy(out[:], h.Sum(nil))
-	return out
+	return buf
 }
 
 // hashIndexTrees hashes the index's merged entries into trees in memory, as
@@ -289,8 +273,8 @@ func (b *treeBuilder) build(prefix string, lo, hi int) (plumbing.Hash, error) {
 	return h, nil
 }
 
-// hash is encodeTree's hash without allocating: header and entries go into
-// one reused buffer.
+// hash is a tree's id without allocating: header and entries go into one
+// reused buffer.
 func (b *treeBuilder) hash(es []tEntry) plumbing.Hash {
 	n := 0
 	for _, e := range es {
@@ -299,13 +283,7 @@ func (b *treeBuilder) hash(es []tEntry) plumbing.Hash {
 	buf := append(b.buf[:0], "tree "...)
 	buf = strconv.AppendInt(buf, int64(n), 10)
 	buf = append(buf, 0)
-	for _, e := range es {
-		buf = append(buf, modeText(e.mode)...)
-		buf = append(buf, ' ')
-		buf = append(buf, e.name...)
-		buf = append(buf, 0)
-		buf = append(buf, e.hash[:]...)
-	}
+	buf = appendTree(buf, es)
 	b.buf = buf
 	return plumbing.Hash(sha1.Sum(buf))
 }

@@ -61,7 +61,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 // interrupted after the branch moved.
 func (r *Repo) SyncIndex(from plumbing.Hash) error {
 	since := time.Now()
-	fromTree, err := r.commitTree(from)
+	fromTree, err := r.treeOf(from)
 	if err != nil {
 		return err
 	}
@@ -224,10 +224,17 @@ func sortedPaths(st *state) []string {
 	return out
 }
 
-// storeCommit writes a commit object; the committer is the author.
+// storeCommit writes a commit object; the committer is the author. It is the
+// one commit encoder (candidates, attempts and records).
 func (r *Repo) storeCommit(tree plumbing.Hash, message string, author object.Signature, parents ...plumbing.Hash) (plumbing.Hash, error) {
 	if author.When.IsZero() {
 		author.When = time.Now()
+	}
+	if tree == emptyTree {
+		// Trees are built without storing the empty one; a commit needs it in the store.
+		if _, err := r.storeObject(plumbing.TreeObject, nil); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	c := &object.Commit{Author: author, Committer: author, Message: message, TreeHash: tree, ParentHashes: parents}
 	o := r.repo.Storer.NewEncodedObject()
