@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // CandidateTree stores and returns the tree the gate judges: HEAD's tree with
@@ -117,7 +119,7 @@ func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, fileS
 	if err != nil {
 		return plumbing.ZeroHash, fileStat{}, fmt.Errorf("candidate tree: read %s: %w", p, err)
 	}
-	h, err := r.storeObject(plumbing.BlobObject, data)
+	h, err := r.objects().Write(plumbing.BlobObject, data)
 	return h, fs, err
 }
 
@@ -141,35 +143,6 @@ func readFileStat(full string) ([]byte, fileStat, error) {
 		fs = fileStat{} // changed while read: no stat data vouches for it
 	}
 	return data, fs, nil
-}
-
-func (r *Repo) storeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	h := plumbing.ComputeHash(t, data)
-	if r.repo.Storer.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	o := r.repo.Storer.NewEncodedObject()
-	o.SetType(t)
-	o.SetSize(int64(len(data)))
-	w, err := o.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	got, err := r.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store %s object: %w", t, err)
-	}
-	if got != h {
-		return plumbing.ZeroHash, fmt.Errorf("store %s object: hash %s, expected %s", t, got, h)
-	}
-	return h, nil
 }
 
 // treeEdit is a set of path changes arranged as a directory tree.
@@ -217,7 +190,7 @@ func (r *Repo) editTree(tr *treeReader, h plumbing.Hash, ed *treeEdit, prefix st
 	for name, c := range ed.children {
 		cur, exists := byName[name]
 		if len(c.children) > 0 {
-			sub := emptyTree
+			sub := objstore.EmptyTree
 			if exists && cur.isTree() {
 				sub = cur.hash
 			}
@@ -225,7 +198,7 @@ func (r *Repo) editTree(tr *treeReader, h plumbing.Hash, ed *treeEdit, prefix st
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
-			if nh == emptyTree {
+			if nh == objstore.EmptyTree {
 				delete(byName, name)
 				exists = false
 			} else {
@@ -248,11 +221,11 @@ func (r *Repo) editTree(tr *treeReader, h plumbing.Hash, ed *treeEdit, prefix st
 		byName[name] = tEntry{name: name, mode: c.entry.mode, hash: c.entry.hash}
 	}
 	if len(byName) == 0 {
-		return emptyTree, nil
+		return objstore.EmptyTree, nil
 	}
 	es = slices.Collect(maps.Values(byName))
 	slices.SortFunc(es, func(a, b tEntry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
-	return r.storeObject(plumbing.TreeObject, appendTree(nil, es))
+	return r.objects().Write(plumbing.TreeObject, appendTree(nil, es))
 }
 
 // Materialize writes the files of tree into dir, which must be empty or
@@ -276,7 +249,7 @@ func (r *Repo) Materialize(tree plumbing.Hash, dir string) error {
 	if len(names) > 0 {
 		return fmt.Errorf("materialize into %s: directory is not empty", dir)
 	}
-	th, err := r.treeOf(tree)
+	th, err := r.objects().TreeOf(tree)
 	if err != nil {
 		return err
 	}
@@ -369,9 +342,9 @@ func (r *Repo) materialize(tr *treeReader, h plumbing.Hash, dir, prefix string, 
 				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
 			}
 		case filemode.Symlink:
-			data, err := r.readBlob(e.hash)
+			data, err := r.objects().Blob(e.hash)
 			if err != nil {
-				return forPath(err, "materialize", prefix+e.name)
+				return objstore.ForPath(err, "materialize", prefix+e.name)
 			}
 			if err := os.Symlink(string(data), full); err != nil {
 				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
@@ -381,9 +354,9 @@ func (r *Repo) materialize(tr *treeReader, h plumbing.Hash, dir, prefix string, 
 			if e.mode == filemode.Executable {
 				perm = 0o755
 			}
-			data, err := r.readBlob(e.hash)
+			data, err := r.objects().Blob(e.hash)
 			if err != nil {
-				return forPath(err, "materialize", prefix+e.name)
+				return objstore.ForPath(err, "materialize", prefix+e.name)
 			}
 			w.jobs <- fileJob{name: prefix + e.name, full: full, data: data, perm: perm}
 		default:

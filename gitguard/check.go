@@ -349,7 +349,7 @@ func (st *state) linkTarget(ps *pathState, l layer) (string, bool) {
 			return t, true
 		}
 	}
-	data, err := st.s.r.readBlob(l.hash)
+	data, err := st.s.r.objects().Blob(l.hash)
 	if err != nil {
 		// An unreadable target cannot be vouched for.
 		return "(unreadable)", true

@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // RecordAuthorName and RecordAuthorEmail sign every record commit (as
@@ -70,7 +72,7 @@ func (r *Repo) CommitFiles(ref string, files map[string][]byte, message string) 
 		if data == nil {
 			continue
 		}
-		h, err := r.storeObject(plumbing.BlobObject, data)
+		h, err := r.objects().Write(plumbing.BlobObject, data)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("record %s: store %s: %w", ref, p, err)
 		}
@@ -98,7 +100,7 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	flat := map[string]tEntry{}
 	var parents []plumbing.Hash
 	if !tip.IsZero() {
-		tree, err := r.treeOf(tip)
+		tree, err := r.objects().TreeOf(tip)
 		if err == nil {
 			err = r.allEntries(tr, tree, "", flat)
 		}
@@ -118,7 +120,7 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	for p, e := range flat {
 		root.set(p, &e)
 	}
-	tree, err := r.applyEdit(tr, emptyTree, root)
+	tree, err := r.applyEdit(tr, objstore.EmptyTree, root)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
 	}
@@ -126,7 +128,7 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 		message += "\n"
 	}
 	sig := object.Signature{Name: RecordAuthorName, Email: RecordAuthorEmail, When: time.Now()}
-	h, err := r.storeCommit(tree, message, sig, parents...)
+	h, err := r.objects().WriteCommit(tree, message, sig, parents...)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
 	}
@@ -162,7 +164,7 @@ func recCheckPath(p string) error {
 // plumbing.ComputeHash of a file's content is the cheap way to check many
 // files. A zero commit gives an empty map.
 func (r *Repo) BlobHashesAt(commit plumbing.Hash) (map[string]plumbing.Hash, error) {
-	tree, err := r.treeOf(commit)
+	tree, err := r.objects().TreeOf(commit)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +191,7 @@ func (r *Repo) FilesAt(commit plumbing.Hash) (map[string][]byte, error) {
 	}
 	out := make(map[string][]byte, len(hashes))
 	for p, h := range hashes {
-		data, err := r.readBlob(h)
+		data, err := r.objects().Blob(h)
 		if err != nil {
 			return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 		}
@@ -205,7 +207,7 @@ func (r *Repo) FileAt(commit plumbing.Hash, p string) ([]byte, error) {
 	if err := recCheckPath(p); err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 	}
-	tree, err := r.treeOf(commit)
+	tree, err := r.objects().TreeOf(commit)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
@@ -219,7 +221,7 @@ func (r *Repo) FileAt(commit plumbing.Hash, p string) ([]byte, error) {
 	case e.mode != filemode.Regular && e.mode != filemode.Executable && e.mode != filemode.Deprecated:
 		return nil, fmt.Errorf("read %s at commit %s: it is a %s, expected a regular file", p, commit, modeKind(e.mode))
 	}
-	data, err := r.readBlob(e.hash)
+	data, err := r.objects().Blob(e.hash)
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 	}
@@ -235,7 +237,7 @@ func (r *Repo) LogRef(ref string, max int) ([]RefEntry, error) {
 	}
 	var out []RefEntry
 	for !h.IsZero() && (max <= 0 || len(out) < max) {
-		c, err := r.readCommit(h)
+		c, err := r.objects().Commit(h)
 		if err != nil {
 			return nil, fmt.Errorf("log %s: read commit %s: %w", ref, h, err)
 		}

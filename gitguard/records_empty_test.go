@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/internal/gittest"
 )
 
@@ -18,7 +19,7 @@ func TestCommitFilesEmptyTree(t *testing.T) {
 	if _, err := r.CommitFiles(recTestRef, map[string][]byte{"a/b.txt": nil}, "remove"); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(g.Git("rev-parse", recTestRef+"^{tree}")); got != emptyTree.String() {
+	if got := strings.TrimSpace(g.Git("rev-parse", recTestRef+"^{tree}")); got != objstore.EmptyTree.String() {
 		t.Fatalf("tree %s, want the empty tree", got)
 	}
 	if out, err := g.TryGit("fsck", "--strict"); err != nil {

@@ -31,7 +31,6 @@ import (
 	gogitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hgate/hgate/gitguard/internal/refs"
 )
@@ -132,7 +131,7 @@ func (r *Repo) Head() (commit, tree plumbing.Hash, err error) {
 		}
 		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
 	}
-	c, err := r.readCommit(ref.Hash())
+	c, err := r.objects().Commit(ref.Hash())
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD commit %s: %w", ref.Hash(), err)
 	}
@@ -183,11 +182,11 @@ func short(h plumbing.Hash) string {
 // ChangedPaths returns, sorted, the file paths that differ between the trees
 // of two commits (a tree hash is accepted too; zero stands for the empty tree).
 func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
-	ft, err := r.treeOf(from)
+	ft, err := r.objects().TreeOf(from)
 	if err != nil {
 		return nil, err
 	}
-	tt, err := r.treeOf(to)
+	tt, err := r.objects().TreeOf(to)
 	if err != nil {
 		return nil, err
 	}
@@ -204,79 +203,7 @@ func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
 }
 
 // TreeOf returns the tree of a commit (the gate finds the receipt of refs/hgate/best by it).
-func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.treeOf(commit) }
-
-// treeOf returns the tree of a commit, or h itself when it names a tree; zero
-// stands for no commit and gives the empty tree. This is the one way from a
-// commit to its tree: a packed commit is read without go-git's pack index.
-func (r *Repo) treeOf(h plumbing.Hash) (plumbing.Hash, error) {
-	if h.IsZero() {
-		return emptyTree, nil
-	}
-	if c, ok := r.readPackedCommit(h); ok {
-		return c.tree, nil
-	}
-	t, data, err := r.readObject(plumbing.AnyObject, h)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
-	}
-	switch t {
-	case plumbing.TreeObject:
-		return h, nil
-	case plumbing.CommitObject:
-		c := &object.Commit{}
-		if err := c.Decode(memObject(t, data)); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		return c.TreeHash, nil
-	}
-	return plumbing.ZeroHash, fmt.Errorf("object %s is a %s, expected a commit or tree", h, t)
-}
-
-// emptyTree is the hash of the tree with no entries.
-var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
-
-// isAncestor reports whether anc is reachable from c through parents.
-func (r *Repo) isAncestor(anc, c plumbing.Hash) (bool, error) {
-	if anc == c {
-		return true, nil
-	}
-	seen := map[plumbing.Hash]bool{c: true}
-	queue := []plumbing.Hash{c}
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
-		parents, err := r.commitParents(h)
-		if err != nil {
-			if errors.Is(err, plumbing.ErrObjectNotFound) && h != c {
-				// A shallow clone ends here.
-				continue
-			}
-			return false, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		for _, p := range parents {
-			if p == anc {
-				return true, nil
-			}
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	return false, nil
-}
-
-func (r *Repo) commitParents(h plumbing.Hash) ([]plumbing.Hash, error) {
-	if c, ok := r.readPackedCommit(h); ok {
-		return c.parents, nil
-	}
-	co, err := r.readCommit(h)
-	if err != nil {
-		return nil, err
-	}
-	return co.ParentHashes, nil
-}
+func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.objects().TreeOf(commit) }
 
 // modeKind names a file mode for messages.
 func modeKind(m filemode.FileMode) string {

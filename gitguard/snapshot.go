@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // Options says what the guard allows and what it compares against.
@@ -218,9 +220,9 @@ func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error
 			reused++
 			continue
 		}
-		data, err := s.r.readBlob(e.hash)
+		data, err := s.r.objects().Blob(e.hash)
 		if err != nil {
-			return false, forPath(err, "read from the base commit", p)
+			return false, objstore.ForPath(err, "read from the base commit", p)
 		}
 		s.ignores[dir] = parseList(string(data), p, dir)
 	}
@@ -339,12 +341,12 @@ func (s *snapshot) resolveCommits(opts Options) error {
 	switch {
 	case errors.Is(err, plumbing.ErrReferenceNotFound):
 		s.unborn = true
-		s.headTree = emptyTree
+		s.headTree = objstore.EmptyTree
 	case err != nil:
 		return fmt.Errorf("read HEAD: %w", err)
 	default:
 		s.headCommit = ref.Hash()
-		if s.headTree, err = r.treeOf(s.headCommit); err != nil {
+		if s.headTree, err = r.objects().TreeOf(s.headCommit); err != nil {
 			return err
 		}
 	}
@@ -363,15 +365,15 @@ func (s *snapshot) resolveCommits(opts Options) error {
 			s.base, s.baseName = s.headCommit, "HEAD"
 		}
 	}
-	s.baseTree = emptyTree
+	s.baseTree = objstore.EmptyTree
 	if !s.base.IsZero() {
-		if s.baseTree, err = r.treeOf(s.base); err != nil {
+		if s.baseTree, err = r.objects().TreeOf(s.base); err != nil {
 			return fmt.Errorf("base: %w", err)
 		}
 		if s.unborn {
 			s.history = true
 		} else if s.base != s.headCommit {
-			anc, err := r.isAncestor(s.base, s.headCommit)
+			anc, err := r.objects().IsAncestor(s.base, s.headCommit)
 			if err != nil {
 				return err
 			}

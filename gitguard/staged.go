@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // CheckStaged checks the commit the index would make, for the pre-commit
@@ -40,7 +42,7 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 	if err != nil {
 		return nil, fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
-	headTree, unborn := emptyTree, false
+	headTree, unborn := objstore.EmptyTree, false
 	if _, t, err := r.Head(); errors.Is(err, ErrNoCommits) {
 		unborn = true
 	} else if err != nil {
@@ -59,7 +61,7 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 			if k < 0 {
 				return "", fmt.Errorf("%s: not in the index", p)
 			}
-			data, err := r.readBlob(s.idx.entries[k].hash)
+			data, err := r.objects().Blob(s.idx.entries[k].hash)
 			return string(data), err
 		})
 		for i := range s.idx.entries {
@@ -96,7 +98,7 @@ func (r *Repo) judgeStaged(changes []change, allow *Matcher, unborn bool, viewOf
 			// git add stores the blob before the hook runs; an unreadable
 			// target cannot be vouched for.
 			t := "(unreadable)"
-			if data, err := r.readBlob(c.to.hash); err == nil {
+			if data, err := r.objects().Blob(c.to.hash); err == nil {
 				t = string(data)
 			}
 			if view == nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // tEntry is one tree entry.
@@ -50,10 +52,10 @@ func (t *treeReader) entries(h plumbing.Hash) ([]tEntry, error) {
 	if es, ok := t.mem[h]; ok {
 		return es, nil
 	}
-	if h == emptyTree {
+	if h == objstore.EmptyTree {
 		return nil, nil
 	}
-	tr, err := t.r.readTree(h)
+	tr, err := t.r.objects().Tree(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
@@ -252,7 +254,7 @@ func (b *treeBuilder) build(prefix string, lo, hi int) (plumbing.Hash, error) {
 			if len(es) > 0 && es[len(es)-1].name == dir {
 				return plumbing.ZeroHash, corrupt("%q is both a file and a directory", prefix+dir)
 			}
-			if h != emptyTree || b.mem[h] != nil {
+			if h != objstore.EmptyTree || b.mem[h] != nil {
 				es = append(es, tEntry{name: dir, mode: filemode.Dir, hash: h})
 			}
 			i = j
@@ -266,7 +268,7 @@ func (b *treeBuilder) build(prefix string, lo, hi int) (plumbing.Hash, error) {
 	}
 	b.levels[depth] = es
 	if len(es) == 0 {
-		return emptyTree, nil
+		return objstore.EmptyTree, nil
 	}
 	h := b.hash(es)
 	b.mem[h] = slices.Clone(es)

@@ -12,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // This file holds the git operations of the unattended loop: commit the gated
@@ -43,7 +45,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	c, err := r.storeCommit(tree, message, author, head)
+	c, err := r.objects().WriteCommit(tree, message, author, head)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -61,7 +63,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 // interrupted after the branch moved.
 func (r *Repo) SyncIndex(from plumbing.Hash) error {
 	since := time.Now()
-	fromTree, err := r.treeOf(from)
+	fromTree, err := r.objects().TreeOf(from)
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,7 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	c, err := r.storeCommit(tree, message, author, head)
+	c, err := r.objects().WriteCommit(tree, message, author, head)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -205,7 +207,7 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		}
 		fs, err := r.writeFromTree(p, ps.h.mode, ps.h.hash)
 		if err != nil {
-			return forPath(err, "restore", p)
+			return objstore.ForPath(err, "restore", p)
 		}
 		stats[p] = fs
 		if restoreWritten != nil {
@@ -222,30 +224,6 @@ func sortedPaths(st *state) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// storeCommit writes a commit object; the committer is the author. It is the
-// one commit encoder (candidates, attempts and records).
-func (r *Repo) storeCommit(tree plumbing.Hash, message string, author object.Signature, parents ...plumbing.Hash) (plumbing.Hash, error) {
-	if author.When.IsZero() {
-		author.When = time.Now()
-	}
-	if tree == emptyTree {
-		// Trees are built without storing the empty one; a commit needs it in the store.
-		if _, err := r.storeObject(plumbing.TreeObject, nil); err != nil {
-			return plumbing.ZeroHash, err
-		}
-	}
-	c := &object.Commit{Author: author, Committer: author, Message: message, TreeHash: tree, ParentHashes: parents}
-	o := r.repo.Storer.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
-	}
-	h, err := r.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store commit: %w", err)
-	}
-	return h, nil
 }
 
 // MoveBranch points the branch HEAD names (or a detached HEAD) at new if it
@@ -332,7 +310,7 @@ func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) 
 			return fileStat{}, err
 		}
 	}
-	data, err := r.readBlob(h)
+	data, err := r.objects().Blob(h)
 	if err != nil {
 		return fileStat{}, err
 	}
