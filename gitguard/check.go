@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // Violation is one path changed outside the allowlist, or a change the
@@ -33,11 +35,11 @@ func (a layer) same(b layer) bool {
 	return !a.present || (a.mode == b.mode && a.hash == b.hash)
 }
 
-func fromEntry(e tEntry) layer {
-	if e.mode == 0 {
+func fromEntry(e objstore.Entry) layer {
+	if e.Mode == 0 {
 		return layer{}
 	}
-	return layer{present: true, mode: e.mode, hash: e.hash}
+	return layer{present: true, mode: e.Mode, hash: e.Hash}
 }
 
 // pathState is everything known about one path that differs somewhere.
@@ -118,12 +120,12 @@ func (st *state) fill(ps *pathState) error {
 		ps.nested = ws.nested
 	}
 	if c, ok := s.headIndex[p]; ok {
-		ps.h = fromEntry(c.from)
+		ps.h = fromEntry(c.From)
 	} else {
 		ps.h = ps.i
 	}
 	if c, ok := s.baseHead[p]; ok {
-		ps.b = fromEntry(c.from)
+		ps.b = fromEntry(c.From)
 	} else {
 		ps.b = ps.h
 	}

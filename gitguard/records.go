@@ -96,13 +96,13 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	tr := r.newTreeReader(nil)
-	flat := map[string]tEntry{}
+	tr := r.objects().Trees(nil)
+	flat := map[string]objstore.Entry{}
 	var parents []plumbing.Hash
 	if !tip.IsZero() {
 		tree, err := r.objects().TreeOf(tip)
 		if err == nil {
-			err = r.allEntries(tr, tree, "", flat)
+			err = tr.Files(tree, "", flat)
 		}
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("record %s: read tip %s: %w", ref, tip, err)
@@ -111,16 +111,16 @@ func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[stri
 	}
 	for p := range files {
 		if h, ok := blobs[p]; ok {
-			flat[p] = tEntry{name: path.Base(p), mode: filemode.Regular, hash: h}
+			flat[p] = objstore.Entry{Name: path.Base(p), Mode: filemode.Regular, Hash: h}
 		} else {
 			delete(flat, p)
 		}
 	}
-	root := &treeEdit{}
+	root := &objstore.Edit{}
 	for p, e := range flat {
-		root.set(p, &e)
+		root.Set(p, &e)
 	}
-	tree, err := r.applyEdit(tr, objstore.EmptyTree, root)
+	tree, err := tr.Apply(objstore.EmptyTree, root)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
 	}
@@ -168,14 +168,14 @@ func (r *Repo) BlobHashesAt(commit plumbing.Hash) (map[string]plumbing.Hash, err
 	if err != nil {
 		return nil, err
 	}
-	flat := map[string]tEntry{}
-	if err := r.allEntries(r.newTreeReader(nil), tree, "", flat); err != nil {
+	flat := map[string]objstore.Entry{}
+	if err := r.objects().Trees(nil).Files(tree, "", flat); err != nil {
 		return nil, err
 	}
 	out := make(map[string]plumbing.Hash, len(flat))
 	for p, e := range flat {
-		if e.mode != filemode.Submodule {
-			out[p] = e.hash
+		if e.Mode != filemode.Submodule {
+			out[p] = e.Hash
 		}
 	}
 	return out, nil
@@ -211,17 +211,17 @@ func (r *Repo) FileAt(commit plumbing.Hash, p string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	e, found, err := r.newTreeReader(nil).lookup(tree, p)
+	e, found, err := r.objects().Trees(nil).Lookup(tree, p)
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 	}
 	switch {
-	case !found || e.mode == filemode.Dir:
+	case !found || e.Mode == filemode.Dir:
 		return nil, fmt.Errorf("read %s at commit %s: %w", p, commit, fs.ErrNotExist)
-	case e.mode != filemode.Regular && e.mode != filemode.Executable && e.mode != filemode.Deprecated:
-		return nil, fmt.Errorf("read %s at commit %s: it is a %s, expected a regular file", p, commit, modeKind(e.mode))
+	case e.Mode != filemode.Regular && e.Mode != filemode.Executable && e.Mode != filemode.Deprecated:
+		return nil, fmt.Errorf("read %s at commit %s: it is a %s, expected a regular file", p, commit, modeKind(e.Mode))
 	}
-	data, err := r.objects().Blob(e.hash)
+	data, err := r.objects().Blob(e.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
 	}

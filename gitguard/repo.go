@@ -190,13 +190,13 @@ func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	changes, err := r.newTreeReader(nil).diff(ft, tt)
+	changes, err := r.objects().Trees(nil).Diff(ft, tt)
 	if err != nil {
 		return nil, err
 	}
 	var paths []string // nil for none: a record commit that changes nothing
 	for _, c := range changes {
-		paths = append(paths, c.path)
+		paths = append(paths, c.Path)
 	}
 	sort.Strings(paths)
 	return paths, nil

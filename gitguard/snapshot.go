@@ -40,11 +40,11 @@ type snapshot struct {
 	indexPath string
 	idxMtimeS int64
 	idxMtimeN int64
-	tr        *treeReader
+	tr        *objstore.Trees
 	walked    *walkResult // the worktree walk, when done with the snapshot
 
-	baseHead  map[string]change // base tree → HEAD tree
-	headIndex map[string]change // HEAD tree → index
+	baseHead  map[string]objstore.Change // base tree → HEAD tree
+	headIndex map[string]objstore.Change // HEAD tree → index
 
 	ignores map[string]patternList // directory ("" or "dir/") → rules of the base's .gitignore there
 	extra   patternList            // Options.Ignore
@@ -72,7 +72,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	go func() { refsDone <- s.resolveCommits(opts) }()
 
 	var indexTree plumbing.Hash
-	var mem map[plumbing.Hash][]tEntry
+	var mem map[plumbing.Hash][]objstore.Entry
 	var guess map[string]ignoreGuess
 	var early chan walkResult
 	err := s.readIndex(opts)
@@ -119,13 +119,13 @@ type walkResult struct {
 	err error
 }
 
-func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]tEntry) error {
-	s.tr = s.r.newTreeReader(mem)
-	hi, err := s.tr.diff(s.headTree, indexTree)
+func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry) error {
+	s.tr = s.r.objects().Trees(mem)
+	hi, err := s.tr.Diff(s.headTree, indexTree)
 	if err != nil {
 		return err
 	}
-	bh, err := s.tr.diff(s.baseTree, s.headTree)
+	bh, err := s.tr.Diff(s.baseTree, s.headTree)
 	if err != nil {
 		return err
 	}
@@ -134,10 +134,10 @@ func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]tE
 	return nil
 }
 
-func changeMap(cs []change) map[string]change {
-	m := make(map[string]change, len(cs))
+func changeMap(cs []objstore.Change) map[string]objstore.Change {
+	m := make(map[string]objstore.Change, len(cs))
 	for _, c := range cs {
-		m[c.path] = c
+		m[c.Path] = c
 	}
 	return m
 }
@@ -188,22 +188,22 @@ func isGitignore(p string) bool {
 // so no full tree is read. A guessed file with the base's hash is used as
 // is; ok says the guesses were exactly the base's files.
 func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error) {
-	files := map[string]tEntry{}
+	files := map[string]objstore.Entry{}
 	for i := range s.idx.entries {
 		e := &s.idx.entries[i]
 		if e.stage == 0 && !e.intentToAdd && isGitignore(e.path) {
-			files[e.path] = tEntry{mode: e.fileMode(), hash: e.hash}
+			files[e.path] = objstore.Entry{Mode: e.fileMode(), Hash: e.hash}
 		}
 	}
-	for _, m := range []map[string]change{s.headIndex, s.baseHead} {
+	for _, m := range []map[string]objstore.Change{s.headIndex, s.baseHead} {
 		for p, c := range m {
 			if !isGitignore(p) {
 				continue
 			}
-			if c.from.mode == 0 {
+			if c.From.Mode == 0 {
 				delete(files, p)
 			} else {
-				files[p] = c.from
+				files[p] = c.From
 			}
 		}
 	}
@@ -211,16 +211,16 @@ func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error
 	reused := 0
 	for p, e := range files {
 		// git reads only regular .gitignore files, never through a symlink.
-		if e.mode != filemode.Regular && e.mode != filemode.Executable {
+		if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
 			continue
 		}
 		dir := strings.TrimSuffix(p, ".gitignore")
-		if g, ok := guess[dir]; ok && g.hash == e.hash {
+		if g, ok := guess[dir]; ok && g.hash == e.Hash {
 			s.ignores[dir] = g.list
 			reused++
 			continue
 		}
-		data, err := s.r.objects().Blob(e.hash)
+		data, err := s.r.objects().Blob(e.Hash)
 		if err != nil {
 			return false, objstore.ForPath(err, "read from the base commit", p)
 		}

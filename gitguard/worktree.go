@@ -134,7 +134,7 @@ func (r *Repo) headState(opts Options) (head, headTree plumbing.Hash, s *snapsho
 }
 
 func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, message string, author object.Signature) (plumbing.Hash, error) {
-	root := &treeEdit{}
+	root := &objstore.Edit{}
 	for _, p := range sortedPaths(st) {
 		ps := st.paths[p]
 		if ps.nested || ps.w.same(ps.h) && !ps.untracked {
@@ -142,7 +142,7 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 		}
 		switch {
 		case !ps.w.present:
-			root.set(p, nil)
+			root.Set(p, nil)
 		case ps.w.mode == filemode.Regular || ps.w.mode == filemode.Executable || ps.w.mode == filemode.Symlink:
 			mode := ps.w.mode
 			if fs, err := lstat(r.root + "/" + p); err == nil && fs.isReg() {
@@ -153,16 +153,16 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 			}
 			h, _, err := r.storeFile(p, mode)
 			if errors.Is(err, os.ErrNotExist) {
-				root.set(p, nil) // removed while we looked: keep what is there
+				root.Set(p, nil) // removed while we looked: keep what is there
 				continue
 			}
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
-			root.set(p, &tEntry{mode: mode, hash: h})
+			root.Set(p, &objstore.Entry{Mode: mode, Hash: h})
 		}
 	}
-	tree, err := r.applyEdit(s.tr, s.headTree, root)
+	tree, err := s.tr.Apply(s.headTree, root)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -193,15 +193,15 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		}
 		r.removeEmptyParents(ps.path)
 	}
-	changed := map[string]tEntry{}
+	changed := map[string]objstore.Entry{}
 	stats := map[string]fileStat{}
 	for _, p := range paths {
 		ps := st.paths[p]
 		if !ps.h.present {
-			changed[p] = tEntry{}
+			changed[p] = objstore.Entry{}
 			continue
 		}
-		changed[p] = tEntry{mode: ps.h.mode, hash: ps.h.hash}
+		changed[p] = objstore.Entry{Mode: ps.h.mode, Hash: ps.h.hash}
 		if ps.w.same(ps.h) || ps.h.mode == filemode.Submodule {
 			continue
 		}
@@ -246,34 +246,16 @@ func (r *Repo) moveHead(new, old plumbing.Hash) error {
 // trees to the second tree's entry, with the stat data in stats (taken when
 // the content was read) or none.
 func (r *Repo) syncIndex(from, to plumbing.Hash, stats map[string]fileStat, since time.Time) error {
-	tr := r.newTreeReader(nil)
-	cs, err := tr.diff(from, to)
+	tr := r.objects().Trees(nil)
+	cs, err := tr.Diff(from, to)
 	if err != nil {
 		return err
 	}
-	changed := map[string]tEntry{}
+	changed := map[string]objstore.Entry{}
 	for _, c := range cs {
-		changed[c.path] = c.to
+		changed[c.Path] = c.To
 	}
 	return r.editIndex(to, changed, stats, since, false)
-}
-
-// allEntries lists every file entry of a tree.
-func (r *Repo) allEntries(tr *treeReader, h plumbing.Hash, prefix string, out map[string]tEntry) error {
-	es, err := tr.entries(h)
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		if e.isTree() {
-			if err := r.allEntries(tr, e.hash, prefix+e.name+"/", out); err != nil {
-				return err
-			}
-			continue
-		}
-		out[prefix+e.name] = e
-	}
-	return nil
 }
 
 // writeFromTree writes a blob from the object database at p, replacing

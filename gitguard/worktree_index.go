@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/hgate/hgate/gitguard/internal/lockfile"
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // Index edits for the loop's commit and restore. The index is read with the
@@ -40,7 +41,7 @@ import (
 //     the same second could keep every field. Git smudges such entries
 //     (size 0) when it writes an index; so does this, as the new index's
 //     later mtime would otherwise make git trust them.
-func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats map[string]fileStat, since time.Time, full bool) error {
+func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, stats map[string]fileStat, since time.Time, full bool) error {
 	path := filepath.Join(r.gitDir, "index")
 	cut := since.Unix()
 	if st, err := lstat(path); err == nil && st.mtimeS < cut {
@@ -56,8 +57,8 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats ma
 		idx = &indexFile{version: 2}
 	case full:
 		// Unreadable index: start over from the tree.
-		changed = map[string]tEntry{}
-		if err := r.allEntries(r.newTreeReader(nil), tree, "", changed); err != nil {
+		changed = map[string]objstore.Entry{}
+		if err := r.objects().Trees(nil).Files(tree, "", changed); err != nil {
 			return err
 		}
 		idx = &indexFile{version: 2}
@@ -76,16 +77,16 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats ma
 	files := make(map[string]bool, len(changed))
 	add := make([]indexEntry, 0, len(changed))
 	for p, te := range changed {
-		if te.mode == 0 {
+		if te.Mode == 0 {
 			continue
 		}
 		files[p] = true
-		e := indexEntry{path: p, mode: uint32(te.mode), hash: te.hash}
-		if fs, ok := stats[p]; ok && !fs.noCache && te.mode != filemode.Submodule {
+		e := indexEntry{path: p, mode: uint32(te.Mode), hash: te.Hash}
+		if fs, ok := stats[p]; ok && !fs.noCache && te.Mode != filemode.Submodule {
 			e.ctimeS, e.ctimeN = uint32(fs.ctimeS), uint32(fs.ctimeN)
 			e.mtimeS, e.mtimeN = uint32(fs.mtimeS), uint32(fs.mtimeN)
 			e.ino, e.uid, e.gid, e.size = uint32(fs.ino), fs.uid, fs.gid, uint32(fs.size)
-		} else if o := old[p]; o != nil && o.hash == te.hash && o.mode == e.mode {
+		} else if o := old[p]; o != nil && o.hash == te.Hash && o.mode == e.mode {
 			e = *o
 			e.skipWorktree, e.assumeValid = false, false
 		}
