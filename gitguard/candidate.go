@@ -75,7 +75,7 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plu
 			root.Set(p, &objstore.Entry{Mode: filemode.Submodule, Hash: ps.w.hash})
 			continue
 		default:
-			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, modeKind(ps.w.mode))
+			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, objstore.ModeKind(ps.w.mode))
 		}
 		mode := ps.w.mode
 		if ps.untracked && mode == filemode.Regular {

@@ -258,7 +258,7 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 		case l.mode == filemode.Symlink:
 			if ps.b.present && ps.b.mode != filemode.Symlink {
 				refused = true
-				notes = appendOnce(notes, modeKind(ps.b.mode)+" became a symlink")
+				notes = appendOnce(notes, objstore.ModeKind(ps.b.mode)+" became a symlink")
 			}
 			if t, ok := st.linkTarget(ps, l); ok {
 				if st.view == nil {

@@ -24,13 +24,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
 	gogitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/hgate/hgate/gitguard/internal/refs"
 )
@@ -139,19 +137,7 @@ func (r *Repo) Head() (commit, tree plumbing.Hash, err error) {
 }
 
 // Ref returns the hash a ref points at, or the zero hash when it is absent.
-func (r *Repo) Ref(name string) (plumbing.Hash, error) {
-	ref, err := r.repo.Storer.Reference(plumbing.ReferenceName(name))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, nil
-	}
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
-	}
-	if ref.Type() != plumbing.HashReference {
-		return plumbing.ZeroHash, fmt.Errorf("read ref %s: symbolic ref to %s, expected a hash", name, ref.Target())
-	}
-	return ref.Hash(), nil
-}
+func (r *Repo) Ref(name string) (plumbing.Hash, error) { return r.refStore().Hash(name) }
 
 // SetRef points name at new if it still points at old; a zero old means the
 // ref must not exist yet, a zero new deletes it. A lost race returns an error
@@ -182,43 +168,11 @@ func short(h plumbing.Hash) string {
 // ChangedPaths returns, sorted, the file paths that differ between the trees
 // of two commits (a tree hash is accepted too; zero stands for the empty tree).
 func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
-	ft, err := r.objects().TreeOf(from)
-	if err != nil {
-		return nil, err
-	}
-	tt, err := r.objects().TreeOf(to)
-	if err != nil {
-		return nil, err
-	}
-	changes, err := r.objects().Trees(nil).Diff(ft, tt)
-	if err != nil {
-		return nil, err
-	}
-	var paths []string // nil for none: a record commit that changes nothing
-	for _, c := range changes {
-		paths = append(paths, c.Path)
-	}
-	sort.Strings(paths)
-	return paths, nil
+	return r.objects().ChangedPaths(from, to)
 }
 
 // TreeOf returns the tree of a commit (the gate finds the receipt of refs/hgate/best by it).
 func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.objects().TreeOf(commit) }
-
-// modeKind names a file mode for messages.
-func modeKind(m filemode.FileMode) string {
-	switch m {
-	case filemode.Regular, filemode.Executable, filemode.Deprecated:
-		return "regular file"
-	case filemode.Symlink:
-		return "symlink"
-	case filemode.Submodule:
-		return "submodule"
-	case filemode.Dir:
-		return "directory"
-	}
-	return "file with mode " + m.String()
-}
 
 // Identity returns user.name and user.email as git would use them for a commit here:
 // the repository's config over the user's global one; empty when neither sets them.

@@ -93,7 +93,7 @@ func (r *Repo) judgeStaged(changes []objstore.Change, allow *Matcher, unborn boo
 			notes = append(notes, "submodule (gitlink) added or changed")
 		case filemode.Symlink:
 			if c.From.Mode != 0 && c.From.Mode != filemode.Symlink {
-				notes = append(notes, modeKind(c.From.Mode)+" became a symlink")
+				notes = append(notes, objstore.ModeKind(c.From.Mode)+" became a symlink")
 			}
 			// git add stores the blob before the hook runs; an unreadable
 			// target cannot be vouched for.

@@ -71,6 +71,19 @@ func (s *Store) Read(name string) (string, error) {
 	return ValueOf(ref), nil
 }
 
+// Hash returns the hash ref name holds, zero when it does not exist; a
+// symbolic ref is an error.
+func (s *Store) Hash(name string) (plumbing.Hash, error) {
+	v, err := s.Read(name)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
+	}
+	if target, ok := strings.CutPrefix(v, "ref: "); ok {
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: symbolic ref to %s, expected a hash", name, target)
+	}
+	return plumbing.NewHash(v), nil
+}
+
 // Path is the file of loose ref name.
 func (s *Store) Path(name string) string {
 	if name == "HEAD" {
