@@ -21,11 +21,7 @@ import (
 // the index or disk hold. Equal content gives the hash `git write-tree`
 // would give.
 func (r *Repo) CandidateTree(opts Options) (plumbing.Hash, error) {
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -35,11 +31,7 @@ func (r *Repo) CandidateTree(opts Options) (plumbing.Hash, error) {
 // Inspect is CandidateTree and Check from one look at the worktree: the gate needs
 // both, and the walk is most of their cost.
 func (r *Repo) Inspect(opts Options) (plumbing.Hash, []Violation, error) {
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}

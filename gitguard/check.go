@@ -166,11 +166,7 @@ func (st *state) hashUntracked(ps *pathState) error {
 // directory or submodule; a symlink leading out of the repository; a nested
 // repository). The result is sorted by path.
 func (r *Repo) Check(opts Options) ([]Violation, error) {
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return nil, err
 	}

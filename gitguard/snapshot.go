@@ -53,9 +53,19 @@ type snapshot struct {
 	workspace string // Options.Workspace, cleaned
 }
 
-// snapshot resolves HEAD, the base and the index, diffs their trees, and
-// walks the worktree (see state).
-func (r *Repo) snapshot(opts Options) (*snapshot, error) { return r.snapshotWalk(opts, true) }
+// snapshot resolves HEAD, the base and the index, diffs their trees, walks
+// the worktree, and compares every path across them (see state).
+func (r *Repo) snapshot(opts Options) (*snapshot, *state, error) {
+	s, err := r.snapshotWalk(opts, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := s.state()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, st, nil
+}
 
 // snapshotWalk is snapshot, with the worktree walk optional. The walk starts
 // as soon as the index is read, alongside the tree work, with the ignore

@@ -32,11 +32,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -126,10 +122,7 @@ func (r *Repo) headState(opts Options) (head, headTree plumbing.Hash, s *snapsho
 		return
 	}
 	opts.Base = head
-	if s, err = r.snapshot(opts); err != nil {
-		return
-	}
-	st, err = s.state()
+	s, st, err = r.snapshot(opts)
 	return
 }
 
