@@ -1,16 +1,9 @@
 package gitguard
 
 import (
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/hgate/hgate/gitguard/internal/refs"
 )
 
 // RefSnapshot is every ref under a prefix and what it holds: a hash, or "ref: NAME" for a
@@ -20,25 +13,7 @@ type RefSnapshot map[string]string
 
 // SnapshotRefs reads every ref whose name starts with prefix (e.g. "refs/hgate/").
 func (r *Repo) SnapshotRefs(prefix string) (RefSnapshot, error) {
-	iter, err := r.repo.Storer.IterReferences()
-	if err != nil {
-		return nil, fmt.Errorf("list refs: %w", err)
-	}
-	snap := RefSnapshot{}
-	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name().String()
-		if !strings.HasPrefix(name, prefix) || strings.HasSuffix(name, ".lock") {
-			return nil // go-git lists a writer's NAME.lock too; git never takes it for a ref
-		}
-		if v := refs.ValueOf(ref); v != "" {
-			snap[name] = v
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list refs: %w", err)
-	}
-	return snap, nil
+	return r.refStore().List(prefix)
 }
 
 // Changed lists, sorted, the refs whose value differs between s and now, each with
@@ -71,32 +46,8 @@ func shortValue(v string) string {
 }
 
 // RestoreRefs puts every ref under prefix back as snap holds it: refs snap lacks are
-// deleted, changed ones are set back (a symbolic ref in place of a hash is replaced).
-// Each goes through updateRef, so a crash leaves every ref old or restored, never
-// missing or empty.
+// deleted, changed ones are set back (a symbolic ref in place of a hash is replaced),
+// each through the one ref update (see package refs).
 func (r *Repo) RestoreRefs(prefix string, snap RefSnapshot) error {
-	now, err := r.SnapshotRefs(prefix)
-	if err != nil {
-		return err
-	}
-	store := r.refStore()
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(now)) {
-		if _, ok := snap[name]; !ok {
-			errs = append(errs, restoreRef(store, name, "", now[name]))
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(snap)) {
-		if was, is := snap[name], now[name]; was != is {
-			errs = append(errs, restoreRef(store, name, was, is))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func restoreRef(store *refs.Store, name, was, is string) error {
-	if err := store.Update(name, was, is); err != nil {
-		return fmt.Errorf("restore ref %s: %w", name, err)
-	}
-	return nil
+	return r.refStore().Restore(prefix, snap)
 }

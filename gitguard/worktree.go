@@ -225,12 +225,12 @@ func (r *Repo) MoveBranch(new, old plumbing.Hash) error { return r.moveHead(new,
 
 // moveHead moves the branch HEAD names, or a detached HEAD, from old to new.
 func (r *Repo) moveHead(new, old plumbing.Hash) error {
-	ref, err := r.repo.Storer.Reference(plumbing.HEAD)
+	head, err := r.refStore().Read("HEAD")
 	if err != nil {
 		return fmt.Errorf("read HEAD: %w", err)
 	}
-	if ref.Type() == plumbing.SymbolicReference {
-		return r.updateRef(ref.Target().String(), new, old)
+	if branch, ok := strings.CutPrefix(head, "ref: "); ok {
+		return r.updateRef(branch, new, old)
 	}
 	return r.updateRef("HEAD", new, old)
 }
