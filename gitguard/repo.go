@@ -122,18 +122,18 @@ func (r *Repo) Git() *git.Repository { return r.repo }
 // Head returns the commit HEAD points at and its tree. On a branch without
 // commits it returns an error wrapping ErrNoCommits.
 func (r *Repo) Head() (commit, tree plumbing.Hash, err error) {
-	ref, err := r.repo.Head()
+	h, err := r.refStore().Resolve("HEAD")
 	if err != nil {
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", ErrNoCommits)
-		}
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	c, err := r.objects().Commit(ref.Hash())
+	if h.IsZero() {
+		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", ErrNoCommits)
+	}
+	tree, err = r.objects().TreeOf(h)
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD commit %s: %w", ref.Hash(), err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD commit %s: %w", h, err)
 	}
-	return ref.Hash(), c.TreeHash, nil
+	return h, tree, nil
 }
 
 // Ref returns the hash a ref points at, or the zero hash when it is absent.

@@ -1,7 +1,6 @@
 package gitguard
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -347,15 +346,15 @@ func hashLink(full string) (plumbing.Hash, string, error) {
 // resolveCommits finds HEAD, the base and whether history was rewritten.
 func (s *snapshot) resolveCommits(opts Options) error {
 	r := s.r
-	ref, err := r.repo.Head()
+	head, err := r.refStore().Resolve("HEAD")
 	switch {
-	case errors.Is(err, plumbing.ErrReferenceNotFound):
+	case err != nil:
+		return err
+	case head.IsZero():
 		s.unborn = true
 		s.headTree = objstore.EmptyTree
-	case err != nil:
-		return fmt.Errorf("read HEAD: %w", err)
 	default:
-		s.headCommit = ref.Hash()
+		s.headCommit = head
 		if s.headTree, err = r.objects().TreeOf(s.headCommit); err != nil {
 			return err
 		}

@@ -86,6 +86,26 @@ func (s *Store) Hash(name string) (plumbing.Hash, error) {
 	return plumbing.NewHash(v), nil
 }
 
+// Resolve follows symbolic refs from name (HEAD: the branch it names) to a
+// hash; zero when the ref at the end does not exist (an unborn branch).
+func (s *Store) Resolve(name string) (plumbing.Hash, error) {
+	for range maxSymbolic {
+		v, err := s.Read(name)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
+		}
+		target, ok := strings.CutPrefix(v, "ref: ")
+		if !ok {
+			return plumbing.NewHash(v), nil
+		}
+		name = target
+	}
+	return plumbing.ZeroHash, fmt.Errorf("read ref %s: more than %d symbolic refs in a row", name, maxSymbolic)
+}
+
+// maxSymbolic bounds a chain of symbolic refs, as git's does.
+const maxSymbolic = 5
+
 // List returns the value of every ref whose name starts with prefix, keyed
 // by name.
 func (s *Store) List(prefix string) (map[string]string, error) {

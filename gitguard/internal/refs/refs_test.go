@@ -96,3 +96,24 @@ func TestBreakLocks(t *testing.T) {
 		}
 	}
 }
+
+// Resolve follows HEAD to its branch (loose or packed), gives zero for an unborn branch,
+// and stops a loop of symbolic refs.
+func TestResolve(t *testing.T) {
+	g := gittest.New(t)
+	s := store(g)
+	if h, err := s.Resolve("HEAD"); err != nil || !h.IsZero() {
+		t.Fatalf("unborn HEAD: %s, %v", h, err)
+	}
+	g.Write("a", "1")
+	one := g.Commit("one")
+	g.Git("pack-refs", "--all")
+	if h, err := s.Resolve("HEAD"); err != nil || h.String() != one {
+		t.Fatalf("HEAD: %s, %v; want %s", h, err, one)
+	}
+	g.Git("symbolic-ref", "refs/hgate/a", "refs/hgate/b")
+	g.Git("symbolic-ref", "refs/hgate/b", "refs/hgate/a")
+	if _, err := s.Resolve("refs/hgate/a"); err == nil || !strings.Contains(err.Error(), "symbolic refs in a row") {
+		t.Fatalf("a loop of symbolic refs: %v", err)
+	}
+}
