@@ -51,9 +51,7 @@ func (r *Repo) RefName(name string) string {
 }
 
 // MainRef reads a ref as the main worktree names it, whichever worktree this is.
-func (r *Repo) MainRef(name string) (plumbing.Hash, error) {
-	return r.readRef(name, name)
-}
+func (r *Repo) MainRef(name string) (plumbing.Hash, error) { return r.rawRefStore().Hash(name) }
 
 // refAsNamed is RefName's inverse: the name hgate uses for a stored ref, and false for a
 // ref that belongs to another worktree's hgate state.

@@ -1,4 +1,4 @@
-package gitguard
+package objstore
 
 import (
 	"bytes"
@@ -33,8 +33,8 @@ const maxPackedCommit = 1 << 20
 
 // readPackedCommit finds commit h in a pack of the repository. ok is false
 // when the lean path cannot vouch for the answer.
-func (r *Repo) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
-	objects := filepath.Join(r.commonDir, "objects")
+func (s Store) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
+	objects := filepath.Join(s.commonDir, "objects")
 	hex := h.String()
 	if _, err := os.Lstat(filepath.Join(objects, hex[:2], hex[2:])); err == nil {
 		return c, false // loose: go-git reads it without any index
@@ -148,9 +148,7 @@ func readPackedObject(path string, off int64, h plumbing.Hash) ([]byte, bool) {
 	if !ok || typ != plumbing.CommitObject {
 		return nil, false
 	}
-	hr := plumbing.NewHasher(plumbing.CommitObject, int64(len(data)))
-	hr.Write(data)
-	if hr.Sum() != h {
+	if plumbing.ComputeHash(plumbing.CommitObject, data) != h {
 		return nil, false
 	}
 	return data, true

@@ -1,4 +1,4 @@
-package gitguard
+package objstore
 
 import (
 	"encoding/binary"
@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/hgate/hgate/internal/gittest"
 )
 
@@ -47,7 +50,7 @@ func TestReadPackedCommit(t *testing.T) {
 	if v := r.Git("verify-pack", "-v", idxs[0]); !regexp.MustCompile(`(?m)^` + c["main"] + ` commit .* 1 ` + c["side"] + `$`).MatchString(v) {
 		t.Fatalf("the main commit is not a delta of the side commit:\n%s", v)
 	}
-	g, err := Open(r.Dir)
+	g, err := open(r.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestReadPackedCommit(t *testing.T) {
 			if !ok {
 				return
 			}
-			want, err := g.repo.CommitObject(h)
+			want, err := g.Commit(h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +121,7 @@ func TestReadPackedCommitIndex(t *testing.T) {
 			if err := os.WriteFile(idxs[0], tc.edit(data, h), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			g, err := Open(r.Dir)
+			g, err := open(r.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,4 +158,10 @@ func idxEntry(idx []byte, h plumbing.Hash) (n, i int) {
 		}
 	}
 	return n, i
+}
+
+// open is the store of the repository at dir, through go-git's storage.
+func open(dir string) (Store, error) {
+	gitDir := filepath.Join(dir, ".git")
+	return New(filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()), gitDir), nil
 }
