@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/hgate/hgate/internal/gittest"
 )
 
@@ -73,7 +74,7 @@ func TestReadPackedCommit(t *testing.T) {
 			if !ok {
 				return
 			}
-			want, err := g.repo.CommitObject(h)
+			want, err := object.GetCommit(g.repo.Storer, h)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,6 +41,25 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// go-git cannot read what a repository extension changes (object format, ref
+// storage, per-worktree config): such a repository is refused, not misread.
+func TestOpenRefusesExtensions(t *testing.T) {
+	r := newProject(t)
+	r.Git("config", "core.repositoryFormatVersion", "1")
+	r.Git("config", "extensions.noop", "true")
+	open(t, r)
+	r.Git("config", "extensions.worktreeConfig", "true")
+	_, err := gitguard.Open(r.Dir)
+	if err == nil || !strings.HasSuffix(err.Error(), ": unsupported repository extension: worktreeconfig") {
+		t.Errorf("open: %v", err)
+	}
+	r.Git("config", "core.repositoryFormatVersion", "2")
+	_, err = gitguard.Open(r.Dir)
+	if err == nil || !strings.HasSuffix(err.Error(), ": core.repositoryformatversion 2 is not supported") {
+		t.Errorf("open: %v", err)
+	}
+}
+
 func TestOpenLinkedWorktree(t *testing.T) {
 	r := newProject(t)
 	wt := filepath.Join(t.TempDir(), "wt")
