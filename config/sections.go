@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -233,11 +232,11 @@ func (d *decoder) command(n *yaml.Node, p, example string, placeholders []string
 }
 
 // placeholderRE finds {name} tokens; ${NAME} is the shell's and is left alone.
-var placeholderRE = regexp.MustCompile(`\$?\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+var placeholderRE = lazyRegexp(`\$?\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
 
 func (d *decoder) placeholders(n *yaml.Node, p, arg string, allowed []string) {
 	var unknown []string
-	for _, m := range placeholderRE.FindAllStringSubmatch(arg, -1) {
+	for _, m := range placeholderRE().FindAllStringSubmatch(arg, -1) {
 		if strings.HasPrefix(m[0], "$") || contains(allowed, m[1]) || contains(unknown, "{"+m[1]+"}") {
 			continue
 		}
@@ -266,7 +265,7 @@ func (d *decoder) placeholders(n *yaml.Node, p, arg string, allowed []string) {
 	d.failf(n, p, "unknown %s %s%s (expected %s)", noun, strings.Join(unknown, ", "), hint, strings.Join(names, ", "))
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // env decodes a mapping of environment variable names to values.
 func (d *decoder) env(n *yaml.Node, p string) map[string]string {
@@ -305,7 +304,7 @@ func (d *decoder) env(n *yaml.Node, p string) map[string]string {
 var hgateVars = []string{"HGATE_TASK", "HGATE_TASKS", "HGATE_SPLIT", "HGATE_TRACE_DIR"}
 
 func (d *decoder) envName(n *yaml.Node, p, name string) bool {
-	if !envNameRE.MatchString(name) {
+	if !envNameRE().MatchString(name) {
 		d.failf(n, p, "%q is not a variable name (expected letters, digits and _, e.g. PYTHONHASHSEED)", name)
 		return false
 	}
@@ -559,11 +558,11 @@ func (d *decoder) agent(n *yaml.Node) []string {
 	return []string{s}
 }
 
-var clockRE = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+var clockRE = lazyRegexp(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
 
 // clockTime checks "H:MM" or "HH:MM" (24-hour) and returns it as "HH:MM".
 func clockTime(s string) (string, bool) {
-	m := clockRE.FindStringSubmatch(strings.TrimSpace(s))
+	m := clockRE().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", false
 	}
@@ -610,7 +609,7 @@ func (d *decoder) cleanRoom(e entry, c *CleanRoom, benchEnv map[string]string) {
 
 // cacheNameRE is one folder name that cannot be ".", ".." or hidden, nor hold a
 // separator: a cache stays inside hgate's caches folder.
-var cacheNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var cacheNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // caches decodes clean_room.caches: variable name to cache name.
 func (d *decoder) caches(n *yaml.Node, p string, benchEnv map[string]string) map[string]string {
@@ -649,7 +648,7 @@ func (d *decoder) caches(n *yaml.Node, p string, benchEnv map[string]string) map
 		if !ok {
 			continue
 		}
-		if !cacheNameRE.MatchString(s) {
+		if !cacheNameRE().MatchString(s) {
 			d.failf(e.val, full, "%q is not a cache name (expected one folder name of letters, digits, ., _ and -, not starting with . or -, e.g. go-build)", s)
 			continue
 		}
