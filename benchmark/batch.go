@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 // runBatch runs the batch command once for all of req.Tasks, holding one
@@ -21,17 +23,17 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 	defer pool.release()
 	argv, env := r.command(r.Config.Batch, "", req, traceDir)
 	t := newTaskOutput(req.TraceDir != "", traceDir, "batch")
-	var pr procResult
+	var pr proc.Result
 	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
 	cleanup, err := r.isolate(&spec, traceDir)
-	var p *proc
+	var p *proc.Process
 	if err == nil {
 		p, err = t.start(spec)
 	}
 	if err != nil {
-		pr.startErr = err
+		pr.Err = err
 	} else {
-		pr = p.wait(ctx)
+		pr = p.Wait(ctx)
 	}
 	cleanup()
 	if problem := t.finish(); problem != "" {
@@ -47,18 +49,18 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 			req.Progress(i+1, len(req.Tasks), res)
 		}
 	}
-	if pr.cancelled {
+	if pr.Cancelled {
 		return ctx.Err()
 	}
 	return nil
 }
 
 // scoreBatch scores every requested task from a batch command's outcome.
-func (r *Runner) scoreBatch(tasks []string, pr procResult, stdout []byte) (map[string]Result, []string) {
+func (r *Runner) scoreBatch(tasks []string, pr proc.Result, stdout []byte) (map[string]Result, []string) {
 	results := make(map[string]Result, len(tasks))
 	all := func(reason string) map[string]Result {
 		for _, id := range tasks {
-			results[id] = Result{Task: id, Reason: reason, Duration: pr.duration}
+			results[id] = Result{Task: id, Reason: reason, Duration: pr.Duration}
 		}
 		return results
 	}
@@ -68,15 +70,15 @@ func (r *Runner) scoreBatch(tasks []string, pr procResult, stdout []byte) (map[s
 	rewards, err := ParseBatch(stdout)
 	if err != nil {
 		reason := err.Error()
-		if pr.exitCode != 0 {
-			reason = fmt.Sprintf("%s; exit status %d", reason, pr.exitCode)
+		if pr.ExitCode != 0 {
+			reason = fmt.Sprintf("%s; exit status %d", reason, pr.ExitCode)
 		}
 		return all(reason), nil
 	}
 	want := make(map[string]bool, len(tasks))
 	for _, id := range tasks {
 		want[id] = true
-		res := Result{Task: id, Duration: pr.duration}
+		res := Result{Task: id, Duration: pr.Duration}
 		if v, ok := rewards[id]; ok {
 			res.Reward, res.Reason = v.Reward, v.Reason
 		} else {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 // tail keeps the last TailLimit bytes written to it.
@@ -52,7 +54,7 @@ func newTaskOutput(keep bool, dir, name string) *taskOutput {
 
 // start opens the trace file and starts the command with its output wired
 // to t.
-func (t *taskOutput) start(spec procSpec) (*proc, error) {
+func (t *taskOutput) start(spec procSpec) (*proc.Process, error) {
 	if t.final != "" {
 		f, err := os.OpenFile(t.partial, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 		if err != nil {

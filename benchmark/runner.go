@@ -49,7 +49,9 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/suite"
 )
 
 // TailLimit is how much of a command's stdout is kept in memory for
@@ -64,11 +66,8 @@ type Result struct {
 	Duration time.Duration
 }
 
-// Passed reports the pass mark: a reward that is not null and >= 0.5.
-func Passed(reward *float64) bool { return reward != nil && *reward >= 0.5 }
-
-// Passed reports whether r meets the pass mark.
-func (r Result) Passed() bool { return Passed(r.Reward) }
+// Passed reports whether r meets the pass mark (suite.Passed).
+func (r Result) Passed() bool { return suite.Passed(r.Reward) }
 
 // Pool bounds how many commands run at once. One Pool may serve several
 // concurrent Run calls (the gate runs the suite and the test split at the
@@ -271,7 +270,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 		t := newTaskOutput(req.TraceDir != "", traceDir, id)
 		spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
 		cleanup, err := r.isolate(&spec, traceDir)
-		var p *proc
+		var p *proc.Process
 		if err == nil {
 			p, err = t.start(spec)
 		}
@@ -285,7 +284,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 		go func() {
 			defer wg.Done()
 			defer pool.release()
-			pr := p.wait(ctx)
+			pr := p.Wait(ctx)
 			cleanup()
 			problem := t.finish()
 			finish(r.score(id, pr, t.tail.Bytes()), problem)
@@ -345,8 +344,8 @@ func RemoveAll(dir string) {
 }
 
 // score turns how a per-task command ended into its Result.
-func (r *Runner) score(id string, pr procResult, stdout []byte) Result {
-	res := Result{Task: id, Duration: pr.duration}
+func (r *Runner) score(id string, pr proc.Result, stdout []byte) Result {
+	res := Result{Task: id, Duration: pr.Duration}
 	if why := r.nullReason(pr); why != "" {
 		res.Reason = why
 		return res
@@ -356,25 +355,25 @@ func (r *Runner) score(id string, pr procResult, stdout []byte) Result {
 		return res
 	}
 	v := 1.0
-	if pr.exitCode != 0 {
+	if pr.ExitCode != 0 {
 		v = 0
-		res.Reason = fmt.Sprintf("exit status %d", pr.exitCode)
+		res.Reason = fmt.Sprintf("exit status %d", pr.ExitCode)
 	}
 	res.Reward = &v
 	return res
 }
 
 // nullReason is why a command's output cannot be scored at all, or "".
-func (r *Runner) nullReason(pr procResult) string {
+func (r *Runner) nullReason(pr proc.Result) string {
 	switch {
-	case pr.startErr != nil:
-		return "cannot run: " + pr.startErr.Error()
-	case pr.cancelled:
+	case pr.Err != nil:
+		return "cannot run: " + pr.Err.Error()
+	case pr.Cancelled:
 		return reasonCancelled
-	case pr.timedOut:
+	case pr.TimedOut:
 		return "timed out after " + formatDuration(r.Config.TaskTimeout)
-	case pr.signal != 0:
-		return fmt.Sprintf("killed by signal %d", int(pr.signal))
+	case pr.Signal != 0:
+		return fmt.Sprintf("killed by signal %d", int(pr.Signal))
 	}
 	return ""
 }

@@ -11,27 +11,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/statefile"
 )
 
-// CheckID reports whether id can name a task: not empty, no whitespace or
-// control characters, no "/", and not "." or ".." (an id becomes a trace
-// file name and a command argument).
-func CheckID(id string) error {
-	switch {
-	case id == "":
-		return errors.New("task id is empty")
-	case id == "." || id == "..":
-		return fmt.Errorf("task id %q is not a name", id)
-	case strings.Contains(id, "/"):
-		return fmt.Errorf("task id %q contains \"/\"", clip(id))
-	case strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
-		return fmt.Errorf("task id %q contains whitespace or a control character", clip(id))
-	}
-	return nil
-}
+// CheckID reports whether id can name a task (statefile.CheckTaskID: ids
+// become trace file names and command arguments).
+func CheckID(id string) error { return statefile.CheckTaskID(id) }
 
 // ListTasks returns the benchmark's task ids, sorted, from exactly one of
 // cfg.Tasks' sources, all relative to dir:
@@ -159,12 +146,12 @@ func listCommand(ctx context.Context, dir string, cfg config.Benchmark) ([]strin
 	if err != nil {
 		return nil, fmt.Errorf("benchmark: %s: %w", name, err)
 	}
-	pr := p.wait(ctx)
+	pr := p.Wait(ctx)
 	if why := r.nullReason(pr); why != "" {
 		return nil, fmt.Errorf("benchmark: %s: %s", name, why)
 	}
-	if pr.exitCode != 0 {
-		msg := fmt.Sprintf("benchmark: %s: exit status %d", name, pr.exitCode)
+	if pr.ExitCode != 0 {
+		msg := fmt.Sprintf("benchmark: %s: exit status %d", name, pr.ExitCode)
 		if last := lastLine(stderr.Bytes()); last != "" {
 			msg += ": " + clip(last)
 		}

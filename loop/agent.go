@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
@@ -58,12 +59,15 @@ func Command(agent []string, promptFile string) ([]string, error) {
 	return out, nil
 }
 
+// AgentOutcome is how the agent's run ended, as summary.json and the stream name it.
+type AgentOutcome string
+
 // Agent outcomes.
 const (
-	AgentOK          = "ok"          // exited 0
-	AgentCrashed     = "crashed"     // exited non-zero, was killed by a signal, or did not start
-	AgentTimeout     = "timeout"     // stopped at attempt_timeout or the run's deadline
-	AgentInterrupted = "interrupted" // stopped by SIGINT/SIGTERM, or hgate died while it ran
+	AgentOK          AgentOutcome = "ok"          // exited 0
+	AgentCrashed     AgentOutcome = "crashed"     // exited non-zero, was killed by a signal, or did not start
+	AgentTimeout     AgentOutcome = "timeout"     // stopped at attempt_timeout or the run's deadline
+	AgentInterrupted AgentOutcome = "interrupted" // stopped by SIGINT/SIGTERM, or hgate died while it ran
 )
 
 // agentRun is one agent process.
@@ -86,7 +90,7 @@ type agentRun struct {
 }
 
 type agentResult struct {
-	Outcome  string
+	Outcome  AgentOutcome
 	ExitCode int // -1 when killed or not started
 	Detail   string
 	Duration time.Duration
@@ -118,82 +122,47 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	cmd := exec.Command(a.Args[0], a.Args[1:]...)
 	cmd.Dir, cmd.Env = a.Dir, a.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if a.Sandbox != nil {
 		if err := sandbox.Wrap(cmd, *a.Sandbox); err != nil {
 			fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
 			return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: "did not start: " + err.Error(), Duration: time.Since(start)}
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	limit := a.Timeout
+	if !a.Deadline.IsZero() {
+		if d := time.Until(a.Deadline); limit <= 0 || d < limit {
+			limit = max(d, time.Nanosecond) // a deadline already past stops it at once, not never
+		}
+	}
+	p, err := proc.Start(cmd, proc.Options{Timeout: limit, Grace: a.Grace})
+	if err != nil {
 		fmt.Fprintf(stderr, "hgate: cannot start the agent: %v\n", err)
 		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: "did not start: " + err.Error(), Duration: time.Since(start)}
 	}
-	pgid := cmd.Process.Pid
 	if a.Started != nil {
-		a.Started(pgid)
+		a.Started(p.Pid())
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-
-	limit := a.Timeout
-	why := AgentTimeout
-	if !a.Deadline.IsZero() {
-		if d := time.Until(a.Deadline); limit <= 0 || d < limit {
-			limit = max(d, 0)
-		}
-	}
-	var timer <-chan time.Time
-	if limit > 0 {
-		t := time.NewTimer(limit)
-		defer t.Stop()
-		timer = t.C
-	}
-	var werr error
-	stopped := ""
-	select {
-	case werr = <-done:
-	case <-timer:
-		stopped = why
-	case <-ctx.Done():
-		stopped = AgentInterrupted
-	}
-	if stopped != "" {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case werr = <-done:
-		case <-time.After(a.Grace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			werr = <-done
-		}
-	}
-	// The leader is gone; whatever it left behind goes too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// Once the leader is gone, whatever it left behind in its group goes too.
+	pr := p.Wait(ctx)
 	if a.Ended != nil {
 		a.Ended()
 	}
-	reapOrphans()
+	proc.ReapOrphans()
 	res.Duration = time.Since(start)
 	switch {
-	case stopped == AgentTimeout:
+	case pr.TimedOut:
 		res.Outcome, res.Detail = AgentTimeout, fmt.Sprintf("stopped after %s", limit.Round(time.Millisecond))
-	case stopped == AgentInterrupted:
+	case pr.Cancelled:
 		res.Outcome, res.Detail = AgentInterrupted, "stopped: hgate was interrupted"
-	case werr == nil:
-		res.Outcome, res.ExitCode = AgentOK, 0
+	case pr.Err != nil:
+		res.Outcome, res.Detail = AgentCrashed, pr.Err.Error()
+	case pr.Signal != 0:
+		res.Outcome, res.Detail = AgentCrashed, "killed by signal "+pr.Signal.String()
+	case pr.ExitCode != 0:
+		res.Outcome, res.ExitCode = AgentCrashed, pr.ExitCode
+		res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
 	default:
-		res.Outcome = AgentCrashed
-		var ee *exec.ExitError
-		if errors.As(werr, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				res.Detail = "killed by signal " + ws.Signal().String()
-			} else {
-				res.ExitCode = ee.ExitCode()
-				res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
-			}
-		} else {
-			res.Detail = werr.Error()
-		}
+		res.Outcome, res.ExitCode = AgentOK, 0
 	}
 	return res
 }
@@ -204,8 +173,19 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 // not have reached the journal, and daemons leave the group).
 func killLeftover(pid int, start, tag string) {
 	if pid > 0 && start != "" && processStart(pid) == start {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = proc.KillGroup(pid)
+		_ = proc.Kill(pid)
 	}
-	killTagged(tag)
+	_ = proc.KillByEnv(tag)
+}
+
+// processStart is the start time of a process (clock ticks since boot, as the journal
+// keeps it), to tell a leftover agent from a later process that reused its pid; "" where
+// it cannot be known, so a leftover agent is then never killed by pid.
+func processStart(pid int) string {
+	st, err := proc.ReadStat(pid)
+	if err != nil {
+		return ""
+	}
+	return strconv.FormatUint(st.StartTicks, 10)
 }

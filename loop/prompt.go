@@ -20,9 +20,9 @@ type promptInput struct {
 	Allow       []string
 	MessageFile string // slash path from the repository root
 	Previous    *gate.Report
-	PrevOutcome string // how the previous iteration ended, "" for the first
-	Learnings   string // tail of learnings.md
-	Repair      int    // > 0: a follow-up to make a rejected attempt pass
+	PrevOutcome Outcome // how the previous iteration ended, "" for the first
+	Learnings   string  // tail of learnings.md
+	Repair      int     // > 0: a follow-up to make a rejected attempt pass
 }
 
 // learningsTail is how much of learnings.md the prompt carries.

@@ -10,7 +10,7 @@
 // after a holder that died without releasing.
 //
 // The package needs flock(2): elsewhere Acquire fails with
-// platform.ErrUnsupported.
+// proc.ErrNotSupported.
 package lock
 
 import (

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 // reap runs the command as a sandboxed leader below this unsandboxed shim, then kills
@@ -196,46 +198,7 @@ func children() (kids []int, ok bool) {
 }
 
 // descendants lists every process below this one, from /proc.
-func descendants() []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	kids := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		kids[ppid] = append(kids[ppid], pid)
-	}
-	var out []int
-	queue := []int{os.Getpid()}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, k := range kids[p] {
-			out = append(out, k)
-			queue = append(queue, k)
-		}
-	}
-	return out
-}
+func descendants() []int { return proc.Descendants(os.Getpid()) }
 
 // dieOf ends this process with sig, so the caller sees what the leader died of. The Go
 // runtime's handler is replaced by the default action first.

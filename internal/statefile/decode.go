@@ -25,6 +25,19 @@ import (
 // type. All decoding problems are reported at once, joined with errors.Join;
 // a syntax error stops parsing, so it is always alone.
 func DecodeJSON(file string, data []byte, v any) error {
+	return decodeJSON(&decoder{file: file, data: data}, v)
+}
+
+// DecodeGoJSON is DecodeJSON for a file that encoding/json writes, such as the
+// loop's journal: there a nil slice or map is written as null, so null is
+// accepted for them too (and decodes to nil), which keeps the file's bytes
+// the same from one write to the next. Everything else is as strict.
+func DecodeGoJSON(file string, data []byte, v any) error {
+	return decodeJSON(&decoder{file: file, data: data, nilAsNull: true}, v)
+}
+
+func decodeJSON(d *decoder, v any) error {
+	file, data := d.file, d.data
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		panic("statefile.DecodeJSON: v must be a non-nil pointer")
@@ -41,7 +54,6 @@ func DecodeJSON(file string, data []byte, v any) error {
 		line, col := position(data, se.off)
 		return fmt.Errorf("%s:%d:%d: %s", file, line, col, se.msg)
 	}
-	d := &decoder{file: file, data: data}
 	d.decode(root, rv.Elem(), "")
 	return errors.Join(d.errs...)
 }
@@ -105,6 +117,8 @@ type decoder struct {
 	// orNull is set while decoding the target of a pointer, so a mismatch
 	// can say that null would have done too.
 	orNull bool
+	// nilAsNull accepts null for a slice or map (DecodeGoJSON).
+	nilAsNull bool
 }
 
 func (d *decoder) errorf(off int, path, format string, args ...any) {
@@ -173,7 +187,7 @@ func clip(s string) string {
 
 func (d *decoder) mismatch(n *node, v reflect.Value, path string, orNull bool) {
 	want := expected(v.Type())
-	if orNull {
+	if k := v.Kind(); orNull || d.nilAsNull && (k == reflect.Slice || k == reflect.Map) {
 		want += " or null"
 	}
 	d.errorf(n.off, path, "%s (expected %s)", found(n), want)
@@ -217,6 +231,10 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path, orNull)
 	case reflect.Map:
+		if n.kind == nullKind && d.nilAsNull {
+			v.SetZero()
+			return
+		}
 		if n.kind != objectKind {
 			d.mismatch(n, v, path, orNull)
 			return
@@ -239,6 +257,10 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 			v.SetMapIndex(reflect.ValueOf(m.key).Convert(v.Type().Key()), elem)
 		}
 	case reflect.Slice:
+		if n.kind == nullKind && d.nilAsNull {
+			v.SetZero()
+			return
+		}
 		if n.kind != arrayKind {
 			d.mismatch(n, v, path, orNull)
 			return

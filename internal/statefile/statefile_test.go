@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"math"
@@ -364,5 +365,34 @@ func TestEncodePythonNoNewline(t *testing.T) {
 	line, err := EncodeJSON(v)
 	if err != nil || string(line) != string(py)+"\n" {
 		t.Errorf("EncodeJSON = %q, %v; want EncodePython and a newline", line, err)
+	}
+}
+
+// TestDecodeGoJSON: what encoding/json writes for nil slices and maps (null) reads
+// back as nil and writes back the same; every other problem is still reported.
+func TestDecodeGoJSON(t *testing.T) {
+	type file struct {
+		Tasks   []string           `json:"tasks"`
+		Results map[string]float64 `json:"results"`
+		Next    int                `json:"next"`
+	}
+	data, _ := json.MarshalIndent(file{Next: 2}, "", "  ")
+	var v file
+	if err := DecodeGoJSON("f.json", data, &v); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := json.MarshalIndent(v, "", "  "); string(again) != string(data) {
+		t.Errorf("round trip:\n%s\nwant:\n%s", again, data)
+	}
+	if err := DecodeJSON("f.json", data, &v); err == nil {
+		t.Errorf("DecodeJSON took null for an array")
+	}
+	bad := "{\"tasks\": 1, \"results\": [], \"next\": null,\n\"nxt\": 2}"
+	want := "f.json:1:11: tasks: 1 is a number (expected an array or null)\n" +
+		"f.json:1:25: results: value is an array (expected an object or null)\n" +
+		"f.json:1:37: next: value is null (expected an integer)\n" +
+		`f.json:2: unknown field "nxt" (expected one of "tasks", "results", "next")`
+	if err := DecodeGoJSON("f.json", []byte(bad), &v); err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
 }

@@ -1,4 +1,4 @@
-package benchmark
+package proc
 
 import (
 	"os"
@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// watchExit blocks until p has exited without reaping it (WNOWAIT), so its
-// pid, which is also its process group id, stays reserved while we kill the
-// rest of the group. It returns a nil state: the caller reaps afterwards.
+// watchExit blocks until p has exited without reaping it (WNOWAIT), so its pid, which
+// is also its process group id, stays reserved while we kill the rest of the group. It
+// returns a nil state: the caller reaps afterwards.
 func watchExit(p *os.Process) (*os.ProcessState, error) {
 	var info unix.Siginfo
 	for {

@@ -1,12 +1,12 @@
 //go:build unix && !linux
 
-package benchmark
+package proc
 
 import "os"
 
-// watchExit reaps p where waitid(WNOWAIT) is not available; the group is
-// then killed just after the leader is reaped, which leaves a tiny window
-// for pid reuse that the Linux version avoids.
+// watchExit reaps p where waitid(WNOWAIT) is not available; the group is then killed
+// just after the leader is reaped, which leaves a tiny window for pid reuse that the
+// Linux version avoids.
 func watchExit(p *os.Process) (*os.ProcessState, error) {
 	return p.Wait()
 }

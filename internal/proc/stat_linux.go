@@ -1,0 +1,121 @@
+package proc
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ReadStat reads /proc/<pid>/stat.
+func ReadStat(pid int) (Stat, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, err
+	}
+	return ParseStat(data)
+}
+
+// pids lists the processes in /proc.
+func pids() []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Children lists the processes whose parent is ppid.
+func Children(ppid int) []int {
+	var out []int
+	for _, pid := range pids() {
+		if st, err := ReadStat(pid); err == nil && st.PPid == ppid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Descendants lists every process below pid, parents before children, from
+// one pass over /proc.
+func Descendants(pid int) []int {
+	kids := map[int][]int{}
+	for _, p := range pids() {
+		if st, err := ReadStat(p); err == nil {
+			kids[st.PPid] = append(kids[st.PPid], p)
+		}
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, k := range kids[queue[0]] {
+			out = append(out, k)
+			queue = append(queue, k)
+		}
+	}
+	return out
+}
+
+// BecomeSubreaper makes this process the parent of every orphaned descendant
+// (PR_SET_CHILD_SUBREAPER), so a daemon a child started with setsid is still found by
+// ReapOrphans.
+func BecomeSubreaper() error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+
+// ReapOrphans kills and reaps the processes whose parent is this process now: the
+// descendants of an ended command that were re-parented here (BecomeSubreaper), with
+// their groups. It is for a point where this process has no child of its own running.
+func ReapOrphans() {
+	self := os.Getpid()
+	quiet := 0
+	for range 200 {
+		pids := Children(self)
+		if len(pids) == 0 {
+			if quiet++; quiet >= 3 {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		quiet = 0
+		for _, pid := range pids {
+			// Its own group or session may hold more processes.
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, pid := range pids {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		}
+	}
+}
+
+// KillByEnv kills every process but this one whose environment holds kv (KEY=value),
+// a tag every process of a tree inherits: what is left of it after its parent died,
+// daemons included.
+func KillByEnv(kv string) error {
+	self := os.Getpid()
+	for _, pid := range pids() {
+		if pid == self {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, e := range strings.Split(string(data), "\x00") {
+			if e == kv {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,566 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/record"
+	"github.com/hgate/hgate/suite"
+)
+
+// Outcome is how an iteration ended, as summary.json and the stream name it.
+type Outcome string
+
+// Iteration outcomes.
+const (
+	OutcomeKept      Outcome = "kept"      // the gate passed: committed and recorded
+	OutcomeRejected  Outcome = "rejected"  // the gate rejected it: kept under its attempt ref, reverted
+	OutcomeUnchanged Outcome = "unchanged" // the agent left no change
+)
+
+// Iteration is one iteration's outcome in summary.json and the JSON stream.
+type Iteration struct {
+	Iteration    int          `json:"iteration"`
+	Outcome      Outcome      `json:"outcome"`
+	Agent        AgentOutcome `json:"agent"`
+	AgentDetail  string       `json:"agent_detail,omitempty"`
+	Verdict      *string      `json:"verdict"` // pass, reject; null when the gate did not run
+	ValScore     *float64     `json:"val_score"`
+	BestBefore   *float64     `json:"best_before"`
+	NewBest      bool         `json:"new_best"`
+	Commit       string       `json:"commit,omitempty"`
+	Message      string       `json:"message,omitempty"`
+	AttemptRef   string       `json:"attempt_ref,omitempty"`
+	Reasons      []string     `json:"reasons"`
+	Repairs      int          `json:"repairs"`
+	AgentSeconds float64      `json:"agent_seconds"`
+	GateSeconds  float64      `json:"gate_seconds"`
+	Seconds      float64      `json:"seconds"`
+	Resumed      bool         `json:"resumed,omitempty"`
+}
+
+func (r *runner) iterDir(n int) string {
+	return filepath.Join(r.dir, "iterations", strconv.Itoa(n))
+}
+
+func (r *runner) attemptRef(n int) string {
+	return AttemptsRef + r.j.RunID + "/" + strconv.Itoa(n)
+}
+
+// iterate runs (or, resumed, finishes) one iteration.
+func (r *runner) iterate(ctx context.Context, resumed bool) error {
+	j := r.j
+	n := j.Next
+	if !resumed {
+		head, _, err := r.repo.Head()
+		if err != nil {
+			return err
+		}
+		best, err := r.best()
+		if err != nil {
+			return err
+		}
+		j.Current = &Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}
+		j.PreHead, j.Repair, j.CommitParent = head.String(), 0, ""
+		j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
+		if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
+			return err
+		}
+		if err := r.phase(phaseAgent); err != nil {
+			return err
+		}
+	} else {
+		j.Current.Resumed = true
+		// The previous hgate was killed, maybe holding a ref lock.
+		r.repo.BreakRefLocks(r.attemptRef(n), ledger.Ref, gitguard.GatedRef, gate.BestRef)
+	}
+	it := j.Current
+	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
+
+	var rep *gate.Report
+	for {
+		switch j.Phase {
+		case phaseAgent:
+			if resumed {
+				// hgate died while the agent ran: end what is left of it, gate its work.
+				killLeftover(j.AgentPID, j.AgentStart, "HGATE_RUN_ID="+j.RunID)
+				it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped while the agent ran; resumed"
+				resumed = false
+				if err := r.checkRefs(n); err != nil {
+					return err
+				}
+			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
+				return err
+			}
+			if err := r.phase(phaseGate); err != nil {
+				return err
+			}
+		case phaseGate:
+			var err error
+			rep, err = r.gate(ctx, n)
+			if err != nil {
+				if errors.Is(err, context.Canceled) {
+					// Interrupted mid-gate: leave the agent's work for --resume to gate.
+					return err
+				}
+				return fmt.Errorf("iteration %d: gate: %w", n, err)
+			}
+			resumed = false
+			if rep == nil { // nothing changed
+				it.Outcome = OutcomeUnchanged
+				if err := r.phase(phaseLearn); err != nil {
+					return err
+				}
+				continue
+			}
+			v := rep.Verdict
+			it.Verdict, it.ValScore, it.Reasons = &v, rep.ValScore, rep.Reasons
+			if it.Reasons == nil {
+				it.Reasons = []string{}
+			}
+			j.LastReport = rep
+			if rep.Passed() {
+				head, _, err := r.repo.Head()
+				if err != nil {
+					return err
+				}
+				j.CommitParent = head.String()
+				if err := r.phase(phaseCommit); err != nil {
+					return err
+				}
+				continue
+			}
+			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) {
+				j.Repair++
+				it.Repairs = j.Repair
+				if err := r.phase(phaseAgent); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := r.phase(phaseAttempt); err != nil {
+				return err
+			}
+		case phaseCommit:
+			if err := r.commit(n); err != nil {
+				return err
+			}
+			if err := r.phase(phaseRecord); err != nil {
+				return err
+			}
+		case phaseRecord:
+			rr, err := gate.Record(r.env, gate.RecordOptions{})
+			if err != nil {
+				return fmt.Errorf("iteration %d: record: %w", n, err)
+			}
+			it.Outcome = OutcomeKept
+			// On a resumed record the row may exist already; the numbers decide.
+			it.NewBest = rr.NewBest || it.BestBefore == nil || (it.ValScore != nil && *it.ValScore > *it.BestBefore)
+			if err := r.phase(phaseLearn); err != nil {
+				return err
+			}
+		case phaseAttempt:
+			restored, err := r.saveAttempt(n)
+			if err != nil {
+				return err
+			}
+			next := phaseRestore
+			if restored {
+				it.Outcome, next = OutcomeRejected, phaseLearn
+			}
+			if err := r.phase(next); err != nil {
+				return err
+			}
+		case phaseRestore:
+			if err := r.repo.RestoreHead(r.gopts); err != nil {
+				return fmt.Errorf("iteration %d: restore HEAD: %w", n, err)
+			}
+			it.Outcome = OutcomeRejected
+			if err := r.phase(phaseLearn); err != nil {
+				return err
+			}
+		case phaseLearn:
+			if err := r.learn(it); err != nil {
+				return err
+			}
+			if it.Outcome == OutcomeKept && it.NewBest {
+				j.SinceBest = 0
+			} else {
+				j.SinceBest++
+			}
+			if it.Agent == AgentCrashed || it.Agent == AgentTimeout && it.Outcome != OutcomeKept {
+				j.Crashes++
+			} else {
+				j.Crashes = 0
+			}
+			it.Seconds = secs(r.now().Sub(iterStart))
+			j.Iterations = append(j.Iterations, *it)
+			j.Current, j.Phase, j.Next = nil, phaseNone, n+1
+			j.Refs, j.Tamper, j.LearningNo = nil, nil, 0
+			if err := r.save(); err != nil {
+				return err
+			}
+			s := r.summary()
+			s.StopReason = StopRunning
+			if err := writeJSON(filepath.Join(r.dir, "summary.json"), s); err != nil {
+				return err
+			}
+			r.report(*it)
+			return nil
+		default:
+			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), j.Phase)
+		}
+	}
+}
+
+// report prints the iteration's line on the log and its object on the stream.
+func (r *runner) report(it Iteration) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[loop] iteration %d: %-9s", it.Iteration, it.Outcome)
+	if it.ValScore != nil {
+		fmt.Fprintf(&b, " val_score=%.4f", *it.ValScore)
+	}
+	if it.NewBest {
+		b.WriteString(" (new best)")
+	}
+	if it.Commit != "" {
+		fmt.Fprintf(&b, " commit %s", it.Commit[:7])
+	}
+	if it.AttemptRef != "" {
+		fmt.Fprintf(&b, " kept in %s", it.AttemptRef)
+	}
+	fmt.Fprintf(&b, "  agent %s", it.Agent)
+	if it.AgentDetail != "" {
+		fmt.Fprintf(&b, " (%s)", it.AgentDetail)
+	}
+	if len(it.Reasons) > 0 {
+		fmt.Fprintf(&b, "; %s", strings.Join(it.Reasons, "; "))
+	}
+	fmt.Fprintln(r.log, b.String())
+	if r.opts.Stream != nil {
+		enc := json.NewEncoder(r.opts.Stream)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(it)
+	}
+}
+
+// runAgent writes the prompt and runs the agent once (main attempt or repair).
+func (r *runner) runAgent(ctx context.Context, n, repair int) error {
+	j, it := r.j, r.j.Current
+	dir := r.iterDir(n)
+	if repair > 0 {
+		dir = filepath.Join(dir, "repair-"+strconv.Itoa(repair))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	program, err := os.ReadFile(filepath.Join(r.repo.Root(), r.cfg.Program))
+	if err != nil {
+		return fmt.Errorf("loop: program: %w", err)
+	}
+	s, err := suite.Load(filepath.Join(r.ws, "suite.json"))
+	if err != nil {
+		return err
+	}
+	msgRel, _ := filepath.Rel(r.repo.Root(), filepath.Join(r.ws, MessageFileName))
+	in := promptInput{
+		Program: string(program), ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
+		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
+		MessageFile: filepath.ToSlash(msgRel), Repair: repair,
+		Learnings: tail(filepath.Join(r.ws, record.LearningsFileName), learningsTail),
+	}
+	if repair > 0 {
+		in.Previous = j.LastReport
+	} else if len(j.Iterations) > 0 {
+		last := j.Iterations[len(j.Iterations)-1]
+		in.PrevOutcome = last.Outcome
+		if last.Outcome == OutcomeRejected {
+			in.Previous = j.LastReport
+		}
+	}
+	promptFile := filepath.Join(dir, "prompt.txt")
+	if err := writeAtomic(promptFile, []byte(buildPrompt(in))); err != nil {
+		return err
+	}
+	args, err := Command(r.cfg.Agent, promptFile)
+	if err != nil {
+		return err
+	}
+	msgFile := filepath.Join(r.ws, MessageFileName)
+	if repair == 0 {
+		if err := os.Remove(msgFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	jl, err := r.openJail()
+	if err != nil {
+		return err
+	}
+	defer jl.close()
+	a := &agentRun{
+		Args: args, Dir: r.repo.Root(), Sandbox: jl.policy,
+		Env: append(os.Environ(),
+			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
+			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
+			"TMPDIR="+jl.tmp, r.srv.Env()),
+		Ended: r.srv.Drain,
+		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
+		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
+		Started: func(pid int) {
+			r.refsMu.Lock() // the agent's served commands may write the journal too
+			defer r.refsMu.Unlock()
+			j.AgentPID, j.AgentStart = pid, processStart(pid)
+			_ = r.save()
+		},
+	}
+	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	if err != nil {
+		return err
+	}
+	r.refsMu.Lock()
+	j.Refs = snap
+	err = r.save()
+	r.refsMu.Unlock()
+	if err != nil {
+		return err
+	}
+	r.unlock()
+	if len(r.cfg.Agent) == 1 {
+		a.Env = append(a.Env, presetEnv(strings.TrimSpace(r.cfg.Agent[0]), jl.policy != nil, jl.tmp)...)
+	}
+	stopWatch := r.watchAgent(n, a.Stdout)
+	res := a.run(ctx)
+	stopWatch()
+	if data, err := os.ReadFile(filepath.Join(jl.tmp, transcriptName)); err == nil {
+		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
+	}
+	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
+	// back without giving up on a cancelled ctx.
+	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	if err := r.checkRefs(n); err != nil {
+		return err
+	}
+	j.AgentPID, j.AgentStart = 0, ""
+	it.Agent, it.AgentDetail = res.Outcome, res.Detail
+	it.AgentSeconds += secs(res.Duration)
+	return nil
+}
+
+// gate runs the gate on what the agent left and keeps its report as
+// gate.json. A nil report means the agent changed nothing at all.
+func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
+	j, it := r.j, r.j.Current
+	restored, err := r.env.RestoreState()
+	if err != nil {
+		return nil, err
+	}
+	if len(restored) > 0 {
+		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's state (%s); restored from the ledger\n", n, strings.Join(restored, ", "))
+	}
+	if len(j.Tamper) > 0 {
+		rep := &gate.Report{Verdict: "reject", Reasons: []string{
+			"the agent changed hgate's refs behind its back (put back): " + strings.Join(j.Tamper, "; "),
+		}}
+		return rep, r.writeGateJSON(n, rep)
+	}
+	head, tree, err := r.repo.Head()
+	if err != nil {
+		return nil, err
+	}
+	if head.String() == j.PreHead {
+		cand, vs, err := r.repo.Inspect(r.gopts)
+		if err != nil {
+			return nil, err
+		}
+		if cand == tree && len(vs) == 0 {
+			return nil, nil
+		}
+	}
+	gctx := ctx
+	if it.Agent == AgentInterrupted && ctx.Err() != nil {
+		// The agent was stopped by SIGINT/SIGTERM: its work is still gated.
+		gctx = context.WithoutCancel(ctx)
+	}
+	start := r.now()
+	// A receipt of this tree that this process did not write is not reused: without the
+	// sandbox, the agent may have produced it from a clean room it raced.
+	rep, err := gate.Run(gctx, r.env, gate.Options{Reuse: gate.WroteReceipt})
+	it.GateSeconds += secs(r.now().Sub(start))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.writeGateJSON(n, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// writeGateJSON keeps the gate's report in the iteration's folder (or its repair's).
+func (r *runner) writeGateJSON(n int, rep *gate.Report) error {
+	dir := r.iterDir(n)
+	if r.j.Repair > 0 {
+		// A run resumed at a repair's agent phase may not have made the folder yet.
+		dir = filepath.Join(dir, "repair-"+strconv.Itoa(r.j.Repair))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return writeJSON(filepath.Join(dir, "gate.json"), rep)
+}
+
+// commit commits the gated candidate, or finishes a commit a crash interrupted.
+func (r *runner) commit(n int) error {
+	j, it := r.j, r.j.Current
+	parent := plumbing.NewHash(j.CommitParent)
+	head, _, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	if head != parent {
+		// A resumed run: the branch may already hold the commit.
+		c, err := r.repo.Commit(head)
+		if err != nil {
+			return err
+		}
+		if len(c.ParentHashes) != 1 || c.ParentHashes[0] != parent {
+			return fmt.Errorf("iteration %d: HEAD moved to %s while committing; expected %s or a child of it", n, head.String()[:7], parent.String()[:7])
+		}
+		if err := r.repo.SyncIndex(parent); err != nil {
+			return err
+		}
+		it.Commit, it.Message = head.String(), firstLine(c.Message)
+		return nil
+	}
+	msg := r.message(n, it)
+	a := r.author
+	a.When = r.now()
+	c, err := r.repo.CommitCandidate(r.gopts, msg+"\n", a)
+	if err != nil {
+		return fmt.Errorf("iteration %d: commit: %w", n, err)
+	}
+	it.Commit, it.Message = c.String(), msg
+	return nil
+}
+
+// message is the first line of the agent's message file, else a generated one.
+func (r *runner) message(n int, it *Iteration) string {
+	if data, err := os.ReadFile(filepath.Join(r.ws, MessageFileName)); err == nil {
+		if l := strings.TrimSpace(firstLine(string(data))); l != "" {
+			return l
+		}
+	}
+	score := "?"
+	if it.ValScore != nil {
+		score = fmt.Sprintf("%.4f", *it.ValScore)
+	}
+	return fmt.Sprintf("hgate loop %s iteration %d: val_score %s", r.j.RunID, n, score)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return strings.TrimRight(l, "\r")
+}
+
+// saveAttempt keeps the rejected work under its ref and takes back any
+// commit the agent made on the branch. When the branch did not move it
+// restores the worktree too, from the same walk, and says so; otherwise the
+// restore phase does it against the branch as it was.
+func (r *runner) saveAttempt(n int) (restored bool, err error) {
+	j, it := r.j, r.j.Current
+	ref := r.attemptRef(n)
+	existing, err := r.repo.Ref(ref)
+	if err != nil {
+		return false, err
+	}
+	pre := plumbing.NewHash(j.PreHead)
+	head, _, err := r.repo.Head()
+	if err != nil {
+		return false, err
+	}
+	if existing.IsZero() {
+		msg := fmt.Sprintf("hgate loop %s iteration %d: rejected\n\n%s\n", j.RunID, n, strings.Join(it.Reasons, "\n"))
+		a := r.author
+		a.When = r.now()
+		if head == pre {
+			if _, err := r.repo.SaveAttemptAndRestore(r.gopts, ref, msg, a); err != nil {
+				return false, fmt.Errorf("iteration %d: save attempt and restore HEAD: %w", n, err)
+			}
+			it.AttemptRef = ref
+			return true, nil
+		}
+		if _, err := r.repo.SaveAttempt(r.gopts, ref, msg, a); err != nil {
+			return false, fmt.Errorf("iteration %d: save attempt: %w", n, err)
+		}
+	}
+	it.AttemptRef = ref
+	if head != pre {
+		// The agent committed: the branch goes back; its commits stay reachable from the attempt.
+		if err := r.repo.MoveBranch(pre, head); err != nil {
+			return false, fmt.Errorf("iteration %d: take back the agent's commits: %w", n, err)
+		}
+	}
+	return false, nil
+}
+
+// learn appends the iteration's learnings.md entry once.
+func (r *runner) learn(it *Iteration) error {
+	path := filepath.Join(r.ws, record.LearningsFileName)
+	before := 0.0
+	if it.BestBefore != nil {
+		before = *it.BestBefore
+	}
+	after := before
+	if it.ValScore != nil {
+		after = *it.ValScore
+	}
+	// Entries are numbered on from what the file holds, across runs. The number is in the
+	// journal before the entry is written, so a resumed learn phase finds its own entry.
+	if r.j.LearningNo == 0 {
+		r.j.LearningNo = record.LearningsCount(path) + 1
+		if err := r.save(); err != nil {
+			return err
+		}
+	}
+	l := record.Learning{
+		Iteration: r.j.LearningNo, Before: before, After: after, Kept: it.Outcome == OutcomeKept,
+		Unscored: it.ValScore == nil && it.Outcome != OutcomeUnchanged,
+	}
+	switch it.Outcome {
+	case OutcomeKept:
+		l.WhatChanged = fmt.Sprintf("%s (commit %s)", it.Message, it.Commit[:7])
+		l.Worked = fmt.Sprintf("kept: the gate passed with val_score %.4f", after)
+		if it.NewBest {
+			l.Worked += " (new best)"
+		}
+	case OutcomeRejected:
+		l.WhatChanged = "attempt kept in " + it.AttemptRef + " and reverted"
+		l.Worked = "rejected: " + strings.Join(it.Reasons, "; ")
+	default:
+		l.WhatChanged = "nothing: the agent left no change"
+	}
+	if it.Agent != AgentOK {
+		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
+	}
+	if r.j.Sandbox == SandboxOff {
+		l.Worked += " (the agent ran unsandboxed)"
+	}
+	// A crash after the append but before the journal moved on must not write it twice.
+	if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), l.String()) {
+		return nil
+	}
+	return record.AppendLearning(path, l)
+}

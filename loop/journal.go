@@ -1,0 +1,153 @@
+package loop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/statefile"
+)
+
+// phase is the step of an iteration the journal says is in progress: a resumed run
+// starts again there.
+type phase string
+
+// The phases, in the order an iteration goes through them (agent and gate repeat for a
+// repair; attempt and restore only for a rejected change).
+const (
+	phaseNone    phase = ""        // between iterations
+	phaseAgent   phase = "agent"   // the agent runs
+	phaseGate    phase = "gate"    // the gate judges what it left
+	phaseCommit  phase = "commit"  // a passing change is committed
+	phaseRecord  phase = "record"  // and recorded in results.tsv
+	phaseAttempt phase = "attempt" // a rejected change is kept under its attempt ref
+	phaseRestore phase = "restore" // and HEAD's worktree is put back
+	phaseLearn   phase = "learn"   // the learnings.md entry is written, the iteration closed
+)
+
+// journalName is the journal's file in the run's folder.
+const journalName = "journal.json"
+
+// journal is the run's progress, rewritten atomically around every phase.
+type journal struct {
+	RunID        string       `json:"run_id"`
+	Started      string       `json:"started"`
+	Deadline     string       `json:"deadline"` // RFC 3339, "" = none
+	Next         int          `json:"next"`     // the iteration in progress, or the next one
+	Phase        phase        `json:"phase"`
+	Repair       int          `json:"repair"`
+	PreHead      string       `json:"pre_head"`
+	CommitParent string       `json:"commit_parent"`
+	AgentPID     int          `json:"agent_pid"`
+	AgentStart   string       `json:"agent_start"`
+	IterStarted  string       `json:"iter_started"`
+	Current      *Iteration   `json:"current"`
+	LastReport   *gate.Report `json:"last_report"`
+	Iterations   []Iteration  `json:"iterations"`
+	Baseline     *float64     `json:"baseline"`
+	BestAtStart  *float64     `json:"best_at_start"`
+	SinceBest    int          `json:"since_best"`
+	Crashes      int          `json:"crashes"`
+	StopReason   StopReason   `json:"stop_reason"`
+	StopDetail   string       `json:"stop_detail"`
+	// Refs is refs/hgate/* as hgate left them before the agent's phase (and after each
+	// command it served the agent); Tamper lists what changed behind hgate's back since.
+	Refs   gitguard.RefSnapshot `json:"refs,omitempty"`
+	Tamper []string             `json:"tamper,omitempty"`
+	// Sandbox is how the agent runs: "landlock ABI N", or "off".
+	Sandbox string `json:"sandbox"`
+	// LearningNo is the number of the iteration's learnings.md entry, once chosen.
+	LearningNo int `json:"learning_no,omitempty"`
+}
+
+var errNoRun = errors.New("no run to resume")
+
+// lastRun is the newest run folder.
+func lastRun(runs string) (string, error) {
+	ents, err := os.ReadDir(runs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var ids []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(runs, e.Name(), journalName)); e.IsDir() && err == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	if len(ids) == 0 {
+		return "", errNoRun
+	}
+	sort.Slice(ids, func(i, k int) bool { return runLess(ids[i], ids[k]) })
+	return ids[len(ids)-1], nil
+}
+
+// runLess orders run ids (YYYYMMDD-HHMMSS, then -2, -3... for runs started
+// in the same second) by time, then by suffix.
+func runLess(a, b string) bool {
+	ab, an := splitRun(a)
+	bb, bn := splitRun(b)
+	if ab != bb {
+		return ab < bb
+	}
+	return an < bn
+}
+
+func splitRun(id string) (string, int) {
+	if len(id) > 16 && id[15] == '-' {
+		n, _ := strconv.Atoi(id[16:])
+		return id[:15], n
+	}
+	return id, 0
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(data, '\n'))
+}
+
+// save writes the journal; every phase boundary goes through it.
+func (r *runner) save() error {
+	return writeJSON(filepath.Join(r.dir, journalName), r.j)
+}
+
+func (r *runner) phase(p phase) error {
+	r.j.Phase = p
+	return r.save()
+}
+
+func writeAtomic(path string, data []byte) error { return statefile.WriteAtomic(path, data) }
+
+// parseJournal decodes a journal as strictly as every other state file (a field of the
+// wrong type or a key hgate does not write is an error naming the file, line and field),
+// and returns the run's deadline with it (zero: none).
+func parseJournal(path string, data []byte) (*journal, time.Time, error) {
+	var j journal
+	// encoding/json writes the journal, so a nil list is null there.
+	if err := statefile.DecodeGoJSON(path, data, &j); err != nil {
+		return nil, time.Time{}, err
+	}
+	switch j.Phase {
+	case phaseNone, phaseAgent, phaseGate, phaseCommit, phaseRecord, phaseAttempt, phaseRestore, phaseLearn:
+	default:
+		return nil, time.Time{}, fmt.Errorf("%s: phase: %q is not one hgate writes", statefile.Locate(path, data, "phase"), j.Phase)
+	}
+	var dead time.Time
+	if j.Deadline != "" {
+		var err error
+		if dead, err = time.Parse(time.RFC3339Nano, j.Deadline); err != nil {
+			return nil, time.Time{}, fmt.Errorf("%s: deadline: %q is not an RFC 3339 time", statefile.Locate(path, data, "deadline"), j.Deadline)
+		}
+	}
+	return &j, dead, nil
+}

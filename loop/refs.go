@@ -1,0 +1,68 @@
+package loop
+
+import (
+	"fmt"
+	"strings"
+)
+
+// refsPrefix holds every ref hgate trusts: the gated and best commits, the ledger, the
+// saved attempts.
+const refsPrefix = "refs/hgate/"
+
+// checkRefs compares refs/hgate/* with the snapshot taken before the agent's phase (or
+// after the last command served to it). Anything else that moved them was the agent
+// working around hgate: they are put back, and the attempt is rejected.
+func (r *runner) checkRefs(n int) error {
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	return r.checkRefsLocked(n)
+}
+
+func (r *runner) checkRefsLocked(n int) error {
+	j := r.j
+	if j.Refs == nil {
+		return nil // a journal from before the check existed
+	}
+	now, err := r.repo.SnapshotRefs(refsPrefix)
+	if err != nil {
+		return err
+	}
+	changed := j.Refs.Changed(now)
+	if len(changed) > 0 {
+		if err := r.repo.RestoreRefs(refsPrefix, j.Refs); err != nil {
+			return fmt.Errorf("iteration %d: put back the refs the agent changed: %w", n, err)
+		}
+		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's refs behind its back; put back: %s\n", n, strings.Join(changed, "; "))
+		j.Tamper = append(j.Tamper, changed...)
+	}
+	if !r.serving {
+		// The agent's phase is over: hgate's own work moves the refs from here on.
+		j.Refs = nil
+	}
+	return r.save()
+}
+
+// served runs fn, a command the agent asked the loop for, so that it sees hgate's refs
+// as hgate left them (what moved behind hgate's back first is put back and counted
+// against the attempt), and takes what the command itself wrote (the ledger) as the
+// new expected state.
+func (r *runner) served(fn func()) {
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	if r.j != nil && r.j.Refs != nil {
+		r.serving = true
+		err := r.checkRefsLocked(r.j.Next)
+		r.serving = false
+		if err != nil {
+			fmt.Fprintf(r.log, "[loop] %v\n", err)
+		}
+	}
+	fn()
+	if r.j == nil || r.j.Refs == nil {
+		return
+	}
+	if snap, err := r.repo.SnapshotRefs(refsPrefix); err == nil {
+		r.j.Refs = snap
+		_ = r.save()
+	}
+}

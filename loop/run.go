@@ -1,0 +1,483 @@
+// Package loop is hgate's unattended loop: it runs a coding agent, gates what
+// the agent left, commits a passing change (or keeps a rejected one under
+// refs/hgate/attempts/<run>/<n> and restores HEAD), records it, writes the
+// learnings entry, and goes on until a stop condition fires.
+//
+// Every phase is written to a journal (runs/<run-id>/journal.json) before and
+// after it runs, so `hgate loop --resume` continues after a crash or kill -9:
+// the gate is re-run on what the agent left, a commit whose branch update
+// landed is finished rather than repeated, record is idempotent, and a saved
+// attempt is found under its ref.
+//
+// The agent may write a one-line commit message to <workspace>/loop-message.txt
+// (also given as HGATE_MESSAGE_FILE); hgate removes it before each agent run.
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/record"
+)
+
+// MessageFileName is the file in the workspace where the agent may leave a
+// one-line commit message.
+const MessageFileName = "loop-message.txt"
+
+// AttemptsRef is the prefix of the refs holding rejected attempts.
+const AttemptsRef = "refs/hgate/attempts/"
+
+// Options configure a run.
+type Options struct {
+	Env    *gate.Env
+	Loop   config.Loop // the resolved loop settings (flags applied)
+	Resume bool
+	// Stream receives one JSON object per iteration (JSON Lines); nil: none.
+	Stream io.Writer
+	// Log receives one line per iteration and notices; nil: discarded.
+	Log io.Writer
+	// Grace is the time between SIGTERM and SIGKILL for the agent; 0: 5s.
+	Grace time.Duration
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+	// Lock takes the repository lock; nil: no lock. The loop holds it for its own
+	// work and lets go of it while the agent runs, so the agent can run hgate bench
+	// and hgate gate itself.
+	Lock func(ctx context.Context) (release func(), err error)
+	// Serve runs "hgate ARGS..." for the agent, who reaches it over the loop's socket
+	// (agentapi): bench, gate, guard with the flags agentapi.Check lets through. nil:
+	// a served command exits 2.
+	Serve func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// Status answers the agent's hgate status (the loop adds the iteration and run id).
+	Status func() (agentapi.Status, error)
+}
+
+// Summary is summary.json.
+type Summary struct {
+	RunID       string      `json:"run_id"`
+	Started     string      `json:"started"`
+	Finished    string      `json:"finished,omitempty"`
+	Baseline    *float64    `json:"baseline"`
+	BestAtStart *float64    `json:"best_at_start"`
+	Best        *float64    `json:"best"`
+	Improvement float64     `json:"improvement"`
+	Kept        int         `json:"kept"`
+	Rejected    int         `json:"rejected"`
+	Iterations  []Iteration `json:"iterations"`
+	StopReason  StopReason  `json:"stop_reason"`
+	StopDetail  string      `json:"stop_detail,omitempty"`
+	Seconds     float64     `json:"seconds"`
+	Sandbox     string      `json:"sandbox"` // "landlock ABI N", or "off": the agent ran as the user, unsandboxed
+}
+
+// runner is one run in progress.
+type runner struct {
+	opts   Options
+	env    *gate.Env
+	cfg    config.Loop
+	repo   *gitguard.Repo
+	gopts  gitguard.Options
+	ws     string
+	dir    string // runs/<id>
+	j      *journal
+	now    func() time.Time
+	log    io.Writer
+	dead   time.Time
+	author object.Signature
+
+	release func()           // the repository lock, while held
+	srv     *agentapi.Server // the socket the agent's hgate talks to
+	// agentTmp is where the agent's private TMPDIRs are made; hiddenTmp, set while the
+	// agent is sandboxed, is where this process's own temporary folders go.
+	agentTmp, hiddenTmp string
+
+	// refsMu orders the check of refs/hgate/* after the agent's phase with the
+	// commands the loop serves the agent meanwhile (they move the ledger).
+	refsMu  sync.Mutex
+	serving bool // checkRefs runs before a served command, in the agent's phase
+}
+
+// Run runs the loop until a stop condition fires and returns the summary.
+// An interrupted run returns the summary and an error wrapping
+// context.Canceled; a run that could not go on returns its error.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	r := &runner{opts: opts, env: opts.Env, cfg: opts.Loop, repo: opts.Env.Repo, now: opts.Now, log: opts.Log}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	if r.opts.Grace <= 0 {
+		r.opts.Grace = 5 * time.Second
+	}
+	c := r.env.Config
+	r.gopts = gate.GuardOptions(c)
+	r.ws = c.WorkspaceDir()
+	// Commits are the user's, as git commit would sign them: the environment, else git
+	// config's user.name and user.email, else hgate's own name.
+	r.author = object.Signature{Name: "hgate loop", Email: "hgate@localhost"}
+	if n, e := r.repo.Identity(); n != "" && e != "" {
+		r.author.Name, r.author.Email = n, e
+	}
+	if n, e := os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_COMMITTER_EMAIL"); n != "" && e != "" {
+		r.author.Name, r.author.Email = n, e
+	}
+	// hgate becomes the parent of every orphaned descendant, so a daemon the agent started
+	// with setsid is still found and ended; where it cannot (not Linux), such a daemon is not.
+	_ = proc.BecomeSubreaper()
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.unlock()
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	r.srv = srv
+	r.agentTmp = os.TempDir()
+	if r.j.Sandbox != SandboxOff {
+		restore, err := r.hideTemp()
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+	}
+	return r.loop(ctx)
+}
+
+// hideTemp moves every temporary folder of this process — the clean rooms of the gates
+// it runs and serves, their tasks' TMPDIRs and private traces — into one folder that the
+// agent's sandbox hides: while the agent waits for a gate it asked for, nothing of the
+// test split's run is readable to it. The folder is per repository (the repository lock
+// keeps loops apart), emptied when a loop starts, removed when it ends.
+func (r *runner) hideTemp() (restore func(), err error) {
+	sum := sha256.Sum256([]byte(r.repo.Root()))
+	dir := filepath.Join(r.agentTmp, "hgate-rooms-"+hex.EncodeToString(sum[:6]))
+	benchmark.RemoveAll(dir) // what a killed loop left
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("loop: private temporary folder: %w", err)
+	}
+	note := "hgate loop's temporary folder for " + r.repo.Root() + ": the clean rooms of its gates, their tasks' TMPDIRs and traces. The agent's sandbox cannot read it; it is removed when the loop ends.\n"
+	// Not inside the worktree (a TMPDIR there), where it would be an untracked file.
+	if rel, err := filepath.Rel(r.repo.Root(), dir); err != nil || strings.HasPrefix(rel, "..") {
+		if err := os.WriteFile(filepath.Join(dir, "README"), []byte(note), 0o600); err != nil {
+			return nil, fmt.Errorf("loop: private temporary folder: %w", err)
+		}
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		return nil, err
+	}
+	r.hiddenTmp = dir
+	return func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+		benchmark.RemoveAll(dir)
+	}, nil
+}
+
+// serve runs a command the agent sent over the socket, between checks of hgate's refs.
+func (r *runner) serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if r.opts.Serve == nil {
+		fmt.Fprintln(stderr, "hgate: this loop serves no commands")
+		return 2
+	}
+	code := 2
+	r.served(func() { code = r.opts.Serve(ctx, args, stdout, stderr) })
+	return code
+}
+
+// status is what the agent may know: the caller's figures, with the iteration and run.
+func (r *runner) status() (agentapi.Status, error) {
+	var st agentapi.Status
+	if r.opts.Status != nil {
+		var err error
+		if st, err = r.opts.Status(); err != nil {
+			return st, err
+		}
+	}
+	r.refsMu.Lock()
+	if r.j != nil {
+		st.Iteration, st.RunID = r.j.Next, r.j.RunID
+	}
+	r.refsMu.Unlock()
+	return st, nil
+}
+
+func (r *runner) lock(ctx context.Context) error {
+	if r.opts.Lock == nil || r.release != nil {
+		return nil
+	}
+	release, err := r.opts.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	r.release = release
+	return nil
+}
+
+func (r *runner) unlock() {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+}
+
+// open starts a new run or loads the last one for --resume.
+func (r *runner) open() error {
+	runs := filepath.Join(r.ws, "runs")
+	if r.opts.Resume {
+		id, err := lastRun(runs)
+		if errors.Is(err, errNoRun) {
+			// Killed before its journal existed: the run never started.
+			fmt.Fprintf(r.log, "[loop] no run to resume in %s; starting a new one\n", runs)
+			r.opts.Resume = false
+			return r.open()
+		}
+		if err != nil {
+			return err
+		}
+		r.dir = filepath.Join(runs, id)
+		path := filepath.Join(r.dir, journalName)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("resume run %s: %w", id, err)
+		}
+		j, dead, err := parseJournal(path, data)
+		if err != nil {
+			return err
+		}
+		r.j, r.dead = j, dead
+		if d := r.deadline(r.now()); !d.IsZero() {
+			r.dead = d // a deadline given again counts from now
+			r.j.Deadline = d.Format(time.RFC3339Nano)
+		}
+		r.j.StopReason, r.j.StopDetail = StopNone, ""
+		if r.j.Sandbox, err = sandboxState(r.cfg.Sandbox); err != nil {
+			return err
+		}
+		fmt.Fprintf(r.log, "[loop] resuming run %s at iteration %d\n", id, j.Next)
+		return r.writeRunConfig()
+	}
+	if _, err := os.Stat(filepath.Join(r.ws, "results.tsv")); err != nil {
+		return fmt.Errorf("%s: %w: run hgate prepare first", filepath.Join(r.ws, "results.tsv"), fs.ErrNotExist)
+	}
+	// The anchors and state files must be as the ledger has them before anything trusts them.
+	if err := r.env.Verify(); err != nil {
+		return err
+	}
+	// The guard must be clean before the agent starts, or every iteration would fail Step 0.
+	if c := r.env.Config; c.FileGuard {
+		vs, err := r.repo.Check(r.gopts)
+		if err != nil {
+			return err
+		}
+		if len(vs) > 0 {
+			var ps []string
+			for _, v := range vs {
+				p := v.Path
+				if p == "" {
+					p = "(history)"
+				}
+				ps = append(ps, fmt.Sprintf("%s (%s: %s)", p, v.Kind, v.Hint))
+			}
+			return &gate.Refused{Reason: "the worktree already has changes outside allow; commit or revert them before hgate loop: " + strings.Join(ps, "; ")}
+		}
+	}
+	sb, err := sandboxState(r.cfg.Sandbox)
+	if err != nil {
+		return err
+	}
+	if sb == SandboxOff {
+		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (README, Threat model)")
+	}
+	start := r.now()
+	id := start.UTC().Format("20060102-150405")
+	for n := 2; ; n++ {
+		if _, err := os.Stat(filepath.Join(runs, id)); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		id = start.UTC().Format("20060102-150405") + "-" + strconv.Itoa(n)
+	}
+	r.dir = filepath.Join(runs, id)
+	if err := os.MkdirAll(filepath.Join(r.dir, "iterations"), 0o755); err != nil {
+		return err
+	}
+	r.j = &journal{RunID: id, Started: start.UTC().Format(time.RFC3339), Next: 1, Sandbox: sb}
+	if d := r.deadline(start); !d.IsZero() {
+		r.dead = d
+		r.j.Deadline = d.Format(time.RFC3339Nano)
+	}
+	rows, err := record.Load(filepath.Join(r.ws, "results.tsv"))
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		b := rows[0].ValScore
+		r.j.Baseline = &b
+	}
+	if b, ok := record.Best(rows); ok {
+		r.j.BestAtStart = &b
+	}
+	// The commit the run starts from is trusted: commits the agent makes are judged from it.
+	if err := r.env.MarkGated(); err != nil {
+		return err
+	}
+	if err := r.writeRunConfig(); err != nil {
+		return err
+	}
+	return r.save()
+}
+
+// deadline resolves until/for against t; zero when neither is set.
+func (r *runner) deadline(t time.Time) time.Time {
+	var d time.Time
+	if r.cfg.For > 0 {
+		d = t.Add(r.cfg.For)
+	}
+	if r.cfg.Until != "" {
+		hm, err := time.Parse("15:04", r.cfg.Until)
+		if err == nil {
+			lt := t.Local()
+			u := time.Date(lt.Year(), lt.Month(), lt.Day(), hm.Hour(), hm.Minute(), 0, 0, time.Local)
+			if !u.After(lt) {
+				u = u.AddDate(0, 0, 1)
+			}
+			if d.IsZero() || u.Before(d) {
+				d = u
+			}
+		}
+	}
+	return d
+}
+
+func (r *runner) writeRunConfig() error {
+	c := r.cfg
+	rc := map[string]any{
+		"run_id": r.j.RunID, "agent": c.Agent, "program": c.Program,
+		"attempt_timeout": c.AttemptTimeout.String(), "iterations": c.Iterations, "patience": c.Patience,
+		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
+		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
+		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
+		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.Sandbox,
+		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
+	}
+	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
+}
+
+func (r *runner) best() (*float64, error) {
+	rows, err := record.Load(filepath.Join(r.ws, "results.tsv"))
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := record.Best(rows); ok {
+		return &b, nil
+	}
+	return nil, nil
+}
+
+// loop runs iterations until a stop condition fires.
+func (r *runner) loop(ctx context.Context) (*Summary, error) {
+	started := r.now()
+	if r.j.Phase != phaseNone {
+		if err := r.iterate(ctx, true); err != nil {
+			return r.fail(started, err)
+		}
+	}
+	for {
+		reason, detail := r.shouldStop(ctx)
+		if reason != StopNone {
+			var err error
+			switch reason {
+			case StopInterrupted:
+				err = context.Canceled
+			case StopCrashes:
+				// The run did not do its job: say why, from the agent's own words.
+				err = r.crashError()
+			}
+			return r.finish(reason, detail, started, err)
+		}
+		if err := r.iterate(ctx, false); err != nil {
+			return r.fail(started, err)
+		}
+	}
+}
+
+// fail ends the run on an error; an interruption is a stop like the others.
+func (r *runner) fail(started time.Time, err error) (*Summary, error) {
+	if errors.Is(err, context.Canceled) {
+		return r.finish(StopInterrupted, "SIGINT or SIGTERM during the gate; hgate loop --resume gates the agent's work again", started, err)
+	}
+	return r.finish(StopError, err.Error(), started, err)
+}
+
+// finish writes summary.json and returns it with err.
+func (r *runner) finish(reason StopReason, detail string, started time.Time, err error) (*Summary, error) {
+	r.j.StopReason, r.j.StopDetail = reason, detail
+	if serr := r.save(); serr != nil && err == nil {
+		err = serr
+	}
+	s := r.summary()
+	s.Seconds = secs(r.now().Sub(started))
+	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
+		err = werr
+	}
+	fmt.Fprintf(r.log, "[loop] stopped: %s (%s); %d kept, %d rejected; summary: %s\n",
+		reason, detail, s.Kept, s.Rejected, filepath.Join(r.dir, "summary.json"))
+	return s, err
+}
+
+func (r *runner) summary() *Summary {
+	s := &Summary{
+		RunID: r.j.RunID, Started: r.j.Started, Finished: r.now().UTC().Format(time.RFC3339),
+		Baseline: r.j.Baseline, BestAtStart: r.j.BestAtStart, Iterations: r.j.Iterations,
+		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.Sandbox,
+	}
+	if s.Iterations == nil {
+		s.Iterations = []Iteration{}
+	}
+	s.Best, _ = r.best()
+	if s.Best != nil && s.BestAtStart != nil {
+		s.Improvement = round4(*s.Best - *s.BestAtStart)
+	}
+	for _, it := range s.Iterations {
+		switch it.Outcome {
+		case OutcomeKept:
+			s.Kept++
+		case OutcomeRejected:
+			s.Rejected++
+		}
+	}
+	return s
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }

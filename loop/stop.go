@@ -1,0 +1,71 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// StopReason is why a run stopped, as summary.json names it.
+type StopReason string
+
+// Stop reasons.
+const (
+	StopNone        StopReason = ""        // the run goes on
+	StopRunning     StopReason = "running" // summary.json written between iterations
+	StopIterations  StopReason = "iterations"
+	StopPatience    StopReason = "patience"
+	StopScore       StopReason = "stop_score"
+	StopDeadline    StopReason = "deadline"
+	StopInterrupted StopReason = "interrupted"
+	StopCrashes     StopReason = "max_consecutive_crashes"
+	StopError       StopReason = "error"
+)
+
+// shouldStop checks the stop conditions between iterations.
+func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
+	c := r.cfg
+	done := len(r.j.Iterations)
+	best, _ := r.best()
+	switch {
+	case ctx.Err() != nil:
+		return StopInterrupted, "SIGINT or SIGTERM"
+	case c.StopScore != nil && best != nil && *best >= *c.StopScore:
+		return StopScore, fmt.Sprintf("best val_score %.4f reached stop_score %.4f", *best, *c.StopScore)
+	case c.Iterations > 0 && done >= c.Iterations:
+		return StopIterations, fmt.Sprintf("%d iteration(s) done", done)
+	case c.Patience > 0 && r.j.SinceBest >= c.Patience:
+		return StopPatience, fmt.Sprintf("%d iteration(s) without a new best", r.j.SinceBest)
+	case c.MaxConsecutiveCrashes > 0 && r.j.Crashes >= c.MaxConsecutiveCrashes:
+		return StopCrashes, fmt.Sprintf("the agent crashed %d time(s) in a row", r.j.Crashes)
+	case !r.dead.IsZero() && !r.now().Before(r.dead):
+		return StopDeadline, "deadline " + r.dead.Local().Format("2006-01-02 15:04")
+	}
+	return StopNone, ""
+}
+
+// crashError is the error of a run stopped by consecutive agent crashes: the last
+// attempt's outcome and the tail of its stderr, which is where an agent says why.
+func (r *runner) crashError() error {
+	last := r.j.Iterations[len(r.j.Iterations)-1]
+	dir := r.iterDir(last.Iteration)
+	if last.Repairs > 0 {
+		dir = filepath.Join(dir, "repair-"+strconv.Itoa(last.Repairs))
+	}
+	path := filepath.Join(dir, "agent.stderr")
+	msg := fmt.Sprintf("loop: the agent failed %d time(s) in a row (last: %s %s); its stderr (%s) ends:", r.j.Crashes, last.Agent, last.AgentDetail, path)
+	t := strings.TrimRight(tail(path, 2000), "\n")
+	if t == "" {
+		t = "(nothing)"
+	}
+	var lines []string
+	for _, l := range strings.Split(t, "\n") {
+		lines = append(lines, "  "+l)
+	}
+	if n := len(lines); n > 10 {
+		lines = lines[n-10:]
+	}
+	return fmt.Errorf("%s\n%s", msg, strings.Join(lines, "\n"))
+}
