@@ -47,6 +47,9 @@ func forPath(err error, what, p string) error {
 // readObject reads object h of type t (AnyObject for either) and checks
 // that its content hashes to h.
 func (r *Repo) readObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	if typ, data, ok := r.readPacked(t, h); ok {
+		return typ, data, nil // checked against h
+	}
 	o, err := r.repo.Storer.EncodedObject(t, h)
 	if err != nil {
 		return 0, nil, err
