@@ -9,7 +9,9 @@
 //	hgate.yaml:7: benchmark.concurency: unknown key, did you mean concurrency? (expected one of: ...)
 //
 // The file is decoded through yaml.Node rather than into structs so that every
-// message can name its line and be written for people (never a Go type name).
+// message can name its line and be written for people (never a Go type name). Each
+// section is a table of its keys (sections.go): the key, the kind of value, its range and
+// where it goes. The loop's ranges also check hgate loop's flags (Loop.Override).
 // file_guard is read conservatively: only an explicit false/no/off/0/"" turns the
 // guard off; anything unclear leaves it on and adds a Warning.
 //

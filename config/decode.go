@@ -27,7 +27,8 @@ type problem struct {
 // of stopping at the first.
 type decoder struct {
 	file      string
-	dir       string // the repository root, to suggest relative spellings of absolute paths
+	dir       string  // the repository root, to suggest relative spellings of absolute paths
+	cfg       *Config // the configuration being decoded, for checks across sections
 	problems  []problem
 	warns     []string
 	warnLines map[string]int

@@ -86,7 +86,7 @@ type Result struct {
 	// that uninstall put back; "" when there is none.
 	Kept string `json:"kept,omitempty"`
 	// Configured: the manager runs hgate anyway (lefthook.yml names
-	// "hgate hooks run NAME"); set by the caller, see LefthookRunsHgate.
+	// "hgate hooks run NAME"); set by NoteLefthook.
 	Configured bool `json:"configured,omitempty"`
 }
 
@@ -359,6 +359,22 @@ func LefthookRunsHgate(root, name string) bool {
 		}
 	}
 	return false
+}
+
+// NoteLefthook sets Configured on the results whose hook is in lefthook's slot, from the
+// lefthook configuration files in root (LefthookRunsHgate).
+func NoteLefthook(root string, res []Result) {
+	for i, r := range res {
+		if r.Manager == "lefthook" && r.Action != Removed && r.Action != Restored {
+			res[i].Configured = LefthookRunsHgate(root, r.Hook)
+		}
+	}
+}
+
+// Unchecked reports whether r leaves hgate's hook in lefthook's slot with nothing running
+// it: lefthook runs its own hook, and lefthook.yml does not run hgate (see NoteLefthook).
+func (r Result) Unchecked() bool {
+	return r.Manager == "lefthook" && !r.Configured && r.Action != Removed && r.Action != Restored && r.Action != Foreign
 }
 
 // readHook reads a hook file; a symlink (a hook manager's link, say) is

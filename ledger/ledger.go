@@ -148,14 +148,7 @@ func (l *Ledger) File(name string) ([]byte, error) {
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
-	data, err := l.repo.FileAt(tip, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return data, nil
+	return l.fileAt(tip, name)
 }
 
 // Log returns up to max ledger commits, newest first (max <= 0: all). The

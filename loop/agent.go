@@ -167,16 +167,22 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	return res
 }
 
+// agentTagEnv names the variable that carries the journal's AgentTag.
+const agentTagEnv = "HGATE_AGENT_TAG"
+
 // killLeftover ends what is left of an agent that outlived a killed hgate:
 // its process group, when its leader is still the process that was started,
-// and every process carrying the run's tag in its environment (the pid may
-// not have reached the journal, and daemons leave the group).
+// and every process carrying the agent's tag in its environment (the pid may
+// not have reached the journal, and daemons leave the group). A journal from
+// before the tag has none: only the group is ended then.
 func killLeftover(pid int, start, tag string) {
 	if pid > 0 && start != "" && processStart(pid) == start {
 		_ = proc.KillGroup(pid)
 		_ = proc.Kill(pid)
 	}
-	_ = proc.KillByEnv(tag)
+	if tag != "" {
+		_ = proc.KillByEnv(agentTagEnv + "=" + tag)
+	}
 }
 
 // processStart is the start time of a process (clock ticks since boot, as the journal

@@ -3,7 +3,9 @@ package loop
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,5 +63,35 @@ func TestAgentInterrupted(t *testing.T) {
 	a.Started = func(int) { cancel() }
 	if res := a.run(ctx); res.Outcome != AgentInterrupted || res.Detail != "stopped: hgate was interrupted" {
 		t.Errorf("%+v, want interrupted", res)
+	}
+}
+
+// TestKillLeftoverOnlyItsOwnTag: ending a killed hgate's leftover agent reaches the
+// processes carrying its tag and no other run's, even one with the same run id (run
+// ids are start times: two loops, in two repositories or two test packages, can share
+// one). Before the tag, every process with that HGATE_RUN_ID was killed.
+func TestKillLeftoverOnlyItsOwnTag(t *testing.T) {
+	start := func(tag string) *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = append(os.Environ(), "HGATE_RUN_ID=20261124-080000", agentTagEnv+"="+tag)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	mine, other := start("mine"), start("other")
+	done := make(chan error, 1)
+	go func() { done <- mine.Wait() }()
+	killLeftover(0, "", "mine")
+	if err := <-done; err == nil {
+		t.Fatal("the leftover with the tag was not killed")
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("another run's process with the same run id was killed: %v", err)
+	}
+	killLeftover(0, "", "") // a journal from before the tag: no one is killed by environment
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("an empty tag killed: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 		case phaseAgent:
 			if resumed {
 				// hgate died while the agent ran: end what is left of it, gate its work.
-				killLeftover(j.AgentPID, j.AgentStart, "HGATE_RUN_ID="+j.RunID)
+				killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
 				it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped while the agent ran; resumed"
 				resumed = false
 				if err := r.checkRefs(n); err != nil {
@@ -309,11 +310,18 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		return err
 	}
 	defer jl.close()
+	// The tag reaches the journal before the agent starts, so a resumed run can end
+	// whatever a killed hgate left of it.
+	j.AgentTag = rand.Text()
+	if err := r.save(); err != nil {
+		return err
+	}
 	a := &agentRun{
 		Args: args, Dir: r.repo.Root(), Sandbox: jl.policy,
 		Env: append(os.Environ(),
 			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
+			agentTagEnv+"="+j.AgentTag,
 			"TMPDIR="+jl.tmp, r.srv.Env()),
 		Ended: r.srv.Drain,
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),

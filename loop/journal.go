@@ -48,6 +48,10 @@ type journal struct {
 	CommitParent string       `json:"commit_parent"`
 	AgentPID     int          `json:"agent_pid"`
 	AgentStart   string       `json:"agent_start"`
+	// AgentTag is in the environment of every process of the agent (HGATE_AGENT_TAG),
+	// random so that killing its leftovers by it reaches no other run's processes: run
+	// ids are start times, and two loops can start in the same second.
+	AgentTag string `json:"agent_tag,omitempty"`
 	IterStarted  string       `json:"iter_started"`
 	Current      *Iteration   `json:"current"`
 	LastReport   *gate.Report `json:"last_report"`

@@ -56,7 +56,7 @@ func TestJournalMalformed(t *testing.T) {
 			`runs/r/journal.json:3:11: next: "two" is a string (expected an integer)`},
 		{"unknown key", "{\n  \"run_id\": \"r\",\n  \"nxet\": 2\n}",
 			`runs/r/journal.json:3: unknown field "nxet" (expected one of "run_id", "started", "deadline", "next", "phase", ` +
-				`"repair", "pre_head", "commit_parent", "agent_pid", "agent_start", "iter_started", "current", "last_report", ` +
+				`"repair", "pre_head", "commit_parent", "agent_pid", "agent_start", "agent_tag", "iter_started", "current", "last_report", ` +
 				`"iterations", "baseline", "best_at_start", "since_best", "crashes", "stop_reason", "stop_detail", "refs", ` +
 				`"tamper", "sandbox", "learning_no")`},
 		{"nested", `{"current": {"iteration": 1, "repairs": "none"}}`,

@@ -363,10 +363,9 @@ func (r *runner) deadline(t time.Time) time.Time {
 		d = t.Add(r.cfg.For)
 	}
 	if r.cfg.Until != "" {
-		hm, err := time.Parse("15:04", r.cfg.Until)
-		if err == nil {
+		if hour, minute, ok := config.ParseClock(r.cfg.Until); ok {
 			lt := t.Local()
-			u := time.Date(lt.Year(), lt.Month(), lt.Day(), hm.Hour(), hm.Minute(), 0, 0, time.Local)
+			u := time.Date(lt.Year(), lt.Month(), lt.Day(), hour, minute, 0, 0, time.Local)
 			if !u.After(lt) {
 				u = u.AddDate(0, 0, 1)
 			}

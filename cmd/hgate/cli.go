@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
-	"github.com/go-git/go-git/v5/plumbing"
 	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/hgate/hgate/agentapi"
@@ -60,6 +57,7 @@ type cli struct {
 	Guard   guardCmd   `cmd:"" help:"Run the file guard (gate Step 0) alone: list paths changed outside allow, with how to revert each."`
 	Hooks   hooksCmd   `cmd:"" help:"Install, uninstall or run hgate's git pre-commit hook."`
 	Status  statusCmd  `cmd:"" help:"Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id)."`
+	Report  reportCmd  `cmd:"" help:"Write the repository's hgate history as one self-contained HTML page (workspace/report.html), or print it with --json."`
 	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call."`
 
 	Completion completionCmd `cmd:"" help:"Print the shell code that turns on tab completion of hgate's commands and flags in bash, zsh or fish."`
@@ -103,10 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			if msg == "" {
 				msg = exitMeaning(code)
 			}
-			json.NewEncoder(stdout).Encode(struct {
-				Error string `json:"error"`
-				Exit  int    `json:"exit"`
-			}{msg, code})
+			json.NewEncoder(stdout).Encode(errorJSON{msg, code})
 		}
 	}()
 	defer func() {
@@ -313,11 +308,8 @@ func openRepo(g *Globals) (*gitguard.Repo, error) {
 	return repo, nil
 }
 
-// loadConfig loads hgate.yaml as of the last gated commit (refs/hgate/gated where the
-// ledger last put it), else HEAD: the agent may edit the worktree's copy or move the ref,
-// but neither — a wider allowlist, file_guard: false — has an effect until a human commits
-// the file and runs hgate state rebase.
-// Only a repository with no commit yet reads the worktree's file.
+// loadConfig loads hgate.yaml (or --config) as gate.LoadConfig reads it: from the last
+// gated commit, so that an agent's edit of the file has no effect.
 func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
 	rel := config.FileName
 	if g.Config != "" {
@@ -335,38 +327,9 @@ func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
 		}
 		rel = filepath.ToSlash(r)
 	}
-	onDisk, diskErr := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(rel)))
-	base, err := gatedBase(g, repo)
+	cfg, err := gate.LoadConfig(repo, rel, g.stderr)
 	if err != nil {
 		return nil, setupError{err}
-	}
-	if base.IsZero() {
-		if base, _, err = repo.Head(); err != nil {
-			base = plumbing.ZeroHash // no commit yet
-		}
-	}
-	data := onDisk
-	if !base.IsZero() {
-		data, err = repo.FileAt(base, rel)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, setupError{fmt.Errorf("%s is not committed (in %s): commit it first; hgate reads its configuration from git so that an agent's edit cannot change it", rel, base.String()[:7])}
-		}
-		if err != nil {
-			return nil, setupError{err}
-		}
-		if diskErr == nil && !bytes.Equal(onDisk, data) {
-			fmt.Fprintf(g.stderr, "hgate: warning: %s in the worktree differs from the one in %s, which hgate uses; to change the configuration, commit it and run `hgate state rebase`\n",
-				rel, base.String()[:7])
-		}
-	} else if diskErr != nil {
-		return nil, setupError{fmt.Errorf("read %s: %w", rel, diskErr)}
-	}
-	cfg, err := config.Parse(rel, repo.Root(), data)
-	if err != nil {
-		return nil, setupError{err}
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(g.stderr, "hgate: warning: %s\n", w)
 	}
 	return cfg, nil
 }

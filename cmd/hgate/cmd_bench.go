@@ -23,12 +23,7 @@ func (c *benchCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		return err
 	}
 	if g.JSON {
-		results := map[string]any{}
-		for _, id := range rep.Tasks {
-			r := rep.Results[id]
-			results[id] = map[string]any{"reward": r.Reward, "passed": r.Passed(), "reason": r.Reason}
-		}
-		return g.printJSON(map[string]any{"full": rep.Full, "passed": rep.Passed, "total": len(rep.Tasks), "results": results})
+		return g.printJSON(rep.JSON())
 	}
 	width := idWidth(rep.Tasks)
 	for _, id := range rep.Tasks {

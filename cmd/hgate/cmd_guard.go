@@ -22,7 +22,7 @@ Prints one line per violation: kind, path, and how to revert it. Exit 0 clean, 1
 
 func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
 	// Step 0 compares with refs/hgate/gated: it must be where hgate last put it.
-	if err := checkAnchors(g, repo); err != nil {
+	if err := gate.CheckAnchors(repo, g.stderr); err != nil {
 		return err
 	}
 	vs, err := repo.Check(gate.GuardOptions(cfg))
@@ -36,7 +36,7 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 		fmt.Fprintf(g.stderr, "hgate: note: file_guard is false in %s: the gate skips this check\n", cfg.File)
 	}
 	if g.JSON {
-		if err := g.printJSON(map[string]any{"ok": len(vs) == 0, "file_guard": cfg.FileGuard, "violations": vs}); err != nil {
+		if err := g.printJSON(guardJSON{OK: len(vs) == 0, FileGuard: cfg.FileGuard, Violations: vs}); err != nil {
 			return err
 		}
 	} else {

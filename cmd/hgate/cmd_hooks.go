@@ -50,13 +50,9 @@ func printHookResults(g *Globals, repo *gitguard.Repo, res []hooks.Result, err e
 		}
 		return p
 	}
-	for i, r := range res {
-		if r.Manager == "lefthook" && r.Action != hooks.Removed && r.Action != hooks.Restored {
-			res[i].Configured = hooks.LefthookRunsHgate(repo.Root(), r.Hook)
-		}
-	}
+	hooks.NoteLefthook(repo.Root(), res)
 	if g.JSON {
-		if err := g.printJSON(map[string]any{"hooks": res}); err != nil {
+		if err := g.printJSON(hooksJSON{Hooks: res}); err != nil {
 			return err
 		}
 	} else {
@@ -65,7 +61,7 @@ func printHookResults(g *Globals, repo *gitguard.Repo, res []hooks.Result, err e
 		}
 	}
 	for _, r := range res {
-		if r.Manager == "lefthook" && !r.Configured && r.Action != hooks.Removed && r.Action != hooks.Restored && r.Action != hooks.Foreign {
+		if r.Unchecked() {
 			front := filepath.Join(filepath.Dir(r.Path), r.Hook)
 			fmt.Fprintf(g.stderr, "hgate: warning: lefthook runs %s and not %s: add a job \"run: hgate hooks run %s\" under %s in lefthook.yml, or commits are not checked before the gate\n",
 				shown(front), shown(r.Path), r.Hook, r.Hook)
@@ -121,7 +117,7 @@ func (c *hooksRunCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) e
 		if vs == nil {
 			vs = []gitguard.Violation{}
 		}
-		if err := g.printJSON(map[string]any{"ok": len(vs) == 0, "violations": vs}); err != nil {
+		if err := g.printJSON(hookRunJSON{OK: len(vs) == 0, Violations: vs}); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/loop"
 )
@@ -29,48 +29,9 @@ type loopCmd struct {
 
 func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	lc := env.Config.Loop
-	var bad []error
-	if c.Agent != nil {
-		lc.Agent = []string{*c.Agent}
-	}
-	setInt := func(flag string, p *int, dst *int, min int) {
-		if p == nil {
-			return
-		}
-		if *p < min {
-			bad = append(bad, fmt.Errorf("--%s %d: must be at least %d", flag, *p, min))
-		}
-		*dst = *p
-	}
-	setInt("iterations", c.Iterations, &lc.Iterations, 0)
-	setInt("patience", c.Patience, &lc.Patience, 0)
-	setInt("repair-attempts", c.RepairAttempts, &lc.RepairAttempts, 0)
-	if c.StopScore != nil {
-		if *c.StopScore < 0 || *c.StopScore > 1 {
-			bad = append(bad, fmt.Errorf("--stop-score %g: must be within [0, 1]", *c.StopScore))
-		}
-		lc.StopScore = c.StopScore
-	}
-	if c.Until != nil {
-		if _, err := time.Parse("15:04", *c.Until); err != nil && *c.Until != "" {
-			bad = append(bad, fmt.Errorf("--until %q: expected a time of day HH:MM, e.g. 07:00", *c.Until))
-		}
-		lc.Until = *c.Until
-	}
-	if c.For != nil {
-		if *c.For < 0 {
-			bad = append(bad, fmt.Errorf("--for %s: must not be negative", *c.For))
-		}
-		lc.For = *c.For
-	}
-	if c.AttemptTimeout != nil {
-		if *c.AttemptTimeout <= 0 {
-			bad = append(bad, fmt.Errorf("--attempt-timeout %s: must be positive", *c.AttemptTimeout))
-		}
-		lc.AttemptTimeout = *c.AttemptTimeout
-	}
-	if len(bad) > 0 {
-		return errors.Join(bad...)
+	if err := lc.Override(config.LoopFlags{Agent: c.Agent, Iterations: c.Iterations, Patience: c.Patience, RepairAttempts: c.RepairAttempts,
+		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout}); err != nil {
+		return err
 	}
 	if c.NoSandbox {
 		lc.Sandbox.Enabled = false
@@ -103,7 +64,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	s, err := loop.Run(ctx, opts)
 	if s != nil {
 		if g.JSON {
-			if perr := g.printJSON(map[string]any{"summary": s}); perr != nil && err == nil {
+			if perr := g.printJSON(loopJSON{Summary: s}); perr != nil && err == nil {
 				err = perr
 			}
 		} else {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/gate"
-	"github.com/hgate/hgate/gitguard"
 )
 
 // mcpCmd serves hgate's agent-facing commands as MCP tools on stdio. Inside the
@@ -143,9 +142,7 @@ func renderGate(w io.Writer, data []byte) error {
 }
 
 func renderGuard(w io.Writer, data []byte) error {
-	var v struct {
-		Violations []gitguard.Violation `json:"violations"`
-	}
+	var v guardJSON
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
@@ -154,15 +151,7 @@ func renderGuard(w io.Writer, data []byte) error {
 }
 
 func renderBench(w io.Writer, data []byte) error {
-	var v struct {
-		Passed  int `json:"passed"`
-		Total   int `json:"total"`
-		Results map[string]struct {
-			Reward *float64 `json:"reward"`
-			Passed bool     `json:"passed"`
-			Reason string   `json:"reason"`
-		} `json:"results"`
-	}
+	var v gate.BenchJSON
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/ledger"
@@ -47,17 +45,7 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		return err
 	}
 	if g.JSON {
-		out := map[string]any{
-			"created": nonNil(rep.Created), "tasks": rep.Tasks, "passed": rep.Passed,
-			"train": len(rep.Train), "test": len(rep.Test), "excluded": nonNil(rep.Excluded), "val_score": rep.ValScore,
-		}
-		if rs != nil {
-			out["reset"] = map[string]any{
-				"entry": rs.Entry.String(), "previous": hashOrNull(rs.Previous), "removed": nonNil(slices.Concat(rs.Removed, rs.Traces)),
-				"gated": rs.Head.String(), "previous_gated": hashOrNull(rs.Gated), "previous_best": hashOrNull(rs.Best),
-			}
-		}
-		return g.printJSON(out)
+		return g.printJSON(rep.JSON(rs))
 	}
 	w := g.stdout
 	if len(rep.Created) == 0 {
@@ -77,30 +65,13 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	return nil
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // configAtHead makes HEAD's hgate.yaml the configuration env prepares with.
 func configAtHead(g *Globals, env *gate.Env) error {
-	head, _, err := env.Repo.Head()
+	cfg, _, err := gate.ConfigAtHead(env.Repo, env.Config.File)
 	if err != nil {
 		return err
 	}
-	data, err := env.Repo.FileAt(head, env.Config.File)
-	if err != nil {
-		return fmt.Errorf("%s at HEAD %s: %w (commit it first)", env.Config.File, head.String()[:7], err)
-	}
-	cfg, err := config.Parse(env.Config.File, env.Repo.Root(), data)
-	if err != nil {
-		return err
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(g.stderr, "hgate: warning: %s\n", w)
-	}
+	gate.Warn(g.stderr, cfg)
 	env.Config = cfg
 	env.CleanRoom = cfg.CleanRoom.Enabled && !g.NoClean
 	return nil
@@ -115,9 +86,9 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 		fmt.Fprintf(w, "reset: ledger entry %s ends the previous state (%s, kept as its parent: hgate state log shows it)\n",
 			rs.Entry.String()[:7], rs.Previous.String()[:7])
 	}
-	if removed := slices.Concat(rs.Removed, rs.Traces); len(removed) > 0 {
+	if removed := rs.RemovedPaths(); len(removed) > 0 {
 		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
 	}
 	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s cleared (was %s)\n",
-		gitguard.GatedRef, rs.Head.String()[:7], shortOrNone(rs.Gated), ledger.BestRef, shortOrNone(rs.Best))
+		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), ledger.BestRef, gate.ShortOrNone(rs.Best))
 }

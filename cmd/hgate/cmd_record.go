@@ -25,10 +25,7 @@ func (c *recordCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	r := rep.Row
 	if g.JSON {
-		return g.printJSON(map[string]any{
-			"iteration": r.Iteration, "val_score": r.ValScore, "commit": r.Commit,
-			"evals_passed": r.EvalsPassed, "evals_total": r.EvalsTotal, "already": rep.Already, "new_best": rep.NewBest,
-		})
+		return g.printJSON(rep.JSON())
 	}
 	if rep.Already {
 		fmt.Fprintf(g.stdout, "commit %s is already recorded as iteration %d; nothing appended\n", r.Commit, r.Iteration)

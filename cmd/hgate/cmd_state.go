@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/ledger"
@@ -32,11 +28,7 @@ func (c *stateLogCmd) Run(g *Globals, env *gate.Env) error {
 		return err
 	}
 	if g.JSON {
-		out := make([]map[string]any, len(entries))
-		for i, e := range entries {
-			out[i] = map[string]any{"commit": e.Hash.String(), "message": e.Message, "time": e.When.UTC().Format("2006-01-02T15:04:05Z"), "changed": nonNil(e.Changed)}
-		}
-		return g.printJSON(map[string]any{"entries": out})
+		return g.printJSON(ledger.LogJSONOf(entries))
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(g.stdout, "the ledger %s is empty: run hgate prepare\n", ledger.Ref)
@@ -45,7 +37,7 @@ func (c *stateLogCmd) Run(g *Globals, env *gate.Env) error {
 		fmt.Fprintf(g.stdout, "%s  %s  %s  [%s]\n", e.Hash.String()[:7], e.When.UTC().Format("2006-01-02 15:04:05"), e.Message, strings.Join(e.Changed, ", "))
 	}
 	// The history is shown either way: it is where a human looks when the anchors moved.
-	return checkAnchors(g, env.Repo)
+	return gate.CheckAnchors(env.Repo, g.stderr)
 }
 
 type stateRestoreCmd struct{}
@@ -90,7 +82,7 @@ func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 
 func (g *Globals) listFiles(what string, files []string) error {
 	if g.JSON {
-		return g.printJSON(map[string]any{"files": nonNil(files)})
+		return g.printJSON(stateFilesJSON{Files: nonNil(files)})
 	}
 	if len(files) == 0 {
 		fmt.Fprintln(g.stdout, "the state files already match the ledger; nothing to do")
@@ -119,121 +111,27 @@ func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 		return err
 	}
 	defer release()
-	repo := env.Repo
-	head, _, err := repo.Head()
+	rep, err := gate.Rebase(env)
 	if err != nil {
-		return err
-	}
-	l := ledger.Open(repo, env.Config.WorkspaceDir())
-	if tip, err := l.Tip(); err != nil {
-		return err
-	} else if tip.IsZero() {
-		return fmt.Errorf("nothing to rebase: the ledger %s does not exist yet; run hgate prepare (it marks HEAD gated)", ledger.Ref)
-	}
-	// hgate.yaml as HEAD has it becomes the configuration hgate reads: its carry list is
-	// the one to accept.
-	data, err := repo.FileAt(head, env.Config.File)
-	if err != nil {
-		return fmt.Errorf("%s at HEAD %s: %w (commit it first)", env.Config.File, head.String()[:7], err)
-	}
-	cfg, err := config.Parse(env.Config.File, repo.Root(), data)
-	if err != nil {
-		return err
-	}
-	m, err := ledger.BuildManifest(repo.Root(), cfg.CleanRoom.Carry)
-	if err != nil {
-		return err
-	}
-	prev, known, err := ledger.ExpectedRef(repo, gitguard.GatedRef)
-	if err != nil {
-		return err
-	}
-	if !known {
-		if prev, err = repo.Ref(gitguard.GatedRef); err != nil {
-			return err
-		}
-	}
-	refs := map[string]plumbing.Hash{gitguard.GatedRef: head}
-	best, bestKnown, err := ledger.ExpectedRef(repo, ledger.BestRef)
-	if err != nil {
-		return err
-	}
-	bestNow, err := repo.Ref(ledger.BestRef)
-	if err != nil {
-		return err
-	}
-	if bestKnown && bestNow != best {
-		refs[ledger.BestRef] = best
-	} else {
-		best = bestNow
-	}
-	msg := fmt.Sprintf("manual rebase: %s %s → %s (HEAD); clean_room.carry: %d file(s) accepted",
-		gitguard.GatedRef, shortOrNone(prev), head.String()[:7], len(m.Files))
-	if err := l.Commit(ledger.Update{Message: msg, Refs: refs, Carry: m}); err != nil {
 		return err
 	}
 	if g.JSON {
-		_, restored := refs[ledger.BestRef]
-		out := map[string]any{"gated": head.String(), "previous": hashOrNull(prev), "best": hashOrNull(best), "best_restored": restored, "carry": m.Files}
-		return g.printJSON(out)
+		return g.printJSON(rep.JSON())
 	}
-	was := "was " + shortOrNone(prev)
-	if prev == head {
+	was := "was " + gate.ShortOrNone(rep.Previous)
+	if rep.Previous == rep.Head {
 		was = "unchanged"
 	}
-	fmt.Fprintf(g.stdout, "%s: now HEAD %s (%s); recorded in the ledger as a manual rebase\n", gitguard.GatedRef, head.String()[:7], was)
-	if _, ok := refs[ledger.BestRef]; ok && best.IsZero() {
+	fmt.Fprintf(g.stdout, "%s: now HEAD %s (%s); recorded in the ledger as a manual rebase\n", gitguard.GatedRef, rep.Head.String()[:7], was)
+	if rep.BestRestored && rep.Best.IsZero() {
 		fmt.Fprintf(g.stdout, "%s: deleted (hgate never set it)\n", ledger.BestRef)
-	} else if ok {
-		fmt.Fprintf(g.stdout, "%s: put back at %s, where hgate last put it\n", ledger.BestRef, shortOrNone(best))
+	} else if rep.BestRestored {
+		fmt.Fprintf(g.stdout, "%s: put back at %s, where hgate last put it\n", ledger.BestRef, gate.ShortOrNone(rep.Best))
 	}
-	if len(cfg.CleanRoom.Carry) == 0 {
+	if !rep.CarryNamed {
 		fmt.Fprintln(g.stdout, "clean_room.carry: nothing carried")
 	} else {
-		fmt.Fprintf(g.stdout, "clean_room.carry: accepted %d file(s) as they are now\n", len(m.Files))
+		fmt.Fprintf(g.stdout, "clean_room.carry: accepted %d file(s) as they are now\n", len(rep.Carry))
 	}
 	return nil
-}
-
-func shortOrNone(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "none"
-	}
-	return h.String()[:7]
-}
-
-func hashOrNull(h plumbing.Hash) any {
-	if h.IsZero() {
-		return nil
-	}
-	return h.String()
-}
-
-// gatedBase is the commit hgate.yaml is read from: where the ledger last put
-// refs/hgate/gated, after finishing a move a crash interrupted (said so), or the ref itself
-// when the ledger does not record it. Moving the ref by hand therefore changes no setting;
-// the command's own check reports the move.
-func gatedBase(g *Globals, repo *gitguard.Repo) (plumbing.Hash, error) {
-	rolled, err := ledger.CheckRefs(repo)
-	for _, r := range rolled {
-		fmt.Fprintf(g.stderr, "hgate: %s\n", r)
-	}
-	var moved *ledger.Moved
-	if errors.As(err, &moved) {
-		if h, ok := moved.Expected(gitguard.GatedRef); ok {
-			return h, nil
-		}
-	} else if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return repo.Ref(gitguard.GatedRef)
-}
-
-// checkAnchors is the anchor check for commands outside package gate (guard, state log).
-func checkAnchors(g *Globals, repo *gitguard.Repo) error {
-	rolled, err := ledger.CheckRefs(repo)
-	for _, r := range rolled {
-		fmt.Fprintf(g.stderr, "hgate: %s\n", r)
-	}
-	return err
 }

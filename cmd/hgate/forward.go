@@ -17,6 +17,7 @@ var outsideOnly = map[string]string{
 	"state":   "the loop keeps hgate's state files itself",
 	"hooks":   "git hooks are installed by a human, not the agent",
 	"loop":    "a loop does not start inside another",
+	"report":  "the history is for a human; hgate status says what the agent may know",
 }
 
 // forward runs a command inside the loop's sandbox, where HGATE_LOOP_SOCKET names

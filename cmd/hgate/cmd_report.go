@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/statefile"
+	history "github.com/hgate/hgate/report" // report is cli.go's error reporter
+)
+
+// reportCmd writes the repository's hgate history as one HTML page, or prints it as JSON.
+type reportCmd struct {
+	Output string `short:"o" placeholder:"FILE" help:"Write the HTML page to FILE (relative to -C; - for stdout) instead of workspace/report.html."`
+}
+
+func (c *reportCmd) Help() string {
+	return `Reads the ledger (refs/hgate/ledger) since prepare and the loop's run folders, and writes one self-contained HTML page: val_score over the attempts with kept and rejected ones marked and the best line, the regression suite's size, each attempt's verdict and reasons, the train tasks' results across attempts, and the loop's durations. The test split appears only as aggregates. Nothing else is written; no lock is taken.
+
+With --json it prints the same data as one JSON object instead (see the README) and writes no page.`
+}
+
+func (c *reportCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
+	rep, err := history.Build(repo, cfg.WorkspaceDir())
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return g.printJSON(rep)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		return err
+	}
+	if c.Output == "-" {
+		_, err := g.stdout.Write(page.Bytes())
+		return err
+	}
+	path := filepath.Join(cfg.WorkspaceDir(), history.FileName)
+	if c.Output != "" {
+		dir, err := g.root()
+		if err != nil {
+			return err
+		}
+		path = c.Output
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+	} else if _, err := os.Stat(cfg.WorkspaceDir()); errors.Is(err, fs.ErrNotExist) {
+		// Making the folder would hide its removal from the ledger's check.
+		return fmt.Errorf("%s does not exist (the state is still in the ledger: hgate state restore writes it back); write the report elsewhere with -o FILE", cfg.WorkspaceDir())
+	}
+	if err := statefile.WriteAtomic(path, page.Bytes()); err != nil {
+		return err
+	}
+	shown := path
+	if rel, err := filepath.Rel(repo.Root(), path); err == nil && filepath.IsLocal(rel) {
+		shown = filepath.ToSlash(rel)
+	}
+	fmt.Fprintf(g.stdout, "wrote %s\n", shown)
+	return nil
+}

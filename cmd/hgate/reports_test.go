@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/hooks"
+	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/loop"
+	"github.com/hgate/hgate/record"
+)
+
+// TestJSONKeys pins the keys, and their order, of every command's --json object: fields
+// may be added (then add them here and to the README's "JSON report"), never renamed or
+// reordered. Optional fields are set, so that they show.
+func TestJSONKeys(t *testing.T) {
+	x, hash := 0.5, plumbing.NewHash("0123456789012345678901234567890123456789")
+	violation := []gitguard.Violation{{Path: "a", Kind: "modified", Detail: "d", Hint: "h"}}
+	tests := []struct {
+		command string
+		report  any
+		keys    string
+	}{
+		{"gate", &gate.Report{Steps: gate.Steps{Step0: &gate.Step0{Violations: violation}, Step1: &gate.Step1{StoppedEarly: true, Traces: "t"},
+			Step2: &gate.Step2{StoppedEarly: true, ScoredAt: "s", Trials: 2, Flaky: new(int), Confidence: x, Margin: x, Delta: &x, Interval: []float64{x}, NewBest: true, Replicated: true},
+			Step3: &gate.Step3{Flaky: []string{"t"}}}},
+			"{verdict tree head val_score best steps:{step0:{ok skipped violations:[{path kind detail hint}]} " +
+				"step1:{ok skipped passed total threshold failed stopped_early traces} " +
+				"step2:{ok val_score best tasks nulls stopped_early cached scored_at trials flaky confidence margin delta interval new_best replicated} " +
+				"step3:{ran rerun promoted flaky}} reasons}"},
+		{"record", (&gate.RecordReport{Row: record.Row{}}).JSON(),
+			"{already commit evals_passed evals_total iteration new_best val_score}"},
+		{"bench", (&gate.BenchReport{Tasks: []string{"t1"}, Results: map[string]benchmark.Result{"t1": {Reward: &x}}}).JSON(),
+			"{full passed results:{t1:{passed reason reward}} total}"},
+		{"prepare", (&gate.PrepareReport{}).JSON(nil),
+			"{created excluded passed tasks test train val_score}"},
+		{"prepare --reset", (&gate.PrepareReport{}).JSON(&gate.ResetReport{ResetReport: &ledger.ResetReport{}}),
+			"{created excluded passed reset:{entry gated previous previous_best previous_gated removed} tasks test train val_score}"},
+		{"state log", ledger.LogJSONOf([]gitguard.RefEntry{{}}),
+			"{entries:[{changed commit message time}]}"},
+		{"state restore, state accept", stateFilesJSON{}, "{files}"},
+		{"state rebase", (&gate.RebaseReport{Best: hash, Carry: []ledger.CarriedEntry{{SHA256: "s", Link: "l"}}}).JSON(),
+			"{best best_restored carry:[{path mode sha256 link}] gated previous}"},
+		{"loop", loopJSON{Summary: &loop.Summary{Finished: "f", StopDetail: "d", Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true}}}},
+			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
+				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed}] " +
+				"stop_reason stop_detail seconds sandbox}}"},
+		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
+			"{hooks:[{hook path action manager kept configured}]}"},
+		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},
+		{"guard", guardJSON{Violations: violation}, "{file_guard ok violations:[{path kind detail hint}]}"},
+		{"status", agentapi.Status{Iteration: 1, RunID: "r"}, "{iteration run_id best_val_score suite_size allow}"},
+		{"any command that could not answer", errorJSON{}, "{error exit}"},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		g := &Globals{stdout: &out}
+		if err := g.printJSON(tt.report); err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonShape(t, out.Bytes()); got != tt.keys {
+			t.Errorf("hgate %s --json keys:\n got %s\nwant %s", tt.command, got, tt.keys)
+		}
+	}
+}
+
+// jsonShape lists an object's keys in the order printed, with the keys of nested objects
+// and of a list's first object.
+func jsonShape(t *testing.T, data []byte) string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var b strings.Builder
+	var value func()
+	value = func() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tok {
+		case json.Delim('{'):
+			b.WriteString("{")
+			for i := 0; dec.More(); i++ {
+				k, _ := dec.Token()
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				fmt.Fprint(&b, k)
+				mark := b.Len()
+				b.WriteString(":")
+				value()
+				if b.Len() == mark+1 { // a scalar: just the key
+					s := b.String()[:mark]
+					b.Reset()
+					b.WriteString(s)
+				}
+			}
+			dec.Token()
+			b.WriteString("}")
+		case json.Delim('['):
+			mark := b.Len()
+			b.WriteString("[")
+			for i := 0; dec.More(); i++ {
+				if i == 0 {
+					value()
+				} else {
+					var skip json.RawMessage
+					dec.Decode(&skip)
+				}
+			}
+			dec.Token()
+			if b.Len() == mark+1 { // a list of scalars, or empty
+				s := b.String()[:mark]
+				b.Reset()
+				b.WriteString(s)
+			} else {
+				b.WriteString("]")
+			}
+		}
+	}
+	value()
+	return b.String()
+}

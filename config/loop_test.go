@@ -1,0 +1,55 @@
+package config
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseClock(t *testing.T) {
+	tests := []struct {
+		in           string
+		hour, minute int
+		ok           bool
+	}{
+		{"07:00", 7, 0, true},
+		{"7:05", 7, 5, true},
+		{" 23:59 ", 23, 59, true},
+		{"0:00", 0, 0, true},
+		{"24:00", 0, 0, false},
+		{"7:5", 0, 0, false},
+		{"07:60", 0, 0, false},
+		{"7am", 0, 0, false},
+		{"", 0, 0, false},
+	}
+	for _, tt := range tests {
+		h, m, ok := ParseClock(tt.in)
+		if h != tt.hour || m != tt.minute || ok != tt.ok {
+			t.Errorf("ParseClock(%q) = %d, %d, %v; want %d, %d, %v", tt.in, h, m, ok, tt.hour, tt.minute, tt.ok)
+		}
+	}
+}
+
+func TestLoopOverride(t *testing.T) {
+	n, zero, score, until, empty, hour := 3, 0, 0.9, "7:30", "", time.Hour
+	l := Default().Loop
+	l.Until = "06:00"
+	if err := l.Override(LoopFlags{Iterations: &n, Patience: &zero, StopScore: &score, Until: &until, For: &hour, AttemptTimeout: &hour}); err != nil {
+		t.Fatal(err)
+	}
+	if l.Iterations != 3 || l.Patience != 0 || *l.StopScore != 0.9 || l.Until != "07:30" || l.For != time.Hour || l.AttemptTimeout != time.Hour {
+		t.Errorf("Override set %+v", l)
+	}
+	if err := l.Override(LoopFlags{Until: &empty}); err != nil || l.Until != "" {
+		t.Errorf("--until \"\": Until %q, err %v; want it cleared", l.Until, err)
+	}
+	bad := -1
+	before := l
+	err := l.Override(LoopFlags{Iterations: &bad, RepairAttempts: &bad})
+	want := "--iterations: -1 is less than 0 (expected e.g. 20; 0 for no limit)\n--repair-attempts: -1 is less than 0 (expected e.g. 1; 0 for none)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Override(bad) = %v; want\n%s", err, want)
+	}
+	if l.Iterations != before.Iterations || l.RepairAttempts != before.RepairAttempts {
+		t.Errorf("a bad flag changed the setting: %+v", l)
+	}
+}

@@ -1,0 +1,457 @@
+// Package report assembles a repository's hgate history into one typed value — what
+// `hgate report --json` prints — and renders it as one self-contained HTML page whose
+// plots are SVG drawn here (no script, no network, no external asset).
+//
+// Everything comes from what hgate already keeps: the ledger's commits since the current
+// state began (each gate's receipt and suite.json, results.tsv's rows and where record
+// put refs/hgate/gated, train_results.json at the baseline, split.json), and the loop's
+// run folders (summary.json or the journal, each iteration's gate.json). State files are
+// read from the ledger, never from the workspace, and nothing is written.
+//
+// The test split appears only as aggregates: its size, val_score, and per attempt the
+// counts of test tasks, nulls and flaky tasks. No test task id and no per-task test
+// result is copied into a Report (receipts' test_results are dropped after decoding,
+// baseline.json is not read), and the train-task matrix keeps only ids in split.json's
+// train list.
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/loop"
+	"github.com/hgate/hgate/record"
+	"github.com/hgate/hgate/split"
+	"github.com/hgate/hgate/suite"
+)
+
+// FileName is the report's default name in the workspace.
+const FileName = "report.html"
+
+// Report is a repository's hgate history. Its JSON form is `hgate report --json`:
+// fields may be added, never renamed.
+type Report struct {
+	Repository string    `json:"repository"` // the repository folder's name
+	LedgerTip  string    `json:"ledger_tip"` // the ledger commit the report was read from
+	Updated    string    `json:"updated"`    // that commit's time (UTC, RFC 3339)
+	Split      Split     `json:"split"`
+	Baseline   float64   `json:"baseline"` // results.tsv row 0
+	Best       float64   `json:"best"`     // the highest row of results.tsv
+	SuiteSize  int       `json:"suite_size"`
+	Rows       []Row     `json:"rows"`     // results.tsv, row 0 first
+	Attempts   []Attempt `json:"attempts"` // every gate that wrote a receipt, oldest first
+	Train      Matrix    `json:"train_matrix"`
+	Runs       []Run     `json:"runs"` // the loop's runs, oldest first
+}
+
+// Split is split.json as counts: test ids are never listed.
+type Split struct {
+	Seed  int64 `json:"seed"`
+	Train int   `json:"train"`
+	Test  int   `json:"test"`
+}
+
+// Row is one results.tsv row: a kept iteration (row 0: the baseline).
+type Row struct {
+	Iteration   int     `json:"iteration"`
+	ValScore    float64 `json:"val_score"`
+	Commit      string  `json:"commit"`
+	EvalsPassed int     `json:"evals_passed"`
+	EvalsTotal  int     `json:"evals_total"`
+	Time        string  `json:"time"`
+	Attempt     int     `json:"attempt"` // the attempt whose receipt it records; 0 for row 0 or when not found
+}
+
+// Attempt is one gate verdict the ledger recorded (a gate that got past Step 0; one
+// rejected there writes no receipt and shows only in its loop run, if any).
+type Attempt struct {
+	N           int      `json:"n"` // 1, 2, ... in ledger order
+	Time        string   `json:"time"`
+	Tree        string   `json:"tree"`
+	Head        string   `json:"head"`
+	Verdict     string   `json:"verdict"` // pass or reject
+	Kept        bool     `json:"kept"`    // recorded in results.tsv
+	Iteration   *int     `json:"iteration"`
+	ValScore    float64  `json:"val_score"`
+	Best        *float64 `json:"best"` // the best it was compared with
+	SuitePassed int      `json:"suite_passed"`
+	SuiteTotal  int      `json:"suite_total"`
+	SuiteSize   int      `json:"suite_size"` // after this gate, its promotions included
+	Promoted    []string `json:"promoted"`
+	TestTasks   int      `json:"test_tasks"` // -1: the test split was cut short (--fail-fast)
+	Nulls       int      `json:"nulls"`
+	Trials      int      `json:"trials,omitempty"`
+	Flaky       int      `json:"flaky,omitempty"`
+	Reasons     []string `json:"reasons"`
+	Run         string   `json:"run,omitempty"`           // the loop run whose iteration this gate judged
+	RunIter     int      `json:"run_iteration,omitempty"` // that iteration
+	GateSeconds *float64 `json:"gate_seconds,omitempty"`  // the loop's gate time for that iteration
+	AgentSecs   *float64 `json:"agent_seconds,omitempty"` // the agent's time for that iteration
+}
+
+// Matrix is the train tasks' results across the history: a column for the baseline, then
+// one per attempt (its Step 1 suite results and Step 3 re-runs, as suite.json's
+// last_results holds them).
+type Matrix struct {
+	Columns []string    `json:"columns"` // "baseline", then the attempts' numbers
+	Tasks   []MatrixRow `json:"tasks"`   // sorted by id
+}
+
+// MatrixRow is one train task's results, one per column: "pass", "fail", "null" (no
+// reward) or "" (not run in that column).
+type MatrixRow struct {
+	Task    string   `json:"task"`
+	InSuite bool     `json:"in_suite"` // in the regression suite now
+	Results []string `json:"results"`
+}
+
+// Run is one run of hgate loop.
+type Run struct {
+	ID         string         `json:"id"`
+	Started    string         `json:"started"`
+	Finished   bool           `json:"finished"` // false: still going on, or killed (--resume continues it)
+	StopReason string         `json:"stop_reason"`
+	StopDetail string         `json:"stop_detail,omitempty"`
+	Sandbox    string         `json:"sandbox"`
+	Seconds    float64        `json:"seconds"`
+	Iterations []RunIteration `json:"iterations"`
+}
+
+// RunIteration is an iteration as summary.json has it, with the attempt its last gate
+// wrote (0: none, as for a Step 0 rejection or an unchanged iteration).
+type RunIteration struct {
+	loop.Iteration
+	Attempt int `json:"attempt"`
+}
+
+// ErrNoState says the ledger holds no prepared state.
+var ErrNoState = fmt.Errorf("the ledger %s holds no hgate state: run hgate prepare first", ledger.Ref)
+
+// Build reads the history of the workspace at workspaceDir in repo.
+func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
+	l := ledger.Open(repo, workspaceDir)
+	entries, err := l.Log(0)
+	if err != nil {
+		return nil, err
+	}
+	// The current state began at the newest run of commits that all hold results.tsv:
+	// before it lies the entry of prepare --reset (or prepare's first-gated-commit entry).
+	var hist []gitguard.RefEntry
+	var rowsAt [][]record.Row
+	for _, e := range entries {
+		data, err := l.FileAt(e.Hash, record.FileName)
+		if err != nil {
+			return nil, err
+		}
+		if data == nil {
+			break
+		}
+		rows, err := record.Parse(ledgerName(l, e.Hash, record.FileName), data)
+		if err != nil {
+			return nil, err
+		}
+		hist = append(hist, e)
+		rowsAt = append(rowsAt, rows)
+	}
+	if len(hist) == 0 {
+		return nil, ErrNoState
+	}
+	slices.Reverse(hist)
+	slices.Reverse(rowsAt)
+	tip := hist[len(hist)-1]
+	rep := &Report{
+		Repository: filepath.Base(repo.Root()),
+		LedgerTip:  tip.Hash.String(),
+		Updated:    statefile.Timestamp(tip.When),
+		Rows:       []Row{},
+		Attempts:   []Attempt{},
+		Runs:       []Run{},
+	}
+
+	sp, err := splitAt(l, tip.Hash)
+	if err != nil {
+		return nil, err
+	}
+	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: len(sp.Test)}
+
+	final := rowsAt[len(rowsAt)-1]
+	for _, r := range final {
+		rep.Rows = append(rep.Rows, Row{Iteration: r.Iteration, ValScore: r.ValScore, Commit: r.Commit,
+			EvalsPassed: r.EvalsPassed, EvalsTotal: r.EvalsTotal, Time: statefile.Timestamp(r.Timestamp)})
+	}
+	if len(final) > 0 {
+		rep.Baseline = final[0].ValScore
+	}
+	rep.Best, _ = record.Best(final)
+
+	// The baseline's train results: train_results.json as the first entry holds it.
+	columns := []map[string]*float64{}
+	base, err := trainResultsAt(l, hist[0].Hash)
+	if err != nil {
+		return nil, err
+	}
+	columns = append(columns, base)
+	rep.Train.Columns = []string{"baseline"}
+
+	var lastSuite *suite.Suite
+	for i, e := range hist {
+		// A new row: record kept HEAD, which the same entry made the gated commit.
+		if i > 0 && len(rowsAt[i]) > len(rowsAt[i-1]) {
+			if err := linkRecord(l, repo, rep, e.Hash, len(rowsAt[i])-1); err != nil {
+				return nil, err
+			}
+		}
+		rc, err := gateReceipt(l, e)
+		if err != nil {
+			return nil, err
+		}
+		s, err := suiteAt(l, e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		lastSuite = s
+		if rc == nil {
+			continue
+		}
+		a := attemptOf(rc, s, len(rep.Attempts)+1)
+		var results map[string]*float64
+		if s != nil {
+			results = s.LastResults
+		}
+		columns = append(columns, results)
+		rep.Train.Columns = append(rep.Train.Columns, fmt.Sprint(a.N))
+		rep.Attempts = append(rep.Attempts, a)
+	}
+	// Each row names the attempt it records.
+	for _, a := range rep.Attempts {
+		if a.Iteration != nil && *a.Iteration < len(rep.Rows) {
+			rep.Rows[*a.Iteration].Attempt = a.N
+		}
+	}
+	if lastSuite != nil {
+		rep.SuiteSize = len(lastSuite.Tasks)
+	}
+	rep.Train.Tasks = matrix(sp.Train, columns, lastSuite)
+
+	runs, err := loop.Runs(workspaceDir)
+	if err != nil {
+		return nil, err
+	}
+	linkRuns(rep, runs)
+	return rep, nil
+}
+
+// ledgerName names a state file as kept in a ledger commit, for messages.
+func ledgerName(l *ledger.Ledger, commit plumbing.Hash, name string) string {
+	return fmt.Sprintf("%s (ledger %s)", l.Display(name), commit.String()[:7])
+}
+
+func splitAt(l *ledger.Ledger, commit plumbing.Hash) (*split.Split, error) {
+	data, err := l.FileAt(commit, split.FileName)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, ErrNoState
+	}
+	return split.Parse(ledgerName(l, commit, split.FileName), data)
+}
+
+func suiteAt(l *ledger.Ledger, commit plumbing.Hash) (*suite.Suite, error) {
+	data, err := l.FileAt(commit, suite.FileName)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return suite.Parse(ledgerName(l, commit, suite.FileName), data)
+}
+
+func trainResultsAt(l *ledger.Ledger, commit plumbing.Hash) (map[string]*float64, error) {
+	data, err := l.FileAt(commit, suite.TrainResultsFileName)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	tr, err := suite.ParseTrainResults(ledgerName(l, commit, suite.TrainResultsFileName), data)
+	if err != nil {
+		return nil, err
+	}
+	return tr.Results, nil
+}
+
+const receiptsPrefix = "receipts/"
+
+// gateReceipt returns the receipt a gate entry wrote: the receipt the entry changed
+// (with gate.trials a gate may also rewrite the best's receipt; the message names the
+// candidate's tree). nil for any other entry.
+func gateReceipt(l *ledger.Ledger, e gitguard.RefEntry) (*gate.Receipt, error) {
+	if !strings.HasPrefix(e.Message, "gate: ") {
+		return nil, nil
+	}
+	var names []string
+	for _, c := range e.Changed {
+		if strings.HasPrefix(c, receiptsPrefix) && ledger.Tracked(c) {
+			names = append(names, c)
+		}
+	}
+	if len(names) > 1 {
+		if f := strings.Fields(e.Message); len(f) > 2 {
+			prefix := receiptsPrefix + f[2] // "gate: tree 1a2b3c4 ..."
+			names = slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, prefix) })
+		}
+	}
+	if len(names) != 1 {
+		return nil, nil
+	}
+	data, err := l.FileAt(e.Hash, names[0])
+	if err != nil || data == nil {
+		return nil, err
+	}
+	var rc gate.Receipt
+	if err := statefile.DecodeJSON(ledgerName(l, e.Hash, names[0]), data, &rc); err != nil {
+		return nil, err
+	}
+	rc.TestResults = nil // per-task test results never go further
+	return &rc, nil
+}
+
+// attemptOf turns a receipt into an attempt. Reasons are the gate's, as its report
+// words them, rebuilt from the receipt; linkRuns replaces them with the loop's copy of
+// the gate's own when there is one.
+func attemptOf(rc *gate.Receipt, s *suite.Suite, n int) Attempt {
+	a := Attempt{
+		N: n, Time: rc.Timestamp, Tree: rc.Tree, Head: rc.Head, Verdict: rc.Verdict, ValScore: rc.ValScore,
+		Best: rc.Best, SuitePassed: rc.SuitePassed, SuiteTotal: rc.SuiteTotal, Promoted: rc.Promoted,
+		TestTasks: rc.TestTasks, Nulls: rc.Nulls, Trials: rc.Trials, Flaky: rc.Flaky, Reasons: []string{},
+	}
+	if a.Promoted == nil {
+		a.Promoted = []string{}
+	}
+	if s != nil {
+		a.SuiteSize = len(s.Tasks)
+	}
+	if rc.Verdict == "pass" {
+		return a
+	}
+	if s != nil && rc.SuiteTotal > 0 && float64(rc.SuitePassed)/float64(rc.SuiteTotal) < s.Threshold {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("step 1: %d/%d suite tasks passed (%.0f%%), below the threshold %.0f%%",
+			rc.SuitePassed, rc.SuiteTotal, 100*float64(rc.SuitePassed)/float64(rc.SuiteTotal), 100*s.Threshold))
+	}
+	switch {
+	case rc.TestTasks < 0:
+		a.Reasons = append(a.Reasons, "step 2: stopped early (--fail-fast)")
+	case rc.Best != nil && rc.ValScore < *rc.Best:
+		a.Reasons = append(a.Reasons, fmt.Sprintf("step 2: val_score %.4f is below the best on record %.4f", rc.ValScore, *rc.Best))
+	case len(a.Reasons) == 0:
+		a.Reasons = append(a.Reasons, fmt.Sprintf("step 2: val_score %.4f was not kept against the best", rc.ValScore))
+	}
+	return a
+}
+
+// linkRecord marks the attempt that results.tsv row `row` records: the newest attempt
+// so far of the tree of the commit the entry made gated.
+func linkRecord(l *ledger.Ledger, repo *gitguard.Repo, rep *Report, entry plumbing.Hash, row int) error {
+	head, ok, err := l.AnchorAt(entry, ledger.GatedRef)
+	if err != nil || !ok || head.IsZero() {
+		return err
+	}
+	tree, err := repo.TreeOf(head)
+	if err != nil {
+		return nil // the commit is gone (a rewritten branch, gc): the row stays unlinked
+	}
+	for i := len(rep.Attempts) - 1; i >= 0; i-- {
+		a := &rep.Attempts[i]
+		if a.Tree == tree.String() && a.Verdict == "pass" {
+			a.Kept = true
+			r := row
+			a.Iteration = &r
+			return nil
+		}
+	}
+	return nil
+}
+
+// matrix lays out the train tasks' results by column. Its rows are the train split's ids:
+// a test id never appears, whatever a state file says.
+func matrix(train []string, columns []map[string]*float64, s *suite.Suite) []MatrixRow {
+	inSuite := map[string]bool{}
+	if s != nil {
+		for _, id := range s.Tasks {
+			inSuite[id] = true
+		}
+	}
+	rows := make([]MatrixRow, 0, len(train))
+	for _, id := range slices.Sorted(slices.Values(train)) {
+		r := MatrixRow{Task: id, InSuite: inSuite[id], Results: make([]string, len(columns))}
+		for j, col := range columns {
+			reward, ran := col[id]
+			switch {
+			case !ran:
+			case reward == nil:
+				r.Results[j] = "null"
+			case suite.Passed(reward):
+				r.Results[j] = "pass"
+			default:
+				r.Results[j] = "fail"
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// wroteReceipt reports whether a gate got past Step 0, which is when it writes a receipt:
+// a Step 0 rejection's tree leaves the forbidden paths out, so it may be another
+// attempt's tree.
+func wroteReceipt(r *gate.Report) bool {
+	s0 := r.Steps.Step0
+	return s0 == nil || s0.OK || s0.Skipped
+}
+
+// linkRuns adds the loop's runs and ties each iteration's last gate to its attempt: the
+// first attempt of the same tree not yet tied, at or after the previous one tied. The
+// attempt then takes the gate's own reasons and the iteration's durations.
+func linkRuns(rep *Report, runs []loop.RunRecord) {
+	next := 0 // attempts before this index are behind every later iteration
+	for _, rr := range runs {
+		run := Run{ID: rr.RunID, Started: rr.Started, Finished: rr.Finished, StopReason: string(rr.StopReason),
+			StopDetail: rr.StopDetail, Sandbox: rr.Sandbox, Seconds: rr.Seconds, Iterations: []RunIteration{}}
+		for _, it := range rr.Iterations {
+			ri := RunIteration{Iteration: it}
+			if ri.Reasons == nil {
+				ri.Reasons = []string{}
+			}
+			if gates := rr.Gates[it.Iteration]; len(gates) > 0 && wroteReceipt(gates[len(gates)-1]) {
+				last := gates[len(gates)-1]
+				for i := next; i < len(rep.Attempts); i++ {
+					if rep.Attempts[i].Tree != last.Tree || rep.Attempts[i].Run != "" {
+						continue
+					}
+					// The agent may have gated the same tree itself just before: the loop's
+					// gate is the last of them.
+					for i+1 < len(rep.Attempts) && rep.Attempts[i+1].Tree == last.Tree && rep.Attempts[i+1].Run == "" {
+						i++
+					}
+					a := &rep.Attempts[i]
+					a.Run, a.RunIter = rr.RunID, it.Iteration
+					if last.Reasons != nil {
+						a.Reasons = slices.Clone(last.Reasons)
+					}
+					gs, as := it.GateSeconds, it.AgentSeconds
+					a.GateSeconds, a.AgentSecs = &gs, &as
+					ri.Attempt = a.N
+					next = i + 1
+					break
+				}
+			}
+			run.Iterations = append(run.Iterations, ri)
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+}
