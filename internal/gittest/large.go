@@ -23,9 +23,7 @@ func Large(tb TB, dir string, tracked, ignored int) {
 		writeFile(tb, dir, fmt.Sprintf("node_modules/pkg%04d/lib/m%02d.js", i/20, i%20), "module.exports = 1\n")
 	}
 	writeFile(tb, dir, ".gitignore", "node_modules/\n")
-	gitIn(tb, dir, "init", "-q", "-b", "main")
-	gitIn(tb, dir, "add", "-A")
-	gitIn(tb, dir, "commit", "-q", "-m", "bench")
+	initLarge(tb, dir)
 	time.Sleep(1100 * time.Millisecond) // past the index's mtime: no racy entries
 	gitIn(tb, dir, "update-index", "--really-refresh")
 	gitIn(tb, dir, "status", "--porcelain")
@@ -40,12 +38,21 @@ func LargeStaged(tb TB, dir string, n int) {
 	writeTracked(tb, dir, n)
 	writeFile(tb, dir, "hgate.yaml", "allow: [agent.py, src/d007/]\nbenchmark:\n  tasks: {glob: \"tasks/*\"}\n  run: [sh, check.sh]\n")
 	writeFile(tb, dir, "agent.py", "v1\n")
-	gitIn(tb, dir, "init", "-q", "-b", "main")
-	gitIn(tb, dir, "add", "-A")
-	gitIn(tb, dir, "commit", "-q", "-m", "bench")
+	initLarge(tb, dir)
 	writeFile(tb, dir, "agent.py", "v2\n")
 	writeFile(tb, dir, "src/d007/s03/f05.go", "package p // changed\n")
 	gitIn(tb, dir, "add", "agent.py", "src/d007/s03/f05.go")
+}
+
+// initLarge commits what dir holds. The commit's automatic gc packs the objects, as in
+// a repository in use; it runs in the foreground, so that it does not write in dir
+// while the benchmark runs or removes dir.
+func initLarge(tb TB, dir string) {
+	tb.Helper()
+	gitIn(tb, dir, "init", "-q", "-b", "main")
+	gitIn(tb, dir, "config", "gc.autoDetach", "false")
+	gitIn(tb, dir, "add", "-A")
+	gitIn(tb, dir, "commit", "-q", "-m", "bench")
 }
 
 func writeTracked(tb TB, dir string, n int) {
