@@ -30,12 +30,64 @@ func (t *tail) Bytes() []byte {
 	return t.buf
 }
 
+// TraceHead and TraceTail bound a trace on disk: a command's first TraceHead bytes
+// of output go straight to the file, its last TraceTail bytes are kept in memory
+// and appended when it ends, and one line in between says how much was cut. A task
+// printing 400 MB neither fills the disk nor hgate's memory.
+const (
+	TraceHead = 1 << 20
+	TraceTail = 1 << 20
+)
+
+// lastBytes keeps the last n bytes written to it in a ring of n bytes, allocated on
+// the first write.
+type lastBytes struct {
+	n     int
+	buf   []byte
+	pos   int  // where the next byte goes
+	full  bool // the ring has wrapped: buf[pos:] then buf[:pos] is the order
+	total int64
+}
+
+func (l *lastBytes) write(p []byte) {
+	l.total += int64(len(p))
+	if l.buf == nil {
+		l.buf = make([]byte, l.n)
+	}
+	if len(p) >= l.n {
+		copy(l.buf, p[len(p)-l.n:])
+		l.pos, l.full = 0, true
+		return
+	}
+	end := l.pos + len(p)
+	if end >= l.n {
+		l.full = true
+	}
+	k := copy(l.buf[l.pos:], p)
+	copy(l.buf, p[k:])
+	l.pos = end % l.n
+}
+
+// writeTo writes the kept bytes in order.
+func (l *lastBytes) writeTo(w io.Writer) error {
+	if l.full {
+		if _, err := w.Write(l.buf[l.pos:]); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(l.buf[:l.pos])
+	return err
+}
+
 // taskOutput collects one command's output: stdout into the tail (for
-// scoring), stdout and stderr together into the trace file, if any.
+// scoring), stdout and stderr together into the trace file, if any, cut to
+// its first TraceHead and last TraceTail bytes.
 type taskOutput struct {
 	mu       sync.Mutex
 	tail     tail
 	file     *os.File // nil: no trace kept
+	head     int64    // bytes written to file so far, up to TraceHead
+	rest     lastBytes
 	partial  string
 	final    string
 	writeErr error
@@ -44,7 +96,7 @@ type taskOutput struct {
 // newTaskOutput prepares the output of one command. With keep, the trace
 // goes to <dir>/<name>.log via a .partial file.
 func newTaskOutput(keep bool, dir, name string) *taskOutput {
-	t := &taskOutput{}
+	t := &taskOutput{rest: lastBytes{n: TraceTail}}
 	if keep {
 		t.final = filepath.Join(dir, name+".log")
 		t.partial = t.final + ".partial"
@@ -79,6 +131,9 @@ func (t *taskOutput) finish() string {
 		return ""
 	}
 	err := t.writeErr
+	if err == nil && t.rest.total > 0 {
+		err = t.writeRest()
+	}
 	if cerr := t.file.Close(); err == nil {
 		err = cerr
 	}
@@ -89,6 +144,31 @@ func (t *taskOutput) finish() string {
 		return fmt.Sprintf("trace %s: %v", t.final, err)
 	}
 	return ""
+}
+
+// trace writes p to the head of the trace file while it lasts, then to the ring.
+func (t *taskOutput) trace(p []byte) {
+	if n := min(int64(len(p)), TraceHead-t.head); n > 0 {
+		if _, err := t.file.Write(p[:n]); err != nil {
+			t.writeErr = err
+		}
+		t.head += n
+		p = p[n:]
+	}
+	if len(p) > 0 {
+		t.rest.write(p)
+	}
+}
+
+// writeRest appends the output kept past the head, after a line saying what was cut.
+func (t *taskOutput) writeRest() error {
+	if cut := t.rest.total - TraceTail; cut > 0 {
+		if _, err := fmt.Fprintf(t.file, "\nhgate: trace cut: %d bytes left out here (a trace keeps the first %d MiB and the last %d MiB of a task's output)\n",
+			cut, TraceHead>>20, TraceTail>>20); err != nil {
+			return err
+		}
+	}
+	return t.rest.writeTo(t.file)
 }
 
 // outWriter is one of a command's two streams. A failing trace write is
@@ -106,9 +186,7 @@ func (w outWriter) Write(p []byte) (int, error) {
 		w.t.tail.Write(p)
 	}
 	if w.t.file != nil && w.t.writeErr == nil {
-		if _, err := w.t.file.Write(p); err != nil {
-			w.t.writeErr = err
-		}
+		w.t.trace(p)
 	}
 	return len(p), nil
 }

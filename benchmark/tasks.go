@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -31,6 +32,13 @@ func CheckID(id string) error { return statefile.CheckTaskID(id) }
 // Every invalid or duplicate id is reported at once; an empty list is an
 // error too.
 func ListTasks(ctx context.Context, dir string, cfg config.Benchmark) ([]string, error) {
+	return ListTasksAs(ctx, dir, "", cfg)
+}
+
+// ListTasksAs is ListTasks in dir, a copy of the folder shown (a clean room's copy of
+// the repository): messages name shown, where a human looks, and say it was the copy
+// that was read. An empty shown is dir itself.
+func ListTasksAs(ctx context.Context, dir, shown string, cfg config.Benchmark) ([]string, error) {
 	src := cfg.Tasks
 	n := 0
 	for _, set := range []bool{src.Glob != "", src.File != "", len(src.Command) > 0} {
@@ -43,10 +51,14 @@ func ListTasks(ctx context.Context, dir string, cfg config.Benchmark) ([]string,
 	}
 	switch {
 	case src.Glob != "":
-		return listGlob(dir, src.Glob)
+		return listGlob(dir, shown, src.Glob)
 	case src.File != "":
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(src.File)))
 		if err != nil {
+			var pe *fs.PathError
+			if shown != "" && errors.As(err, &pe) {
+				pe.Path = filepath.Join(shown, filepath.FromSlash(src.File))
+			}
 			return nil, fmt.Errorf("benchmark: tasks: read task file: %w", err)
 		}
 		return listLines(src.File, data)
@@ -55,7 +67,7 @@ func ListTasks(ctx context.Context, dir string, cfg config.Benchmark) ([]string,
 	}
 }
 
-func listGlob(dir, pattern string) ([]string, error) {
+func listGlob(dir, shown, pattern string) ([]string, error) {
 	if _, err := path.Match(pattern, ""); err != nil {
 		return nil, fmt.Errorf("benchmark: tasks: glob %q: %w", pattern, err)
 	}
@@ -71,6 +83,9 @@ func listGlob(dir, pattern string) ([]string, error) {
 		}
 	}
 	if len(ids) == 0 {
+		if shown != "" {
+			return nil, fmt.Errorf("benchmark: tasks: glob %q matches nothing in %s (the clean room's copy of it: what git tracks, the allowed files as on disk, and clean_room.carry)", pattern, shown)
+		}
 		return nil, fmt.Errorf("benchmark: tasks: glob %q matches nothing in %s", pattern, dir)
 	}
 	var errs []error

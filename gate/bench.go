@@ -13,6 +13,7 @@ import (
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 // BenchReport is the outcome of an ad hoc run of train tasks.
@@ -25,9 +26,9 @@ type BenchReport struct {
 
 // loadSplit reads split.json, pointing at prepare when it is missing.
 func (e *Env) loadSplit() (*split.Split, error) {
-	sp, err := split.Load(e.ws().split())
+	sp, err := split.Load(e.ws().Split())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().split())
+		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().Split())
 	}
 	return sp, err
 }
@@ -49,7 +50,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 		case slices.Contains(sp.Test, id):
 			bad = append(bad, fmt.Sprintf("task %q is in the held-out test split: it runs only inside hgate gate", id))
 		case !slices.Contains(sp.Train, id):
-			bad = append(bad, fmt.Sprintf("task %q is not a train task (train tasks are listed in %s)", id, e.ws().split()))
+			bad = append(bad, fmt.Sprintf("task %q is not a train task (train tasks are listed in %s)", id, e.ws().Split()))
 		}
 	}
 	if len(bad) > 0 {
@@ -61,7 +62,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	}
 	rep.Tasks = slices.Compact(slices.Sorted(slices.Values(rep.Tasks)))
 
-	latest := e.ws().latestTraces()
+	latest := e.ws().Traces("latest")
 	traceDir := latest
 	if rep.Full {
 		// A full run replaces traces/latest whole, and only once it has finished.
@@ -112,7 +113,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	}
 	tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: rewards(out.Results)}
 	c := changes{}
-	if err := c.add("train_results.json", tr.Marshal); err != nil {
+	if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		return nil, err
 	}
 	return rep, e.apply(fmt.Sprintf("bench: %d/%d train tasks passed", rep.Passed, len(rep.Tasks)), c)

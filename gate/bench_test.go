@@ -16,6 +16,7 @@ import (
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 const benchConcurrency = 4
@@ -94,11 +95,11 @@ func newGateFixture(b *testing.B, n int, duration func(i int) time.Duration) *ga
 		tr.Results[id] = &v
 	}
 	c := changes{}
-	if err := c.add("train_results.json", tr.Marshal); err != nil {
+	if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		b.Fatal(err)
 	}
 	// Step 3 takes its candidates from the gate's baseline record.
-	if err := c.add(baselineName, (&Baseline{TrainFailing: f.rerun}).marshal); err != nil {
+	if err := c.add(workspace.Baseline, (&Baseline{TrainFailing: f.rerun}).marshal); err != nil {
 		b.Fatal(err)
 	}
 	if err := f.env.apply("benchmark set-up", c); err != nil {
@@ -110,7 +111,7 @@ func newGateFixture(b *testing.B, n int, duration func(i int) time.Duration) *ga
 // gate runs one gate from the fixture's starting suite and returns its wall time.
 func (f *gateFixture) gate(b *testing.B) time.Duration {
 	c := changes{}
-	if err := c.add("suite.json", f.suite.Marshal); err != nil {
+	if err := c.add(workspace.Suite, f.suite.Marshal); err != nil {
 		b.Fatal(err)
 	}
 	if err := f.env.apply("benchmark reset", c); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Options changes how the gate runs.
@@ -151,7 +152,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 			cancel(errDecided)
 		}
 	}
-	if err := os.MkdirAll(ws.latestTraces(), 0o755); err != nil {
+	if err := os.MkdirAll(ws.Traces("latest"), 0o755); err != nil {
 		return nil, err
 	}
 	// Each step runs in a lane of its own: the test split shares nothing writable
@@ -173,7 +174,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if len(s.Tasks) > 0 {
 		wg.Go(func() {
 			out1, err1 = run1.Run(runCtx, benchmark.Request{
-				Split: "train", Tasks: s.Tasks, TraceDir: ws.latestTraces(), Progress: ff.onSuite,
+				Split: "train", Tasks: s.Tasks, TraceDir: ws.Traces("latest"), Progress: ff.onSuite,
 			})
 		})
 	}
@@ -205,7 +206,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 
 	// Step 1: the regression suite. A task the runner did not return counts as failed.
 	s1 := &Step1{OK: true, Skipped: len(s.Tasks) == 0, Total: len(s.Tasks), Threshold: s.Threshold, Failed: []string{}, StoppedEarly: stoppedEarly,
-		Traces: e.display(ws.latestTraces())}
+		Traces: e.display(ws.Traces("latest"))}
 	if !s1.Skipped {
 		results := outcomeResults(out1)
 		s1.Passed, s1.Failed = passedCount(s.Tasks, results)
@@ -245,16 +246,21 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 			}
 		}
 	}
+	var mean *float64 // score unrounded, when known
 	if noisy {
+		m, _ := candTrials.scoreMean(sp.Test, cfg.Benchmark.TimeoutPolicy)
 		score, nulls = candTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		mean = &m
 		scoredAt = statefile.Timestamp(e.now())
 		if cached {
 			scoredAt = prior.ScoredAt
 		}
 	} else if cached {
-		score, nulls, scoredAt = prior.ValScore, prior.Nulls, prior.ScoredAt
+		score, nulls, scoredAt, mean = prior.ValScore, prior.Nulls, prior.ScoredAt, prior.ValMean
 	} else {
+		m, _ := valMean(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
 		score, nulls = valScore(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
+		mean = &m
 		scoredAt = statefile.Timestamp(e.now())
 	}
 	s2 := &Step2{OK: !hasBest || score >= best, ValScore: score, Tasks: len(sp.Test), Nulls: nulls,
@@ -321,7 +327,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	receipt := &Receipt{
 		Tree: rep.Tree, Head: rep.Head, Verdict: rep.Verdict, ValScore: score, Best: rep.Best,
 		SuitePassed: s1.Passed, SuiteTotal: s1.Total, Promoted: []string{}, Timestamp: statefile.Timestamp(e.now()),
-		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom,
+		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom, ValMean: mean,
 	}
 	if noisy {
 		receipt.TestResults, receipt.Trials, receipt.Flaky = candTrials, s2.Trials, *s2.Flaky
@@ -335,10 +341,10 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		receipt.Promoted = rep.Steps.Step3.Promoted
 	}
 	fault.Point("gate-scored")
-	if err := c.add("suite.json", s.Marshal); err != nil {
+	if err := c.add(workspace.Suite, s.Marshal); err != nil {
 		return nil, err
 	}
-	if err := c.add(receiptName(rep.Tree), receipt.marshal); err != nil {
+	if err := c.add(workspace.Receipt(rep.Tree), receipt.marshal); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("gate: tree %s %s, val_score %.4f, promoted %d", rep.Tree[:7], rep.Verdict, score, len(receipt.Promoted))
@@ -366,7 +372,7 @@ func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []str
 		return nil, err
 	}
 	out, err := run.Run(ctx, benchmark.Request{
-		Split: "train", Tasks: rerun, TraceDir: e.ws().latestTraces(), Progress: e.progress("promotion", len(rerun)),
+		Split: "train", Tasks: rerun, TraceDir: e.ws().Traces("latest"), Progress: e.progress("promotion", len(rerun)),
 	})
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 // PrepareReport says what prepare found and wrote.
@@ -46,7 +47,7 @@ type state struct {
 
 // loadState reads every state file that exists. A malformed file is an error, never an
 // empty value: state is never silently reset.
-func loadState(ws workspace) (*state, error) {
+func loadState(ws workspace.Dir) (*state, error) {
 	st := &state{}
 	var errs []error
 	note := func(err error) bool {
@@ -58,16 +59,16 @@ func loadState(ws workspace) (*state, error) {
 		}
 		return false
 	}
-	if s, err := split.Load(ws.split()); note(err) {
+	if s, err := split.Load(ws.Split()); note(err) {
 		st.split = s
 	}
-	if s, err := suite.Load(ws.suite()); note(err) {
+	if s, err := suite.Load(ws.Suite()); note(err) {
 		st.suite = s
 	}
-	if t, err := suite.LoadTrainResults(ws.trainResults()); note(err) {
+	if t, err := suite.LoadTrainResults(ws.TrainResults()); note(err) {
 		st.train = t
 	}
-	if rows, err := record.Load(ws.results()); note(err) {
+	if rows, err := record.Load(ws.Results()); note(err) {
 		st.rows, st.hasRows = rows, true
 	}
 	return st, errors.Join(errs...)
@@ -104,9 +105,9 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		return nil, err
 	}
 	rep := &PrepareReport{}
-	needBaselineTraces := !exists(ws.baselineTraces())
+	needBaselineTraces := !exists(ws.Traces("baseline"))
 	complete := st.split != nil && st.suite != nil && st.train != nil && len(st.rows) > 0 &&
-		!needBaselineTraces && exists(ws.learnings())
+		!needBaselineTraces && exists(ws.Learnings())
 	if st.split != nil {
 		if err := emptySide(ws, st.split); err != nil {
 			return nil, err
@@ -135,7 +136,11 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	// Run the baseline on what the missing files need: every task when there is no split yet.
 	var tasks []string
 	if st.split == nil {
-		if tasks, err = benchmark.ListTasks(ctx, rm.dir, cfg.Benchmark); err != nil {
+		shown := "" // messages name the repository, never the room's temporary path
+		if rm.dir != e.Repo.Root() {
+			shown = e.Repo.Root()
+		}
+		if tasks, err = benchmark.ListTasksAs(ctx, rm.dir, shown, cfg.Benchmark); err != nil {
 			return nil, err
 		}
 		if len(tasks) < 2 {
@@ -185,11 +190,11 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		}
 		if len(rep.Excluded) > 0 {
 			fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split:\n", len(rep.Excluded))
-			for _, l := range e.nullLines(rep.Excluded, out.Results, ws.baselineTraces(), traceTmp) {
+			for _, l := range e.nullLines(rep.Excluded, out.Results, ws.Traces("baseline"), traceTmp) {
 				fmt.Fprintf(e.log(), "hgate: %s\n", l)
 			}
 		}
-		if err := c.add("split.json", sp.Marshal); err != nil {
+		if err := c.add(workspace.Split, sp.Marshal); err != nil {
 			return nil, err
 		}
 	}
@@ -202,16 +207,25 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 	}
+	// The baseline's val_score before rounding, when this run scores it (no row 0 yet).
+	var mean *float64
+	if len(st.rows) == 0 {
+		m, _ := valMean(sp.Test, out.Results, cfg.Benchmark.TimeoutPolicy)
+		if testTrials != nil {
+			m, _ = testTrials.scoreMean(sp.Test, cfg.Benchmark.TimeoutPolicy)
+		}
+		mean = &m
+	}
 	if st.train == nil {
 		tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: map[string]*float64{}}
 		for _, id := range sp.Train {
 			tr.Results[id] = out.Results[id].Reward
 		}
-		if err := c.add("train_results.json", tr.Marshal); err != nil {
+		if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 			return nil, err
 		}
 		// Step 3's record of what failed, which no bench rewrites.
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}}
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}, ValMean: mean}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {
@@ -223,12 +237,12 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 				base.TrainFailing = append(base.TrainFailing, id)
 			}
 		}
-		if err := c.add(baselineName, base.marshal); err != nil {
+		if err := c.add(workspace.Baseline, base.marshal); err != nil {
 			return nil, err
 		}
 	}
 	if st.suite == nil {
-		if err := c.add("suite.json", suite.New(cfg.Suite.Threshold).Marshal); err != nil {
+		if err := c.add(workspace.Suite, suite.New(cfg.Suite.Threshold).Marshal); err != nil {
 			return nil, err
 		}
 	}
@@ -238,7 +252,7 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			score, _ = testTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
 		}
 		row := record.Row{Iteration: 0, ValScore: score, Commit: "baseline", Timestamp: e.now()}
-		if err := c.add("results.tsv", func() ([]byte, error) { return record.AppendTo(ws.results(), nil, row) }); err != nil {
+		if err := c.add(workspace.Results, func() ([]byte, error) { return record.AppendTo(ws.Results(), nil, row) }); err != nil {
 			return nil, err
 		}
 		rep.ValScore = score
@@ -258,25 +272,25 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 	}
-	delete(c, baselineName) // hgate's own record, not a file to announce
+	delete(c, workspace.Baseline) // hgate's own record, not a file to announce
 	rep.Created = e.names(c)
 	fault.Point("prepare-applied")
 	// A refused run's traces are of no use once a split is made (and may be of test tasks).
-	if err := os.RemoveAll(ws.refusedTraces()); err != nil {
+	if err := os.RemoveAll(ws.Traces("refused")); err != nil {
 		return nil, err
 	}
 	if needBaselineTraces {
 		// Excluded tasks never run again, so their traces (why they were null) are kept too.
-		if err := keepTraces(traceTmp, ws.baselineTraces(), append(slices.Clone(sp.Train), rep.Excluded...)); err != nil {
+		if err := keepTraces(traceTmp, ws.Traces("baseline"), append(slices.Clone(sp.Train), rep.Excluded...)); err != nil {
 			return nil, err
 		}
 		rep.Created = append(rep.Created, e.ledger().Display("traces/baseline"))
 	}
-	if !exists(ws.learnings()) {
-		if err := record.EnsureLearnings(ws.learnings()); err != nil {
+	if !exists(ws.Learnings()) {
+		if err := record.EnsureLearnings(ws.Learnings()); err != nil {
 			return nil, err
 		}
-		rep.Created = append(rep.Created, e.ledger().Display("learnings.md"))
+		rep.Created = append(rep.Created, e.ledger().Display(workspace.Learnings))
 	}
 	return rep, e.markGated(head)
 }
@@ -317,7 +331,7 @@ func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, er
 	// The traces hgate kept are of the old split's train tasks: some may be test tasks
 	// of the new one, which the agent must not read.
 	ws := e.ws()
-	for _, dir := range []string{ws.baselineTraces(), ws.baselineTraces() + ".tmp", ws.latestTraces(), ws.refusedTraces()} {
+	for _, dir := range []string{ws.Traces("baseline"), ws.Traces("baseline") + ".tmp", ws.Traces("latest"), ws.Traces("refused")} {
 		if !exists(dir) {
 			continue
 		}
@@ -389,14 +403,9 @@ func keepTraces(src, dst string, tasks []string) error {
 		return err
 	}
 	for _, id := range slices.Sorted(slices.Values(tasks)) {
-		data, err := os.ReadFile(filepath.Join(src, id+".log"))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(tmp, id+".log"), data, 0o644); err != nil {
+		// Streamed (copyFile), never read whole: a trace can be large.
+		err := copyFile(filepath.Join(src, id+".log"), filepath.Join(tmp, id+".log"), 0o644)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -419,7 +428,7 @@ func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results 
 	}
 	msg := "prepare refused: " + strings.Join(why, "; ") + "; nothing was written"
 	if len(excluded) > 0 {
-		dst := e.ws().refusedTraces()
+		dst := e.ws().Traces("refused")
 		if err := os.RemoveAll(dst); err != nil {
 			return err
 		}
@@ -454,11 +463,11 @@ func (e *Env) nullLines(ids []string, results map[string]benchmark.Result, dir, 
 
 // emptySide refuses a split.json with an empty side, which only an older hgate or a hand
 // edit makes: the gate cannot answer over it.
-func emptySide(ws workspace, sp *split.Split) error {
+func emptySide(ws workspace.Dir, sp *split.Split) error {
 	if len(sp.Train) > 0 && len(sp.Test) > 0 {
 		return nil
 	}
-	return fmt.Errorf("%s has %d train / %d test tasks: the gate cannot judge a change over an empty side; fix the benchmark and start over with hgate prepare --reset (the old state stays in hgate state log)", ws.split(), len(sp.Train), len(sp.Test))
+	return fmt.Errorf("%s has %d train / %d test tasks: the gate cannot judge a change over an empty side; fix the benchmark and start over with hgate prepare --reset (the old state stays in hgate state log)", ws.Split(), len(sp.Train), len(sp.Test))
 }
 
 // baselineTrials runs trials 2..trials.max of the test tasks and returns each task's

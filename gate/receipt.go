@@ -9,6 +9,7 @@ import (
 
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Receipt is the gate's verdict bound to the candidate tree it judged. record appends a
@@ -29,6 +30,9 @@ type Receipt struct {
 	Nulls     int    `json:"nulls"`
 	ScoredAt  string `json:"scored_at"`
 	CleanRoom bool   `json:"clean_room"` // a score from outside the clean room is not reused inside it
+	// ValMean is val_score before rounding to 4 decimals (see ExactScore); absent in
+	// receipts from older versions.
+	ValMean *float64 `json:"val_mean,omitempty"`
 	// With gate.trials/margin: every test trial's reward per task (never printed; the best's
 	// are what later gates compare with), trials per task, flaky test tasks, and whether
 	// this tree is a confident, replicated improvement that record makes the new best.
@@ -39,8 +43,8 @@ type Receipt struct {
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
-func loadReceipt(ws workspace, tree string) (*Receipt, error) {
-	path := ws.receipt(tree)
+func loadReceipt(ws workspace.Dir, tree string) (*Receipt, error) {
+	path := ws.Receipt(tree)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -54,9 +58,6 @@ func loadReceipt(ws workspace, tree string) (*Receipt, error) {
 	}
 	return &r, nil
 }
-
-// receiptName is the receipt's name in the workspace (and the ledger).
-func receiptName(tree string) string { return "receipts/" + tree + ".json" }
 
 func (r *Receipt) marshal() ([]byte, error) { return statefile.EncodeJSON(r) }
 
@@ -83,9 +84,9 @@ func WroteReceipt(tree string) bool {
 	return wrote.trees[tree]
 }
 
-// baselineName is the gate's own record of which train tasks failed at baseline, written
-// once by prepare and kept by the ledger; unlike train_results.json, no bench rewrites it.
-const baselineName = "baseline.json"
+// workspace.Baseline is the gate's own record of which train tasks failed at baseline,
+// written once by prepare and kept by the ledger; unlike train_results.json, no bench
+// rewrites it.
 
 // Baseline is baseline.json.
 type Baseline struct {
@@ -95,6 +96,9 @@ type Baseline struct {
 	// Test holds the baseline's test trials (gate.trials.max of them per task), the best
 	// Step 2 compares with until a new best is recorded; absent without trials.
 	Test Trials `json:"test,omitempty"`
+	// ValMean is the baseline's val_score before rounding (see ExactScore); absent in
+	// files from older versions.
+	ValMean *float64 `json:"val_mean,omitempty"`
 }
 
 func (b *Baseline) marshal() ([]byte, error) { return statefile.EncodeJSON(b) }
@@ -128,12 +132,12 @@ func promotionCandidates(base *Baseline, train map[string]*float64, suiteTasks, 
 
 // ledgerBaseline reads baseline.json as the ledger holds it; nil when there is none.
 func (e *Env) ledgerBaseline() (*Baseline, error) {
-	data, err := e.ledgerCopy(baselineName)
+	data, err := e.ledgerCopy(workspace.Baseline)
 	if err != nil || data == nil {
 		return nil, err
 	}
 	var b Baseline
-	if err := statefile.DecodeJSON(e.ws().path(baselineName), data, &b); err != nil {
+	if err := statefile.DecodeJSON(e.ws().Path(workspace.Baseline), data, &b); err != nil {
 		return nil, err
 	}
 	return &b, nil

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -17,6 +16,7 @@ import (
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
+	"github.com/hgate/hgate/workspace"
 )
 
 // BestRef points at the commit with the best val_score recorded so far.
@@ -59,14 +59,14 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 	}
 	// results.tsv and the receipt are read as the ledger holds them, and must still match
 	// the disk: a file swapped after verify is not taken on trust.
-	data, err := e.ledgerCopy("results.tsv")
+	data, err := e.ledgerCopy(workspace.Results)
 	if err != nil {
 		return nil, err
 	}
 	if data == nil {
-		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().results())
+		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().Results())
 	}
-	rows, err := record.Parse(e.ws().results(), data)
+	rows, err := record.Parse(e.ws().Results(), data)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 			Iteration: len(rows), ValScore: rc.ValScore, Commit: short,
 			EvalsPassed: rc.SuitePassed, EvalsTotal: rc.SuiteTotal, Timestamp: e.now(),
 		}
-		if err := c.add("results.tsv", func() ([]byte, error) { return record.AppendTo(e.ws().results(), data, rep.Row) }); err != nil {
+		if err := c.add(workspace.Results, func() ([]byte, error) { return record.AppendTo(e.ws().Results(), data, rep.Row) }); err != nil {
 			return nil, err
 		}
 		rep.NewBest = !hasBest || rc.ValScore > best
@@ -179,7 +179,7 @@ func (e *Env) ledgerCopy(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, err := os.ReadFile(e.ws().path(filepath.FromSlash(name)))
+	got, err := os.ReadFile(e.ws().Path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		got, err = nil, nil
 	}
@@ -194,12 +194,12 @@ func (e *Env) ledgerCopy(name string) ([]byte, error) {
 
 // ledgerReceipt is loadReceipt through ledgerCopy: the receipt record keeps a tree by.
 func (e *Env) ledgerReceipt(tree string) (*Receipt, error) {
-	data, err := e.ledgerCopy(receiptName(tree))
+	data, err := e.ledgerCopy(workspace.Receipt(tree))
 	if err != nil || data == nil {
 		return nil, err
 	}
 	var r Receipt
-	if err := statefile.DecodeJSON(e.ws().receipt(tree), data, &r); err != nil {
+	if err := statefile.DecodeJSON(e.ws().Receipt(tree), data, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/workspace"
 )
 
 // TestCheckRange pins record's check of the commits since the last gated commit: a path
@@ -65,19 +66,19 @@ func TestLedgerCopy(t *testing.T) {
 	e := &Env{Repo: r, Config: &config.Config{Workspace: "workspace", Dir: repo.Dir}}
 	tree := "0123456789012345678901234567890123456789"
 	rejected := []byte(`{"tree": "` + tree + `", "verdict": "reject", "val_score": 0.2}` + "\n")
-	if err := e.apply("gate: reject", changes{receiptName(tree): rejected}); err != nil {
+	if err := e.apply("gate: reject", changes{workspace.Receipt(tree): rejected}); err != nil {
 		t.Fatal(err)
 	}
 	if rc, err := e.ledgerReceipt(tree); err != nil || rc.Verdict != "reject" {
 		t.Fatalf("unchanged receipt: %+v, %v", rc, err)
 	}
-	repo.Write("workspace/"+receiptName(tree), `{"tree": "`+tree+`", "verdict": "pass", "val_score": 1.0}`+"\n")
+	repo.Write("workspace/"+workspace.Receipt(tree), `{"tree": "`+tree+`", "verdict": "pass", "val_score": 1.0}`+"\n")
 	if _, err := e.ledgerReceipt(tree); err == nil || err.Error() != "workspace/receipts/"+tree+".json differs from the ledger's copy (changed while hgate ran): run `hgate state restore`" {
 		t.Fatalf("swapped receipt: %v", err)
 	}
 	// A receipt the ledger never held is no receipt, whatever is on disk.
 	other := "1111111111111111111111111111111111111111"
-	repo.Write("workspace/"+receiptName(other), `{"verdict": "pass"}`+"\n")
+	repo.Write("workspace/"+workspace.Receipt(other), `{"verdict": "pass"}`+"\n")
 	if _, err := e.ledgerReceipt(other); err == nil {
 		t.Fatal("a receipt only on disk was taken")
 	}

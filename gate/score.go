@@ -13,6 +13,13 @@ func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 // valScore is the mean reward over tasks. A null reward (or a task with no result) counts
 // as 0.0 under the "agent" timeout policy and is left out under "infra".
 func valScore(tasks []string, results map[string]benchmark.Result, policy string) (score float64, nulls int) {
+	mean, nulls := valMean(tasks, results, policy)
+	return round4(mean), nulls
+}
+
+// valMean is valScore before rounding: what a difference of two scores is taken from
+// (receipts and baseline.json keep it as val_mean, see ExactScore).
+func valMean(tasks []string, results map[string]benchmark.Result, policy string) (mean float64, nulls int) {
 	var sum float64
 	n := 0
 	for _, id := range tasks {
@@ -31,7 +38,7 @@ func valScore(tasks []string, results map[string]benchmark.Result, policy string
 	if n == 0 {
 		return 0, nulls
 	}
-	return round4(sum / float64(n)), nulls
+	return sum / float64(n), nulls
 }
 
 // rewards turns runner results into the reward map the state files hold.

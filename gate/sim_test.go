@@ -107,7 +107,7 @@ func (r *simRepo) bestEstimate(b *testing.B) float64 {
 		s, _ := t.score(r.test, "agent")
 		return s
 	}
-	rows, err := record.Load(r.env.ws().results())
+	rows, err := record.Load(r.env.ws().Results())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,10 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/workspace"
 )
 
 // ledger is the git-kept copy of the workspace's state files. Every workflow verifies
@@ -20,6 +26,14 @@ func (e *Env) ledger() *ledger.Ledger { return ledger.Open(e.Repo, e.Config.Work
 // difference — a ref moved, a suite emptied, a threshold lowered, a row deleted or forged —
 // is an error naming each ref and file, with the ways out.
 func (e *Env) verify() error {
+	e.removeStale(time.Now())
+	adopted, err := e.ledger().AdoptShared()
+	if err != nil {
+		return err
+	}
+	if adopted != "" {
+		fmt.Fprintf(e.log(), "hgate: %s\n", adopted)
+	}
 	rolled, refErr := ledger.CheckRefs(e.Repo)
 	for _, r := range rolled {
 		fmt.Fprintf(e.log(), "hgate: %s\n", r)
@@ -33,6 +47,34 @@ func (e *Env) verify() error {
 		fmt.Fprintf(e.log(), "hgate: %s: finished a write that a crash interrupted (from the ledger)\n", f)
 	}
 	return errors.Join(refErr, err)
+}
+
+// removeStale removes the temporary files a killed hgate (or a full disk) left — a state
+// file's .NAME.tmp-* in the workspace, go-git's objects/pack/tmp_obj_* — and says so. The
+// caller holds the repository lock, which every hgate that writes them holds: a file
+// older than that is nobody's. Failing to remove one is not a reason to stop.
+func (e *Env) removeStale(before time.Time) {
+	ws := e.ledger().Dir()
+	var all []string
+	for _, d := range []struct {
+		dir    string
+		isTemp func(string) bool
+	}{
+		{e.Repo.ObjectTemps(), gitguard.IsObjectTemp},
+		{ws, statefile.IsTemp},
+		{filepath.Join(ws, workspace.ReceiptsDir), statefile.IsTemp},
+	} {
+		removed, err := statefile.RemoveStale(d.dir, d.isTemp, before)
+		if err != nil {
+			fmt.Fprintf(e.log(), "hgate: warning: %v\n", err)
+		}
+		for _, p := range removed {
+			all = append(all, e.display(p))
+		}
+	}
+	if len(all) > 0 {
+		fmt.Fprintf(e.log(), "hgate: removed %d temporary file(s) left by an hgate that was killed or ran out of disk space: %s\n", len(all), strings.Join(all, ", "))
+	}
 }
 
 // Verify is verify for callers outside the package (the loop, before its first agent),

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Trials holds, per test task, the reward of each trial run on one tree (nil = null). The
@@ -52,6 +53,12 @@ func (t Trials) mean(id, policy string) (float64, bool) {
 
 // score is val_score over the pooled trials: the mean over tasks of each task's mean.
 func (t Trials) score(tasks []string, policy string) (score float64, nulls int) {
+	mean, nulls := t.scoreMean(tasks, policy)
+	return round4(mean), nulls
+}
+
+// scoreMean is score before rounding (see valMean).
+func (t Trials) scoreMean(tasks []string, policy string) (mean float64, nulls int) {
 	var sum float64
 	n := 0
 	for _, id := range tasks {
@@ -68,7 +75,7 @@ func (t Trials) score(tasks []string, policy string) (score float64, nulls int) 
 	if n == 0 {
 		return 0, nulls
 	}
-	return round4(sum / float64(n)), nulls
+	return sum / float64(n), nulls
 }
 
 // flaky counts the tasks whose reward differs between trials of this one tree.
@@ -292,10 +299,10 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	b.trials = t
 	if b.receipt != nil {
 		b.receipt.TestResults, b.receipt.Trials = t, e.Config.Gate.TrialsMax
-		return c.add(receiptName(b.tree.String()), b.receipt.marshal)
+		return c.add(workspace.Receipt(b.tree.String()), b.receipt.marshal)
 	}
 	b.base.Test = t
-	return c.add(baselineName, b.base.marshal)
+	return c.add(workspace.Baseline, b.base.marshal)
 }
 
 // finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).

@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // CandidateTree stores and returns the tree the gate judges: HEAD's tree with
@@ -21,11 +21,7 @@ import (
 // the index or disk hold. Equal content gives the hash `git write-tree`
 // would give.
 func (r *Repo) CandidateTree(opts Options) (plumbing.Hash, error) {
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -35,11 +31,7 @@ func (r *Repo) CandidateTree(opts Options) (plumbing.Hash, error) {
 // Inspect is CandidateTree and Check from one look at the worktree: the gate needs
 // both, and the walk is most of their cost.
 func (r *Repo) Inspect(opts Options) (plumbing.Hash, []Violation, error) {
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
@@ -54,7 +46,7 @@ func (r *Repo) Inspect(opts Options) (plumbing.Hash, []Violation, error) {
 // candidate builds the candidate tree; stats, when not nil, receives the stat
 // data of every file it read from disk.
 func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plumbing.Hash, error) {
-	root := &treeEdit{}
+	root := &objstore.Edit{}
 	var paths []string
 	for p := range st.paths {
 		paths = append(paths, p)
@@ -66,16 +58,16 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plu
 			continue
 		}
 		if !ps.w.present {
-			root.set(p, nil)
+			root.Set(p, nil)
 			continue
 		}
 		switch ps.w.mode {
 		case filemode.Regular, filemode.Executable, filemode.Symlink:
 		case filemode.Submodule:
-			root.set(p, &tEntry{mode: filemode.Submodule, hash: ps.w.hash})
+			root.Set(p, &objstore.Entry{Mode: filemode.Submodule, Hash: ps.w.hash})
 			continue
 		default:
-			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, modeKind(ps.w.mode))
+			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, objstore.ModeKind(ps.w.mode))
 		}
 		mode := ps.w.mode
 		if ps.untracked && mode == filemode.Regular {
@@ -90,9 +82,9 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plu
 		if stats != nil {
 			stats[p] = fs
 		}
-		root.set(p, &tEntry{mode: mode, hash: h})
+		root.Set(p, &objstore.Entry{Mode: mode, Hash: h})
 	}
-	return r.applyEdit(s.tr, s.headTree, root)
+	return s.tr.Apply(s.headTree, root)
 }
 
 // storeFile writes a file or symlink from disk into the object database. The
@@ -116,7 +108,7 @@ func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, fileS
 	if err != nil {
 		return plumbing.ZeroHash, fileStat{}, fmt.Errorf("candidate tree: read %s: %w", p, err)
 	}
-	h, err := r.storeObject(plumbing.BlobObject, data)
+	h, err := r.objects().Write(plumbing.BlobObject, data)
 	return h, fs, err
 }
 
@@ -142,121 +134,6 @@ func readFileStat(full string) ([]byte, fileStat, error) {
 	return data, fs, nil
 }
 
-func (r *Repo) storeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	h := objectHash(t, data)
-	if r.repo.Storer.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	o := r.repo.Storer.NewEncodedObject()
-	o.SetType(t)
-	o.SetSize(int64(len(data)))
-	w, err := o.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	got, err := r.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store %s object: %w", t, err)
-	}
-	if got != h {
-		return plumbing.ZeroHash, fmt.Errorf("store %s object: hash %s, expected %s", t, got, h)
-	}
-	return h, nil
-}
-
-// treeEdit is a set of path changes arranged as a directory tree.
-type treeEdit struct {
-	children map[string]*treeEdit
-	entry    *tEntry // set: replace with this file; nil with del: remove
-	del      bool
-	leaf     bool
-}
-
-func (t *treeEdit) set(p string, e *tEntry) {
-	n := t
-	for _, part := range strings.Split(p, "/") {
-		if n.children == nil {
-			n.children = map[string]*treeEdit{}
-		}
-		c, ok := n.children[part]
-		if !ok {
-			c = &treeEdit{}
-			n.children[part] = c
-		}
-		n = c
-	}
-	n.leaf = true
-	n.entry = e
-	n.del = e == nil
-}
-
-// applyEdit rewrites tree h bottom-up with the edits and stores every new
-// tree; untouched subtrees keep their hashes.
-func (r *Repo) applyEdit(tr *treeReader, h plumbing.Hash, ed *treeEdit) (plumbing.Hash, error) {
-	es, err := tr.entries(h)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	byName := make(map[string]tEntry, len(es))
-	for _, e := range es {
-		byName[e.name] = e
-	}
-	for name, c := range ed.children {
-		cur, exists := byName[name]
-		if len(c.children) > 0 {
-			sub := emptyTree
-			if exists && cur.isTree() {
-				sub = cur.hash
-			}
-			nh, err := r.applyEdit(tr, sub, c)
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			if nh == emptyTree {
-				delete(byName, name)
-				exists = false
-			} else {
-				if c.leaf && c.entry != nil {
-					return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is both a file and a directory", name)
-				}
-				byName[name] = tEntry{name: name, mode: filemode.Dir, hash: nh}
-				continue
-			}
-		}
-		if !c.leaf {
-			continue
-		}
-		if c.del {
-			if exists && !cur.isTree() {
-				delete(byName, name)
-			}
-			continue
-		}
-		byName[name] = tEntry{name: name, mode: c.entry.mode, hash: c.entry.hash}
-	}
-	if len(byName) == 0 {
-		return emptyTree, nil
-	}
-	out := make([]object.TreeEntry, 0, len(byName))
-	for _, e := range byName {
-		out = append(out, object.TreeEntry{Name: e.name, Mode: e.mode, Hash: e.hash})
-	}
-	sort.Sort(object.TreeEntrySorter(out))
-	flat := make([]tEntry, len(out))
-	for i, e := range out {
-		flat[i] = tEntry{name: e.Name, mode: e.Mode, hash: e.Hash}
-	}
-	data, _ := encodeTree(flat)
-	return r.storeObject(plumbing.TreeObject, data)
-}
-
 // Materialize writes the files of tree into dir, which must be empty or
 // absent: regular files with their executable bit, symlinks as symlinks,
 // submodules as empty directories. An entry whose name could escape dir or
@@ -278,7 +155,7 @@ func (r *Repo) Materialize(tree plumbing.Hash, dir string) error {
 	if len(names) > 0 {
 		return fmt.Errorf("materialize into %s: directory is not empty", dir)
 	}
-	th, err := r.treeOf(tree)
+	th, err := r.objects().TreeOf(tree)
 	if err != nil {
 		return err
 	}
@@ -286,7 +163,7 @@ func (r *Repo) Materialize(tree plumbing.Hash, dir string) error {
 	// readers); files are written by a few workers, as creating many small files is what
 	// takes the time on a slow disk.
 	w := newFileWriters(4)
-	err = r.materialize(r.newTreeReader(nil), th, dir, "", w)
+	err = r.materialize(r.objects().Trees(nil), th, dir, "", w)
 	if werr := w.wait(); err == nil {
 		err = werr
 	}
@@ -348,48 +225,48 @@ func writeNewFile(full string, data []byte, perm os.FileMode) error {
 	return err
 }
 
-func (r *Repo) materialize(tr *treeReader, h plumbing.Hash, dir, prefix string, w *fileWriters) error {
-	es, err := tr.entries(h)
+func (r *Repo) materialize(tr *objstore.Trees, h plumbing.Hash, dir, prefix string, w *fileWriters) error {
+	es, err := tr.Entries(h)
 	if err != nil {
 		return err
 	}
 	for _, e := range es {
-		if err := checkTreeName(e.name); err != nil {
-			return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
+		if err := objstore.CheckName(e.Name); err != nil {
+			return fmt.Errorf("materialize %s: %w", prefix+e.Name, err)
 		}
-		full := filepath.Join(dir, e.name)
-		switch e.mode {
+		full := filepath.Join(dir, e.Name)
+		switch e.Mode {
 		case filemode.Dir:
 			if err := os.Mkdir(full, 0o755); err != nil {
-				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
+				return fmt.Errorf("materialize %s: %w", prefix+e.Name, err)
 			}
-			if err := r.materialize(tr, e.hash, full, prefix+e.name+"/", w); err != nil {
+			if err := r.materialize(tr, e.Hash, full, prefix+e.Name+"/", w); err != nil {
 				return err
 			}
 		case filemode.Submodule:
 			if err := os.Mkdir(full, 0o755); err != nil {
-				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
+				return fmt.Errorf("materialize %s: %w", prefix+e.Name, err)
 			}
 		case filemode.Symlink:
-			data, err := r.readBlob(e.hash)
+			data, err := r.objects().Blob(e.Hash)
 			if err != nil {
-				return forPath(err, "materialize", prefix+e.name)
+				return objstore.ForPath(err, "materialize", prefix+e.Name)
 			}
 			if err := os.Symlink(string(data), full); err != nil {
-				return fmt.Errorf("materialize %s: %w", prefix+e.name, err)
+				return fmt.Errorf("materialize %s: %w", prefix+e.Name, err)
 			}
 		case filemode.Regular, filemode.Executable, filemode.Deprecated:
 			perm := os.FileMode(0o644)
-			if e.mode == filemode.Executable {
+			if e.Mode == filemode.Executable {
 				perm = 0o755
 			}
-			data, err := r.readBlob(e.hash)
+			data, err := r.objects().Blob(e.Hash)
 			if err != nil {
-				return forPath(err, "materialize", prefix+e.name)
+				return objstore.ForPath(err, "materialize", prefix+e.Name)
 			}
-			w.jobs <- fileJob{name: prefix + e.name, full: full, data: data, perm: perm}
+			w.jobs <- fileJob{name: prefix + e.Name, full: full, data: data, perm: perm}
 		default:
-			return fmt.Errorf("materialize %s: unsupported mode %s", prefix+e.name, e.mode)
+			return fmt.Errorf("materialize %s: unsupported mode %s", prefix+e.Name, e.Mode)
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // Violation is one path changed outside the allowlist, or a change the
@@ -33,11 +35,11 @@ func (a layer) same(b layer) bool {
 	return !a.present || (a.mode == b.mode && a.hash == b.hash)
 }
 
-func fromEntry(e tEntry) layer {
-	if e.mode == 0 {
+func fromEntry(e objstore.Entry) layer {
+	if e.Mode == 0 {
 		return layer{}
 	}
-	return layer{present: true, mode: e.mode, hash: e.hash}
+	return layer{present: true, mode: e.Mode, hash: e.Hash}
 }
 
 // pathState is everything known about one path that differs somewhere.
@@ -118,12 +120,12 @@ func (st *state) fill(ps *pathState) error {
 		ps.nested = ws.nested
 	}
 	if c, ok := s.headIndex[p]; ok {
-		ps.h = fromEntry(c.from)
+		ps.h = fromEntry(c.From)
 	} else {
 		ps.h = ps.i
 	}
 	if c, ok := s.baseHead[p]; ok {
-		ps.b = fromEntry(c.from)
+		ps.b = fromEntry(c.From)
 	} else {
 		ps.b = ps.h
 	}
@@ -164,11 +166,7 @@ func (st *state) hashUntracked(ps *pathState) error {
 // directory or submodule; a symlink leading out of the repository; a nested
 // repository). The result is sorted by path.
 func (r *Repo) Check(opts Options) ([]Violation, error) {
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +254,7 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 		case l.mode == filemode.Symlink:
 			if ps.b.present && ps.b.mode != filemode.Symlink {
 				refused = true
-				notes = appendOnce(notes, modeKind(ps.b.mode)+" became a symlink")
+				notes = appendOnce(notes, objstore.ModeKind(ps.b.mode)+" became a symlink")
 			}
 			if t, ok := st.linkTarget(ps, l); ok {
 				if st.view == nil {
@@ -349,7 +347,7 @@ func (st *state) linkTarget(ps *pathState, l layer) (string, bool) {
 			return t, true
 		}
 	}
-	data, err := st.s.r.readBlob(l.hash)
+	data, err := st.s.r.objects().Blob(l.hash)
 	if err != nil {
 		// An unreadable target cannot be vouched for.
 		return "(unreadable)", true

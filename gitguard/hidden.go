@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/config"
+	"github.com/hgate/hgate/gitguard/internal/pattern"
 )
 
 // gitView holds the ignore rules git itself would apply: the .gitignore
@@ -81,20 +82,20 @@ func (v *gitView) dirRules(dir string) patternList {
 }
 
 // hiddenBy returns the rule that makes git ignore p, or nil.
-func (v *gitView) hiddenBy(p string, isDir bool) *pattern {
+func (v *gitView) hiddenBy(p string, isDir bool) *pattern.Rule {
 	parts := strings.Split(p, "/")
 	for i := range parts {
 		sub := strings.Join(parts[:i+1], "/")
 		last := i == len(parts)-1
 		pat := v.decide(sub, isDir || !last)
-		if pat != nil && !pat.neg {
+		if pat != nil && !pat.Negate {
 			return pat
 		}
 	}
 	return nil
 }
 
-func (v *gitView) decide(p string, isDir bool) *pattern {
+func (v *gitView) decide(p string, isDir bool) *pattern.Rule {
 	dirs := []string{""}
 	for i := 0; i < len(p); i++ {
 		if p[i] == '/' {
@@ -102,11 +103,11 @@ func (v *gitView) decide(p string, isDir bool) *pattern {
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if pat := v.dirRules(dirs[i]).decide(p, isDir); pat != nil {
+		if pat := v.dirRules(dirs[i]).Decide(p, isDir); pat != nil {
 			return pat
 		}
 	}
-	return v.exclude.decide(p, isDir)
+	return v.exclude.Decide(p, isDir)
 }
 
 // explainHidden adds to each untracked violation the ignore rule git would
@@ -122,7 +123,7 @@ func (st *state) explainHidden(vs []Violation) error {
 			v = st.s.r.newGitView()
 		}
 		if pat := v.hiddenBy(ps.path, ps.nested); pat != nil {
-			vs[i].Detail = joinNonEmpty(fmt.Sprintf("hidden from git by %s:%d (%s)", pat.source, pat.lineNo, strings.TrimSpace(pat.line)), vs[i].Detail)
+			vs[i].Detail = joinNonEmpty(fmt.Sprintf("hidden from git by %s:%d (%s)", pat.Source, pat.LineNo, strings.TrimSpace(pat.Line)), vs[i].Detail)
 		}
 	}
 	return nil

@@ -1,245 +1,40 @@
 package gitguard
 
-// Records: small sets of files hgate keeps as commits on its own refs
-// (refs/hgate/ledger), built blob → tree → commit with go-git and published
-// with a compare-and-set of the ref, so two writers never lose each other's
-// commit. Objects go through go-git's storage; the ref is moved by writeRef
-// (a lock file and a rename, as git does), since go-git rewrites a loose ref
-// in place and a kill in the middle would leave it empty.
-
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"math/rand/v2"
-	"path"
-	"sort"
-	"strings"
-	"time"
-
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hgate/hgate/gitguard/internal/records"
 )
 
 // RecordAuthorName and RecordAuthorEmail sign every record commit (as
 // author and committer); the time is the time of the write.
 const (
-	RecordAuthorName  = "hgate"
-	RecordAuthorEmail = "hgate@localhost"
+	RecordAuthorName  = records.AuthorName
+	RecordAuthorEmail = records.AuthorEmail
 )
 
-// recordAttempts bounds how often CommitFiles rebuilds its commit after
-// losing the race for the ref to another writer.
-const recordAttempts = 10
+// RefEntry is one commit of a record ref, newest first in LogRef.
+type RefEntry = records.Entry
 
 // recBeforeSetRef, when set (by tests), runs between building a record
 // commit and moving the ref: the window where another writer can win.
 var recBeforeSetRef func(ref string)
 
-// RefEntry is one commit of a record ref, newest first in LogRef.
-type RefEntry struct {
-	Hash    plumbing.Hash
-	Message string    // without the trailing newline
-	When    time.Time // committer time
-	Changed []string  // slash paths that differ from the first parent, sorted
-}
-
-// recEntry is a leaf of a flattened tree.
-type recEntry struct {
-	hash plumbing.Hash
-	mode filemode.FileMode
+func (r *Repo) records() records.Store {
+	return records.Store{Objects: r.objects(), Refs: r.refStore(), BeforeUpdate: recBeforeSetRef}
 }
 
 // CommitFiles records files as a new commit on ref, on top of the ref's
-// current tip (a root commit when the ref does not exist). The new tree is the
-// tip's tree with files applied: a non-nil value writes that path as a
-// regular file, a nil value deletes it (deleting an absent path is a no-op).
-// Paths are slash paths relative to the tree root; "receipts/a.json" makes a
-// subtree. The commit is made even when no file changes, so an event can be
-// recorded on its own.
-//
-// The ref moves only if it still holds the tip read at the start; when
-// another writer got there first, the whole commit is rebuilt on the new tip
-// (up to a few times), so concurrent writers each land and none is lost.
+// current tip; a nil value deletes a path. Concurrent writers each land (see
+// package records).
 func (r *Repo) CommitFiles(ref string, files map[string][]byte, message string) (plumbing.Hash, error) {
-	if !strings.HasPrefix(ref, "refs/") || plumbing.ReferenceName(ref).Validate() != nil {
-		return plumbing.ZeroHash, fmt.Errorf("record %s: not a valid ref name under refs/", ref)
-	}
-	for p := range files {
-		if err := recCheckPath(p); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
-		}
-	}
-	// Blobs do not depend on the tip: store them once.
-	blobs := make(map[string]plumbing.Hash, len(files))
-	for p, data := range files {
-		if data == nil {
-			continue
-		}
-		h, err := r.storeObject(plumbing.BlobObject, data)
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: store %s: %w", ref, p, err)
-		}
-		blobs[p] = h
-	}
-	for attempt := 1; ; attempt++ {
-		h, err := r.recCommitOnce(ref, files, blobs, message)
-		if !errors.Is(err, ErrRefChanged) {
-			return h, err
-		}
-		if attempt == recordAttempts {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: gave up after %d attempts: %w", ref, attempt, err)
-		}
-		// Back off a little, with jitter, so two writers stop colliding.
-		time.Sleep(time.Duration(attempt)*time.Millisecond + rand.N(2*time.Millisecond))
-	}
+	return r.records().Commit(ref, files, message)
 }
 
-func (r *Repo) recCommitOnce(ref string, files map[string][]byte, blobs map[string]plumbing.Hash, message string) (plumbing.Hash, error) {
-	tip, err := r.Ref(ref)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	flat := map[string]recEntry{}
-	var parents []plumbing.Hash
-	if !tip.IsZero() {
-		c, err := r.readCommit(tip)
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: read tip %s: %w", ref, tip, err)
-		}
-		if err := r.recFlatten(c.TreeHash, "", flat); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: read tip %s: %w", ref, tip, err)
-		}
-		parents = []plumbing.Hash{tip}
-	}
-	for p := range files {
-		if h, ok := blobs[p]; ok {
-			flat[p] = recEntry{hash: h, mode: filemode.Regular}
-		} else {
-			delete(flat, p)
-		}
-	}
-	tree, err := r.recBuildTree("", flat)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
-	}
-	now := time.Now()
-	sig := object.Signature{Name: RecordAuthorName, Email: RecordAuthorEmail, When: now}
-	if !strings.HasSuffix(message, "\n") {
-		message += "\n"
-	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree, ParentHashes: parents}
-	o := r.repo.Storer.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("record %s: encode commit: %w", ref, err)
-	}
-	h, err := r.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("record %s: store commit: %w", ref, err)
-	}
-	if recBeforeSetRef != nil {
-		recBeforeSetRef(ref)
-	}
-	// Lock file, compare, write, rename, as git does: a kill at any moment leaves the
-	// ref either at its old commit or at the new one, never empty.
-	if err = r.writeRef(ref, h, tip); err != nil && !errors.Is(err, ErrRefChanged) {
-		err = fmt.Errorf("record %s: update ref: %w", ref, err)
-	}
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return h, nil
-}
-
-// recCheckPath accepts clean relative slash paths whose parts git can store.
-func recCheckPath(p string) error {
-	if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.ContainsAny(p, "\x00\\") {
-		return fmt.Errorf("path %q: expected a clean relative slash path", p)
-	}
-	for _, part := range strings.Split(p, "/") {
-		if part == "." || part == ".." || strings.EqualFold(part, ".git") {
-			return fmt.Errorf("path %q: %q is not allowed in a path", p, part)
-		}
-	}
-	return nil
-}
-
-// recBuildTree stores the trees for a flat path → entry map and returns the
-// root tree's hash.
-func (r *Repo) recBuildTree(prefix string, flat map[string]recEntry) (plumbing.Hash, error) {
-	var entries []object.TreeEntry
-	subs := map[string]map[string]recEntry{}
-	leaves := map[string]bool{}
-	for p, e := range flat {
-		dir, rest, ok := strings.Cut(p, "/")
-		if !ok {
-			leaves[p] = true
-			entries = append(entries, object.TreeEntry{Name: p, Mode: e.mode, Hash: e.hash})
-			continue
-		}
-		if subs[dir] == nil {
-			subs[dir] = map[string]recEntry{}
-		}
-		subs[dir][rest] = e
-	}
-	for dir, sub := range subs {
-		if leaves[dir] {
-			return plumbing.ZeroHash, fmt.Errorf("path %q is both a file and a directory", prefix+dir)
-		}
-		h, err := r.recBuildTree(prefix+dir+"/", sub)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
-	}
-	sort.Sort(object.TreeEntrySorter(entries))
-	t := &object.Tree{Entries: entries}
-	o := r.repo.Storer.NewEncodedObject()
-	if err := t.Encode(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
-	}
-	if r.repo.Storer.HasEncodedObject(o.Hash()) == nil {
-		return o.Hash(), nil
-	}
-	h, err := r.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store tree: %w", err)
-	}
-	return h, nil
-}
-
-// recFlatten adds every non-directory entry under tree to out, keyed by
-// slash path.
-func (r *Repo) recFlatten(tree plumbing.Hash, prefix string, out map[string]recEntry) error {
-	t, err := r.readTree(tree)
-	if err != nil {
-		return fmt.Errorf("read tree %s: %w", tree, err)
-	}
-	for _, e := range t.Entries {
-		p := prefix + e.Name
-		if e.Mode == filemode.Dir {
-			if err := r.recFlatten(e.Hash, p+"/", out); err != nil {
-				return err
-			}
-			continue
-		}
-		out[p] = recEntry{hash: e.Hash, mode: e.Mode}
-	}
-	return nil
-}
-
-// recCommitTree returns the tree of a commit; zero stands for no commit and
-// gives the zero hash.
-func (r *Repo) recCommitTree(commit plumbing.Hash) (plumbing.Hash, error) {
-	if commit.IsZero() {
-		return plumbing.ZeroHash, nil
-	}
-	c, err := r.readCommit(commit)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", commit, err)
-	}
-	return c.TreeHash, nil
+// LogRef returns up to max commits of ref, newest first, following first
+// parents; max <= 0 means all of them. An absent ref gives no entries.
+func (r *Repo) LogRef(ref string, max int) ([]RefEntry, error) {
+	return r.records().Log(ref, max)
 }
 
 // BlobHashesAt returns the blob hash of every file in a commit's tree, keyed
@@ -247,158 +42,19 @@ func (r *Repo) recCommitTree(commit plumbing.Hash) (plumbing.Hash, error) {
 // plumbing.ComputeHash of a file's content is the cheap way to check many
 // files. A zero commit gives an empty map.
 func (r *Repo) BlobHashesAt(commit plumbing.Hash) (map[string]plumbing.Hash, error) {
-	tree, err := r.recCommitTree(commit)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]plumbing.Hash{}
-	if tree.IsZero() {
-		return out, nil
-	}
-	flat := map[string]recEntry{}
-	if err := r.recFlatten(tree, "", flat); err != nil {
-		return nil, err
-	}
-	for p, e := range flat {
-		if e.mode != filemode.Submodule {
-			out[p] = e.hash
-		}
-	}
-	return out, nil
+	return r.objects().BlobHashes(commit)
 }
 
 // FilesAt returns the content of every blob in a commit's tree (regular
 // files, executables and symlink targets), keyed by slash path. Submodule
 // entries have no blob and are left out. A zero commit gives an empty map.
 func (r *Repo) FilesAt(commit plumbing.Hash) (map[string][]byte, error) {
-	hashes, err := r.BlobHashesAt(commit)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]byte, len(hashes))
-	for p, h := range hashes {
-		data, err := r.readBlob(h)
-		if err != nil {
-			return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
-		}
-		out[p] = data
-	}
-	return out, nil
+	return r.objects().Files(commit)
 }
 
 // FileAt returns one regular file of a commit's tree. An absent path (or one
 // naming a directory) gives an error wrapping fs.ErrNotExist; a symlink or
 // submodule at path is an error too, since the caller wants file content.
 func (r *Repo) FileAt(commit plumbing.Hash, p string) ([]byte, error) {
-	if err := recCheckPath(p); err != nil {
-		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
-	}
-	tree, err := r.recCommitTree(commit)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	notExist := fmt.Errorf("read %s at commit %s: %w", p, commit, fs.ErrNotExist)
-	if tree.IsZero() {
-		return nil, notExist
-	}
-	// Walk down by hand: go-git's FindEntry reports a path through a file
-	// as a missing object rather than a missing path.
-	var e object.TreeEntry
-	parts := strings.Split(p, "/")
-	for i, part := range parts {
-		t, err := r.readTree(tree)
-		if err != nil {
-			return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
-		}
-		found := false
-		for _, te := range t.Entries {
-			if te.Name == part {
-				e, found = te, true
-				break
-			}
-		}
-		if !found || i < len(parts)-1 && e.Mode != filemode.Dir {
-			return nil, notExist
-		}
-		tree = e.Hash
-	}
-	switch e.Mode {
-	case filemode.Regular, filemode.Executable, filemode.Deprecated:
-	case filemode.Dir:
-		return nil, notExist
-	default:
-		return nil, fmt.Errorf("read %s at commit %s: it is a %s, expected a regular file", p, commit, modeKind(e.Mode))
-	}
-	data, err := r.readBlob(e.Hash)
-	if err != nil {
-		return nil, fmt.Errorf("read %s at %s: %w", p, commit, err)
-	}
-	return data, nil
-}
-
-// LogRef returns up to max commits of ref, newest first, following first
-// parents; max <= 0 means all of them. An absent ref gives no entries.
-func (r *Repo) LogRef(ref string, max int) ([]RefEntry, error) {
-	h, err := r.Ref(ref)
-	if err != nil {
-		return nil, err
-	}
-	var out []RefEntry
-	for !h.IsZero() && (max <= 0 || len(out) < max) {
-		c, err := r.readCommit(h)
-		if err != nil {
-			return nil, fmt.Errorf("log %s: read commit %s: %w", ref, h, err)
-		}
-		var parent plumbing.Hash
-		if len(c.ParentHashes) > 0 {
-			parent = c.ParentHashes[0]
-		}
-		changed, err := r.recChanged(parent, c.TreeHash)
-		if err != nil {
-			return nil, fmt.Errorf("log %s: commit %s: %w", ref, h, err)
-		}
-		out = append(out, RefEntry{
-			Hash:    h,
-			Message: strings.TrimRight(c.Message, "\n"),
-			When:    c.Committer.When,
-			Changed: changed,
-		})
-		h = parent
-	}
-	return out, nil
-}
-
-// recChanged lists the paths whose entry differs between a parent commit
-// (zero: none) and a tree.
-func (r *Repo) recChanged(parent, tree plumbing.Hash) ([]string, error) {
-	before := map[string]recEntry{}
-	if !parent.IsZero() {
-		pt, err := r.recCommitTree(parent)
-		if err != nil {
-			return nil, err
-		}
-		if pt == tree {
-			return nil, nil
-		}
-		if err := r.recFlatten(pt, "", before); err != nil {
-			return nil, err
-		}
-	}
-	after := map[string]recEntry{}
-	if err := r.recFlatten(tree, "", after); err != nil {
-		return nil, err
-	}
-	var changed []string
-	for p, e := range after {
-		if b, ok := before[p]; !ok || b != e {
-			changed = append(changed, p)
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
-			changed = append(changed, p)
-		}
-	}
-	sort.Strings(changed)
-	return changed, nil
+	return r.objects().File(commit, p)
 }

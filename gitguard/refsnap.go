@@ -3,10 +3,10 @@ package gitguard
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // RefSnapshot is every ref under a prefix and what it holds: a hash, or "ref: NAME" for a
@@ -16,25 +16,15 @@ type RefSnapshot map[string]string
 
 // SnapshotRefs reads every ref whose name starts with prefix (e.g. "refs/hgate/").
 func (r *Repo) SnapshotRefs(prefix string) (RefSnapshot, error) {
-	iter, err := r.repo.Storer.IterReferences()
+	all, err := r.rawRefStore().List(r.RefName(prefix))
 	if err != nil {
-		return nil, fmt.Errorf("list refs: %w", err)
+		return nil, err
 	}
 	snap := RefSnapshot{}
-	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name().String()
-		if !strings.HasPrefix(name, prefix) {
-			return nil
+	for stored, v := range all {
+		if name, ours := r.refAsNamed(stored); ours && strings.HasPrefix(name, prefix) {
+			snap[name] = v
 		}
-		if ref.Type() == plumbing.SymbolicReference {
-			snap[name] = "ref: " + ref.Target().String()
-		} else {
-			snap[name] = ref.Hash().String()
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list refs: %w", err)
 	}
 	return snap, nil
 }
@@ -69,38 +59,27 @@ func shortValue(v string) string {
 }
 
 // RestoreRefs puts every ref under prefix back as snap holds it: refs snap lacks are
-// deleted, changed ones are set back (a symbolic ref in place of a hash is replaced).
+// deleted, changed ones are set back (a symbolic ref in place of a hash is replaced),
+// each through the one ref update (see package refs).
 func (r *Repo) RestoreRefs(prefix string, snap RefSnapshot) error {
 	now, err := r.SnapshotRefs(prefix)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for name, is := range now {
-		was, ok := snap[name]
-		if ok && !strings.HasPrefix(is, "ref: ") {
-			continue // overwritten in place below, never left missing by a crash in between
-		}
-		if ok && was == is {
-			continue
-		}
-		// Created by the agent, or symbolic: a symbolic ref cannot be overwritten with a hash.
-		if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
+	restore := func(name, was, is string) {
+		if err := r.refStore().Update(name, was, is); err != nil {
 			errs = append(errs, fmt.Errorf("restore ref %s: %w", name, err))
 		}
 	}
-	for name, was := range snap {
-		if now[name] == was {
-			continue
+	for _, name := range slices.Sorted(maps.Keys(now)) {
+		if _, ok := snap[name]; !ok {
+			restore(name, "", now[name])
 		}
-		var ref *plumbing.Reference
-		if target, ok := strings.CutPrefix(was, "ref: "); ok {
-			ref = plumbing.NewSymbolicReference(plumbing.ReferenceName(name), plumbing.ReferenceName(target))
-		} else {
-			ref = plumbing.NewHashReference(plumbing.ReferenceName(name), plumbing.NewHash(was))
-		}
-		if err := r.repo.Storer.SetReference(ref); err != nil {
-			errs = append(errs, fmt.Errorf("restore ref %s: %w", name, err))
+	}
+	for _, name := range slices.Sorted(maps.Keys(snap)) {
+		if was, is := snap[name], now[name]; was != is {
+			restore(name, was, is)
 		}
 	}
 	return errors.Join(errs...)

@@ -20,23 +20,23 @@
 package gitguard
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	gogitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/hgate/hgate/gitguard/internal/refs"
 )
 
 // GatedRef is the ref holding the last commit that passed the gate.
@@ -46,7 +46,7 @@ const GatedRef = "refs/hgate/gated"
 var ErrNoCommits = errors.New("the repository has no commits yet")
 
 // ErrRefChanged is returned by SetRef when the ref did not hold the old value.
-var ErrRefChanged = errors.New("ref changed concurrently")
+var ErrRefChanged = refs.ErrChanged
 
 // Repo is an open repository with a worktree.
 type Repo struct {
@@ -54,17 +54,13 @@ type Repo struct {
 	root      string // worktree root, absolute
 	gitDir    string // this worktree's git directory (index, HEAD)
 	commonDir string // objects, refs, config, info
+	worktree  string // a linked worktree's id, "" for the main one (see worktreerefs.go)
 }
 
 // gitStore is go-git's storage of the git directories: objects, refs and
 // config. hgate opens it without go-git's top-level package, which would
 // link (and initialise at every start) transports, ssh and OpenPGP.
 type gitStore struct{ Storer *filesystem.Storage }
-
-// Head returns the commit HEAD resolves to.
-func (s gitStore) Head() (*plumbing.Reference, error) {
-	return storer.ResolveReference(s.Storer, plumbing.HEAD)
-}
 
 // Open opens the repository containing dir, looking upward for ".git". It
 // never consults GIT_DIR, GIT_WORK_TREE or core.worktree: an agent could
@@ -119,7 +115,7 @@ func openAt(root string) (*Repo, error) {
 	if err := readableFormat(cfg); err != nil {
 		return nil, err
 	}
-	return &Repo{repo: s, root: root, gitDir: gitDir, commonDir: commonDir}, nil
+	return &Repo{repo: s, root: root, gitDir: gitDir, commonDir: commonDir, worktree: worktreeID(gitDir, commonDir)}, nil
 }
 
 // findRoot returns the first of dir and its parents that holds ".git" (a
@@ -209,39 +205,49 @@ func gitDirs(root string) (gitDir, commonDir string, err error) {
 func (r *Repo) Root() string { return r.root }
 
 // Commit reads commit h, checked against its id.
-func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) { return r.readCommit(h) }
+func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) { return r.objects().Commit(h) }
+
+// CommitByPrefix finds the commit whose id starts with prefix (hex, such as the short
+// ids of results.tsv), as git rev-parse finds an abbreviated one; with several, the
+// first that is a commit. The error wraps plumbing.ErrObjectNotFound when none is.
+func (r *Repo) CommitByPrefix(prefix string) (plumbing.Hash, error) {
+	even, err := hex.DecodeString(prefix[:len(prefix)&^1])
+	if err != nil || prefix == "" || len(prefix) > 2*len(plumbing.ZeroHash) {
+		return plumbing.ZeroHash, fmt.Errorf("%q is not a commit id: %w", prefix, plumbing.ErrObjectNotFound)
+	}
+	hashes, err := r.repo.Storer.HashesWithPrefix(even)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("find commit %s: %w", prefix, err)
+	}
+	for _, h := range hashes {
+		if strings.HasPrefix(h.String(), strings.ToLower(prefix)) {
+			if _, err := r.objects().Commit(h); err == nil {
+				return h, nil
+			}
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("no commit %s: %w", prefix, plumbing.ErrObjectNotFound)
+}
 
 // Head returns the commit HEAD points at and its tree. On a branch without
 // commits it returns an error wrapping ErrNoCommits.
 func (r *Repo) Head() (commit, tree plumbing.Hash, err error) {
-	ref, err := r.repo.Head()
+	h, err := r.refStore().Resolve("HEAD")
 	if err != nil {
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", ErrNoCommits)
-		}
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	c, err := r.readCommit(ref.Hash())
+	if h.IsZero() {
+		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", ErrNoCommits)
+	}
+	tree, err = r.objects().TreeOf(h)
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD commit %s: %w", ref.Hash(), err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("read HEAD commit %s: %w", h, err)
 	}
-	return ref.Hash(), c.TreeHash, nil
+	return h, tree, nil
 }
 
 // Ref returns the hash a ref points at, or the zero hash when it is absent.
-func (r *Repo) Ref(name string) (plumbing.Hash, error) {
-	ref, err := r.repo.Storer.Reference(plumbing.ReferenceName(name))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, nil
-	}
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
-	}
-	if ref.Type() != plumbing.HashReference {
-		return plumbing.ZeroHash, fmt.Errorf("read ref %s: symbolic ref to %s, expected a hash", name, ref.Target())
-	}
-	return ref.Hash(), nil
-}
+func (r *Repo) Ref(name string) (plumbing.Hash, error) { return r.refStore().Hash(name) }
 
 // SetRef points name at new if it still points at old; a zero old means the
 // ref must not exist yet, a zero new deletes it. A lost race returns an error
@@ -250,25 +256,25 @@ func (r *Repo) SetRef(name string, new, old plumbing.Hash) error {
 	if !strings.HasPrefix(name, "refs/") {
 		return fmt.Errorf("set ref %s: name must start with refs/", name)
 	}
-	if !new.IsZero() {
-		// go-git truncates a loose ref before it writes it: a kill in between would
-		// leave the ref empty. writeRef goes through a lock file and a rename.
-		return r.writeRef(name, new, old)
-	}
-	cur, err := r.Ref(name)
-	if err != nil {
-		return err
-	}
-	if cur != old {
-		return fmt.Errorf("set ref %s: holds %s, expected %s: %w", name, short(cur), short(old), ErrRefChanged)
-	}
-	if old.IsZero() {
-		return nil
-	}
-	if err := r.repo.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
-		return fmt.Errorf("delete ref %s: %w", name, err)
-	}
-	return nil
+	return r.updateRef(name, new, old)
+}
+
+// updateRef is how every ref hgate owns moves (see package refs).
+func (r *Repo) updateRef(name string, new, old plumbing.Hash) error {
+	return r.refStore().Update(name, refs.HashValue(new), refs.HashValue(old))
+}
+
+// refStore reads and moves refs by the names hgate gives them, stored where this
+// worktree keeps them (RefName).
+func (r *Repo) refStore() *refs.Store {
+	s := r.rawRefStore()
+	s.Stored = r.RefName
+	return s
+}
+
+// rawRefStore reads and moves refs by the names they are stored under.
+func (r *Repo) rawRefStore() *refs.Store {
+	return &refs.Store{GitDir: r.gitDir, CommonDir: r.commonDir, Refs: r.repo.Storer}
 }
 
 func short(h plumbing.Hash) string {
@@ -281,110 +287,11 @@ func short(h plumbing.Hash) string {
 // ChangedPaths returns, sorted, the file paths that differ between the trees
 // of two commits (a tree hash is accepted too; zero stands for the empty tree).
 func (r *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
-	ft, err := r.treeOf(from)
-	if err != nil {
-		return nil, err
-	}
-	tt, err := r.treeOf(to)
-	if err != nil {
-		return nil, err
-	}
-	changes, err := r.newTreeReader(nil).diff(ft, tt)
-	if err != nil {
-		return nil, err
-	}
-	paths := make([]string, 0, len(changes))
-	for _, c := range changes {
-		paths = append(paths, c.path)
-	}
-	sort.Strings(paths)
-	return paths, nil
+	return r.objects().ChangedPaths(from, to)
 }
 
 // TreeOf returns the tree of a commit (the gate finds the receipt of refs/hgate/best by it).
-func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.treeOf(commit) }
-
-// treeOf returns the tree of a commit, or h itself when it names a tree.
-func (r *Repo) treeOf(h plumbing.Hash) (plumbing.Hash, error) {
-	if h.IsZero() {
-		return emptyTree, nil
-	}
-	t, data, err := r.readObject(plumbing.AnyObject, h)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read object %s: %w", h, err)
-	}
-	switch t {
-	case plumbing.TreeObject:
-		return h, nil
-	case plumbing.CommitObject:
-		c := &object.Commit{}
-		if err := c.Decode(memObject(t, data)); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		return c.TreeHash, nil
-	}
-	return plumbing.ZeroHash, fmt.Errorf("object %s is a %s, expected a commit or tree", h, t)
-}
-
-// emptyTree is the hash of the tree with no entries.
-var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
-
-// isAncestor reports whether anc is reachable from c through parents.
-func (r *Repo) isAncestor(anc, c plumbing.Hash) (bool, error) {
-	if anc == c {
-		return true, nil
-	}
-	seen := map[plumbing.Hash]bool{c: true}
-	queue := []plumbing.Hash{c}
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
-		parents, err := r.commitParents(h)
-		if err != nil {
-			if errors.Is(err, plumbing.ErrObjectNotFound) && h != c {
-				// A shallow clone ends here.
-				continue
-			}
-			return false, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		for _, p := range parents {
-			if p == anc {
-				return true, nil
-			}
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	return false, nil
-}
-
-func (r *Repo) commitParents(h plumbing.Hash) ([]plumbing.Hash, error) {
-	if c, ok := r.readPackedCommit(h); ok {
-		return c.parents, nil
-	}
-	co, err := r.readCommit(h)
-	if err != nil {
-		return nil, err
-	}
-	return co.ParentHashes, nil
-}
-
-// modeKind names a file mode for messages.
-func modeKind(m filemode.FileMode) string {
-	switch m {
-	case filemode.Regular, filemode.Executable, filemode.Deprecated:
-		return "regular file"
-	case filemode.Symlink:
-		return "symlink"
-	case filemode.Submodule:
-		return "submodule"
-	case filemode.Dir:
-		return "directory"
-	}
-	return "file with mode " + m.String()
-}
+func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.objects().TreeOf(commit) }
 
 // Identity returns user.name and user.email as git would use them for a commit here:
 // the repository's config over the user's global one; empty when neither sets them.

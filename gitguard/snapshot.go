@@ -1,7 +1,6 @@
 package gitguard
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // Options says what the guard allows and what it compares against.
@@ -38,11 +39,11 @@ type snapshot struct {
 	indexPath string
 	idxMtimeS int64
 	idxMtimeN int64
-	tr        *treeReader
+	tr        *objstore.Trees
 	walked    *walkResult // the worktree walk, when done with the snapshot
 
-	baseHead  map[string]change // base tree → HEAD tree
-	headIndex map[string]change // HEAD tree → index
+	baseHead  map[string]objstore.Change // base tree → HEAD tree
+	headIndex map[string]objstore.Change // HEAD tree → index
 
 	ignores map[string]patternList // directory ("" or "dir/") → rules of the base's .gitignore there
 	extra   patternList            // Options.Ignore
@@ -51,9 +52,19 @@ type snapshot struct {
 	workspace string // Options.Workspace, cleaned
 }
 
-// snapshot resolves HEAD, the base and the index, diffs their trees, and
-// walks the worktree (see state).
-func (r *Repo) snapshot(opts Options) (*snapshot, error) { return r.snapshotWalk(opts, true) }
+// snapshot resolves HEAD, the base and the index, diffs their trees, walks
+// the worktree, and compares every path across them (see state).
+func (r *Repo) snapshot(opts Options) (*snapshot, *state, error) {
+	s, err := r.snapshotWalk(opts, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := s.state()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, st, nil
+}
 
 // snapshotWalk is snapshot, with the worktree walk optional. The walk starts
 // as soon as the index is read, alongside the tree work, with the ignore
@@ -70,7 +81,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	go func() { refsDone <- s.resolveCommits(opts) }()
 
 	var indexTree plumbing.Hash
-	var mem map[plumbing.Hash][]tEntry
+	var mem map[plumbing.Hash][]objstore.Entry
 	var guess map[string]ignoreGuess
 	var early chan walkResult
 	err := s.readIndex(opts)
@@ -117,13 +128,13 @@ type walkResult struct {
 	err error
 }
 
-func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]tEntry) error {
-	s.tr = s.r.newTreeReader(mem)
-	hi, err := s.tr.diff(s.headTree, indexTree)
+func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry) error {
+	s.tr = s.r.objects().Trees(mem)
+	hi, err := s.tr.Diff(s.headTree, indexTree)
 	if err != nil {
 		return err
 	}
-	bh, err := s.tr.diff(s.baseTree, s.headTree)
+	bh, err := s.tr.Diff(s.baseTree, s.headTree)
 	if err != nil {
 		return err
 	}
@@ -132,23 +143,12 @@ func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]tE
 	return nil
 }
 
-func changeMap(cs []change) map[string]change {
-	m := make(map[string]change, len(cs))
+func changeMap(cs []objstore.Change) map[string]objstore.Change {
+	m := make(map[string]objstore.Change, len(cs))
 	for _, c := range cs {
-		m[c.path] = c
+		m[c.Path] = c
 	}
 	return m
-}
-
-func (r *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
-	if c, ok := r.readPackedCommit(h); ok {
-		return c.tree, nil
-	}
-	c, err := r.readCommit(h)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
-	}
-	return c.TreeHash, nil
 }
 
 // ignoreGuess is a .gitignore file as read from disk, for the early walk.
@@ -175,7 +175,7 @@ func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 			continue
 		}
 		dir := strings.TrimSuffix(e.path, ".gitignore")
-		out[dir] = ignoreGuess{hash: objectHash(plumbing.BlobObject, data), list: parseList(string(data), e.path, dir)}
+		out[dir] = ignoreGuess{hash: plumbing.ComputeHash(plumbing.BlobObject, data), list: parseList(string(data), e.path, dir)}
 	}
 	return out
 }
@@ -197,22 +197,22 @@ func isGitignore(p string) bool {
 // so no full tree is read. A guessed file with the base's hash is used as
 // is; ok says the guesses were exactly the base's files.
 func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error) {
-	files := map[string]tEntry{}
+	files := map[string]objstore.Entry{}
 	for i := range s.idx.entries {
 		e := &s.idx.entries[i]
 		if e.stage == 0 && !e.intentToAdd && isGitignore(e.path) {
-			files[e.path] = tEntry{mode: e.fileMode(), hash: e.hash}
+			files[e.path] = objstore.Entry{Mode: e.fileMode(), Hash: e.hash}
 		}
 	}
-	for _, m := range []map[string]change{s.headIndex, s.baseHead} {
+	for _, m := range []map[string]objstore.Change{s.headIndex, s.baseHead} {
 		for p, c := range m {
 			if !isGitignore(p) {
 				continue
 			}
-			if c.from.mode == 0 {
+			if c.From.Mode == 0 {
 				delete(files, p)
 			} else {
-				files[p] = c.from
+				files[p] = c.From
 			}
 		}
 	}
@@ -220,18 +220,18 @@ func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error
 	reused := 0
 	for p, e := range files {
 		// git reads only regular .gitignore files, never through a symlink.
-		if e.mode != filemode.Regular && e.mode != filemode.Executable {
+		if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
 			continue
 		}
 		dir := strings.TrimSuffix(p, ".gitignore")
-		if g, ok := guess[dir]; ok && g.hash == e.hash {
+		if g, ok := guess[dir]; ok && g.hash == e.Hash {
 			s.ignores[dir] = g.list
 			reused++
 			continue
 		}
-		data, err := s.r.readBlob(e.hash)
+		data, err := s.r.objects().Blob(e.Hash)
 		if err != nil {
-			return false, forPath(err, "read from the base commit", p)
+			return false, objstore.ForPath(err, "read from the base commit", p)
 		}
 		s.ignores[dir] = parseList(string(data), p, dir)
 	}
@@ -261,12 +261,12 @@ func pushRules(rules map[string]patternList, st ignoreStack, dir string) ignoreS
 // not itself ignored: the deepest .gitignore with a matching line decides;
 // Options.Ignore patterns ignore on their own.
 func (s *snapshot) ignored(st ignoreStack, p string, isDir bool) bool {
-	if pat := s.extra.decide(p, isDir); pat != nil && !pat.neg {
+	if pat := s.extra.Decide(p, isDir); pat != nil && !pat.Negate {
 		return true
 	}
 	for i := len(st) - 1; i >= 0; i-- {
-		if pat := st[i].decide(p, isDir); pat != nil {
-			return !pat.neg
+		if pat := st[i].Decide(p, isDir); pat != nil {
+			return !pat.Negate
 		}
 	}
 	return false
@@ -340,22 +340,22 @@ func hashLink(full string) (plumbing.Hash, string, error) {
 	if err != nil {
 		return plumbing.ZeroHash, "", err
 	}
-	return objectHash(plumbing.BlobObject, []byte(t)), t, nil
+	return plumbing.ComputeHash(plumbing.BlobObject, []byte(t)), t, nil
 }
 
 // resolveCommits finds HEAD, the base and whether history was rewritten.
 func (s *snapshot) resolveCommits(opts Options) error {
 	r := s.r
-	ref, err := r.repo.Head()
+	head, err := r.refStore().Resolve("HEAD")
 	switch {
-	case errors.Is(err, plumbing.ErrReferenceNotFound):
-		s.unborn = true
-		s.headTree = emptyTree
 	case err != nil:
-		return fmt.Errorf("read HEAD: %w", err)
+		return err
+	case head.IsZero():
+		s.unborn = true
+		s.headTree = objstore.EmptyTree
 	default:
-		s.headCommit = ref.Hash()
-		if s.headTree, err = r.commitTree(s.headCommit); err != nil {
+		s.headCommit = head
+		if s.headTree, err = r.objects().TreeOf(s.headCommit); err != nil {
 			return err
 		}
 	}
@@ -374,15 +374,15 @@ func (s *snapshot) resolveCommits(opts Options) error {
 			s.base, s.baseName = s.headCommit, "HEAD"
 		}
 	}
-	s.baseTree = emptyTree
+	s.baseTree = objstore.EmptyTree
 	if !s.base.IsZero() {
-		if s.baseTree, err = r.commitTree(s.base); err != nil {
+		if s.baseTree, err = r.objects().TreeOf(s.base); err != nil {
 			return fmt.Errorf("base: %w", err)
 		}
 		if s.unborn {
 			s.history = true
 		} else if s.base != s.headCommit {
-			anc, err := r.isAncestor(s.base, s.headCommit)
+			anc, err := r.objects().IsAncestor(s.base, s.headCommit)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // CheckStaged checks the commit the index would make, for the pre-commit
@@ -40,7 +42,7 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 	if err != nil {
 		return nil, fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
-	headTree, unborn := emptyTree, false
+	headTree, unborn := objstore.EmptyTree, false
 	if _, t, err := r.Head(); errors.Is(err, ErrNoCommits) {
 		unborn = true
 	} else if err != nil {
@@ -48,7 +50,7 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 	} else {
 		headTree = t
 	}
-	changes, err := r.newTreeReader(mem).diff(headTree, indexTree)
+	changes, err := r.objects().Trees(mem).Diff(headTree, indexTree)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 			if k < 0 {
 				return "", fmt.Errorf("%s: not in the index", p)
 			}
-			data, err := r.readBlob(s.idx.entries[k].hash)
+			data, err := r.objects().Blob(s.idx.entries[k].hash)
 			return string(data), err
 		})
 		for i := range s.idx.entries {
@@ -74,63 +76,63 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 
 // judgeStaged turns the staged changes outside allow, and those refused on
 // any path, into violations sorted by path.
-func (r *Repo) judgeStaged(changes []change, allow *Matcher, unborn bool, viewOf func() *linkView) []Violation {
+func (r *Repo) judgeStaged(changes []objstore.Change, allow *Matcher, unborn bool, viewOf func() *linkView) []Violation {
 	var view *linkView
-	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	added := map[plumbing.Hash]string{}
 	for _, c := range changes {
-		if _, ok := added[c.to.hash]; !ok && c.from.mode == 0 {
-			added[c.to.hash] = c.path
+		if _, ok := added[c.To.Hash]; !ok && c.From.Mode == 0 {
+			added[c.To.Hash] = c.Path
 		}
 	}
 	var out []Violation
 	for _, c := range changes {
 		var notes []string
-		switch c.to.mode {
+		switch c.To.Mode {
 		case filemode.Submodule:
 			notes = append(notes, "submodule (gitlink) added or changed")
 		case filemode.Symlink:
-			if c.from.mode != 0 && c.from.mode != filemode.Symlink {
-				notes = append(notes, modeKind(c.from.mode)+" became a symlink")
+			if c.From.Mode != 0 && c.From.Mode != filemode.Symlink {
+				notes = append(notes, objstore.ModeKind(c.From.Mode)+" became a symlink")
 			}
 			// git add stores the blob before the hook runs; an unreadable
 			// target cannot be vouched for.
 			t := "(unreadable)"
-			if data, err := r.readBlob(c.to.hash); err == nil {
+			if data, err := r.objects().Blob(c.To.Hash); err == nil {
 				t = string(data)
 			}
 			if view == nil {
 				view = viewOf()
 			}
-			if why := view.resolveLink(c.path, t, ""); why != "" {
+			if why := view.resolveLink(c.Path, t, ""); why != "" {
 				notes = append(notes, fmt.Sprintf("symlink to %s %s", t, why))
 			}
 		}
-		if len(notes) == 0 && allow.Match(c.path, false) {
+		if len(notes) == 0 && allow.Match(c.Path, false) {
 			continue
 		}
-		v := Violation{Path: c.path, Kind: "modified"}
+		v := Violation{Path: c.Path, Kind: "modified"}
 		switch {
-		case c.from.mode == 0:
+		case c.From.Mode == 0:
 			v.Kind = "added"
-		case c.to.mode == 0:
+		case c.To.Mode == 0:
 			v.Kind = "deleted"
-			if to, ok := added[c.from.hash]; ok {
+			if to, ok := added[c.From.Hash]; ok {
 				v.Kind = "renamed"
 				notes = append([]string{"renamed to " + to}, notes...)
 			}
-		case kindOf(c.from.mode) != kindOf(c.to.mode):
+		case kindOf(c.From.Mode) != kindOf(c.To.Mode):
 			v.Kind = "type"
-		case c.from.hash == c.to.hash:
+		case c.From.Hash == c.To.Hash:
 			v.Kind = "mode"
-			notes = append([]string{fmt.Sprintf("mode %s → %s", c.from.mode, c.to.mode)}, notes...)
+			notes = append([]string{fmt.Sprintf("mode %s → %s", c.From.Mode, c.To.Mode)}, notes...)
 		}
 		v.Detail = strings.Join(append([]string{"staged"}, notes...), "; ")
 		// Unstaging keeps the edit on disk: the hook never throws work away.
-		if c.from.mode == 0 || unborn {
-			v.Hint = "git rm --cached -q -- " + shellQuote(c.path)
+		if c.From.Mode == 0 || unborn {
+			v.Hint = "git rm --cached -q -- " + shellQuote(c.Path)
 		} else {
-			v.Hint = "git restore --staged -- " + shellQuote(c.path)
+			v.Hint = "git restore --staged -- " + shellQuote(c.Path)
 		}
 		out = append(out, v)
 	}

@@ -142,14 +142,14 @@ func (st *state) linkViewOf() *linkView {
 			if l == ps.w {
 				return os.Readlink(s.r.root + "/" + p)
 			}
-			data, err := s.r.readBlob(l.hash)
+			data, err := s.r.objects().Blob(l.hash)
 			return string(data), err
 		}
 		k := s.entryIndex(p)
 		if k < 0 {
 			return "", fmt.Errorf("%s: not in the index", p)
 		}
-		data, err := s.r.readBlob(s.idx.entries[k].hash)
+		data, err := s.r.objects().Blob(s.idx.entries[k].hash)
 		return string(data), err
 	})
 	for i := range s.idx.entries {

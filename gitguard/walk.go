@@ -431,9 +431,9 @@ func submoduleHead(full string, recorded plumbing.Hash) plumbing.Hash {
 	if err != nil {
 		return plumbing.ZeroHash
 	}
-	ref, err := r.repo.Head()
+	h, err := r.refStore().Resolve("HEAD")
 	if err != nil {
 		return plumbing.ZeroHash
 	}
-	return ref.Hash()
+	return h
 }

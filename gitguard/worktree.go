@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // This file holds the git operations of the unattended loop: commit the gated
@@ -31,11 +32,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	s, err := r.snapshot(opts)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	st, err := s.state()
+	s, st, err := r.snapshot(opts)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -44,7 +41,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	c, err := r.storeCommit(tree, message, author, head)
+	c, err := r.objects().WriteCommit(tree, message, author, head)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -62,7 +59,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author object.Signa
 // interrupted after the branch moved.
 func (r *Repo) SyncIndex(from plumbing.Hash) error {
 	since := time.Now()
-	fromTree, err := r.commitTree(from)
+	fromTree, err := r.objects().TreeOf(from)
 	if err != nil {
 		return err
 	}
@@ -125,15 +122,12 @@ func (r *Repo) headState(opts Options) (head, headTree plumbing.Hash, s *snapsho
 		return
 	}
 	opts.Base = head
-	if s, err = r.snapshot(opts); err != nil {
-		return
-	}
-	st, err = s.state()
+	s, st, err = r.snapshot(opts)
 	return
 }
 
 func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, message string, author object.Signature) (plumbing.Hash, error) {
-	root := &treeEdit{}
+	root := &objstore.Edit{}
 	for _, p := range sortedPaths(st) {
 		ps := st.paths[p]
 		if ps.nested || ps.w.same(ps.h) && !ps.untracked {
@@ -141,7 +135,7 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 		}
 		switch {
 		case !ps.w.present:
-			root.set(p, nil)
+			root.Set(p, nil)
 		case ps.w.mode == filemode.Regular || ps.w.mode == filemode.Executable || ps.w.mode == filemode.Symlink:
 			mode := ps.w.mode
 			if fs, err := lstat(r.root + "/" + p); err == nil && fs.isReg() {
@@ -152,24 +146,24 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 			}
 			h, _, err := r.storeFile(p, mode)
 			if errors.Is(err, os.ErrNotExist) {
-				root.set(p, nil) // removed while we looked: keep what is there
+				root.Set(p, nil) // removed while we looked: keep what is there
 				continue
 			}
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
-			root.set(p, &tEntry{mode: mode, hash: h})
+			root.Set(p, &objstore.Entry{Mode: mode, Hash: h})
 		}
 	}
-	tree, err := r.applyEdit(s.tr, s.headTree, root)
+	tree, err := s.tr.Apply(s.headTree, root)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	c, err := r.storeCommit(tree, message, author, head)
+	c, err := r.objects().WriteCommit(tree, message, author, head)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.writeRef(ref, c, plumbing.ZeroHash); err != nil {
+	if err := r.updateRef(ref, c, plumbing.ZeroHash); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return c, nil
@@ -192,21 +186,21 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		}
 		r.removeEmptyParents(ps.path)
 	}
-	changed := map[string]tEntry{}
+	changed := map[string]objstore.Entry{}
 	stats := map[string]fileStat{}
 	for _, p := range paths {
 		ps := st.paths[p]
 		if !ps.h.present {
-			changed[p] = tEntry{}
+			changed[p] = objstore.Entry{}
 			continue
 		}
-		changed[p] = tEntry{mode: ps.h.mode, hash: ps.h.hash}
+		changed[p] = objstore.Entry{Mode: ps.h.mode, Hash: ps.h.hash}
 		if ps.w.same(ps.h) || ps.h.mode == filemode.Submodule {
 			continue
 		}
 		fs, err := r.writeFromTree(p, ps.h.mode, ps.h.hash)
 		if err != nil {
-			return forPath(err, "restore", p)
+			return objstore.ForPath(err, "restore", p)
 		}
 		stats[p] = fs
 		if restoreWritten != nil {
@@ -225,141 +219,36 @@ func sortedPaths(st *state) []string {
 	return out
 }
 
-// storeCommit writes a commit object; the committer is the author.
-func (r *Repo) storeCommit(tree plumbing.Hash, message string, author object.Signature, parents ...plumbing.Hash) (plumbing.Hash, error) {
-	if author.When.IsZero() {
-		author.When = time.Now()
-	}
-	c := &object.Commit{Author: author, Committer: author, Message: message, TreeHash: tree, ParentHashes: parents}
-	o := r.repo.Storer.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
-	}
-	h, err := r.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store commit: %w", err)
-	}
-	return h, nil
-}
-
 // MoveBranch points the branch HEAD names (or a detached HEAD) at new if it
 // still points at old. The worktree and index are not touched.
 func (r *Repo) MoveBranch(new, old plumbing.Hash) error { return r.moveHead(new, old) }
 
 // moveHead moves the branch HEAD names, or a detached HEAD, from old to new.
 func (r *Repo) moveHead(new, old plumbing.Hash) error {
-	ref, err := r.repo.Storer.Reference(plumbing.HEAD)
+	head, err := r.refStore().Read("HEAD")
 	if err != nil {
 		return fmt.Errorf("read HEAD: %w", err)
 	}
-	if ref.Type() == plumbing.SymbolicReference {
-		return r.writeRef(ref.Target().String(), new, old)
+	if branch, ok := strings.CutPrefix(head, "ref: "); ok {
+		return r.updateRef(branch, new, old)
 	}
-	return r.writeRef("HEAD", new, old)
-}
-
-// writeRef is a compare-and-set of a loose ref that a kill at any moment
-// leaves either old or new, as git does it: NAME.lock holds the new value,
-// then replaces the ref by rename. (go-git rewrites ref files in place.)
-func (r *Repo) writeRef(name string, new, old plumbing.Hash) error {
-	dir := r.commonDir
-	if name == "HEAD" {
-		dir = r.gitDir
-	} else if !strings.HasPrefix(name, "refs/") {
-		return fmt.Errorf("set ref %s: name must start with refs/", name)
-	}
-	path := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
-	}
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		// Left by a process killed mid-update; git would refuse until it is removed.
-		if fi, serr := os.Stat(lock); serr == nil && time.Since(fi.ModTime()) > 10*time.Second {
-			os.Remove(lock)
-			f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		}
-	}
-	if errors.Is(err, os.ErrExist) {
-		// Another writer holds it now: a caller that retries on a lost race may retry.
-		return fmt.Errorf("set ref %s: being written by another process (%s exists): %w", name, filepath.Base(lock), ErrRefChanged)
-	}
-	if err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
-	}
-	renamed := false
-	defer func() {
-		// Only our own lock: once renamed, the name may already be another writer's.
-		if !renamed {
-			os.Remove(lock)
-		}
-	}()
-	var cur plumbing.Hash
-	if name == "HEAD" {
-		ref, err := r.repo.Storer.Reference(plumbing.HEAD)
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("read HEAD: %w", err)
-		}
-		cur = ref.Hash()
-	} else if cur, err = r.Ref(name); err != nil {
-		f.Close()
-		return err
-	}
-	if cur != old {
-		f.Close()
-		return fmt.Errorf("set ref %s: holds %s, expected %s: %w", name, short(cur), short(old), ErrRefChanged)
-	}
-	_, err = f.WriteString(new.String() + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(lock, path)
-		renamed = err == nil
-	}
-	if err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
-	}
-	return nil
+	return r.updateRef("HEAD", new, old)
 }
 
 // syncIndex sets the index entries of every path that differs between two
 // trees to the second tree's entry, with the stat data in stats (taken when
 // the content was read) or none.
 func (r *Repo) syncIndex(from, to plumbing.Hash, stats map[string]fileStat, since time.Time) error {
-	tr := r.newTreeReader(nil)
-	cs, err := tr.diff(from, to)
+	tr := r.objects().Trees(nil)
+	cs, err := tr.Diff(from, to)
 	if err != nil {
 		return err
 	}
-	changed := map[string]tEntry{}
+	changed := map[string]objstore.Entry{}
 	for _, c := range cs {
-		changed[c.path] = c.to
+		changed[c.Path] = c.To
 	}
 	return r.editIndex(to, changed, stats, since, false)
-}
-
-// allEntries lists every file entry of a tree.
-func (r *Repo) allEntries(tr *treeReader, h plumbing.Hash, prefix string, out map[string]tEntry) error {
-	es, err := tr.entries(h)
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		if e.isTree() {
-			if err := r.allEntries(tr, e.hash, prefix+e.name+"/", out); err != nil {
-				return err
-			}
-			continue
-		}
-		out[prefix+e.name] = e
-	}
-	return nil
 }
 
 // writeFromTree writes a blob from the object database at p, replacing
@@ -396,7 +285,7 @@ func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) 
 			return fileStat{}, err
 		}
 	}
-	data, err := r.readBlob(h)
+	data, err := r.objects().Blob(h)
 	if err != nil {
 		return fileStat{}, err
 	}
@@ -440,14 +329,4 @@ func (r *Repo) removeEmptyParents(p string) {
 // BreakRefLocks removes the lock files a killed hgate may have left on the
 // branch HEAD names and on the given refs. Only for a caller that knows the
 // previous holder is dead (the loop resuming its own run).
-func (r *Repo) BreakRefLocks(names ...string) {
-	if ref, err := r.repo.Storer.Reference(plumbing.HEAD); err == nil && ref.Type() == plumbing.SymbolicReference {
-		names = append(names, ref.Target().String())
-	}
-	os.Remove(filepath.Join(r.gitDir, "HEAD.lock"))
-	for _, n := range names {
-		if strings.HasPrefix(n, "refs/") {
-			os.Remove(filepath.Join(r.commonDir, filepath.FromSlash(n)) + ".lock")
-		}
-	}
-}
+func (r *Repo) BreakRefLocks(names ...string) { r.refStore().BreakLocks(names...) }

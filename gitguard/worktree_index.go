@@ -13,6 +13,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/lockfile"
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
 // Index edits for the loop's commit and restore. The index is read with the
@@ -38,7 +41,7 @@ import (
 //     the same second could keep every field. Git smudges such entries
 //     (size 0) when it writes an index; so does this, as the new index's
 //     later mtime would otherwise make git trust them.
-func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats map[string]fileStat, since time.Time, full bool) error {
+func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, stats map[string]fileStat, since time.Time, full bool) error {
 	path := filepath.Join(r.gitDir, "index")
 	cut := since.Unix()
 	if st, err := lstat(path); err == nil && st.mtimeS < cut {
@@ -54,8 +57,8 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats ma
 		idx = &indexFile{version: 2}
 	case full:
 		// Unreadable index: start over from the tree.
-		changed = map[string]tEntry{}
-		if err := r.allEntries(r.newTreeReader(nil), tree, "", changed); err != nil {
+		changed = map[string]objstore.Entry{}
+		if err := r.objects().Trees(nil).Files(tree, "", changed); err != nil {
 			return err
 		}
 		idx = &indexFile{version: 2}
@@ -74,16 +77,16 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]tEntry, stats ma
 	files := make(map[string]bool, len(changed))
 	add := make([]indexEntry, 0, len(changed))
 	for p, te := range changed {
-		if te.mode == 0 {
+		if te.Mode == 0 {
 			continue
 		}
 		files[p] = true
-		e := indexEntry{path: p, mode: uint32(te.mode), hash: te.hash}
-		if fs, ok := stats[p]; ok && !fs.noCache && te.mode != filemode.Submodule {
+		e := indexEntry{path: p, mode: uint32(te.Mode), hash: te.Hash}
+		if fs, ok := stats[p]; ok && !fs.noCache && te.Mode != filemode.Submodule {
 			e.ctimeS, e.ctimeN = uint32(fs.ctimeS), uint32(fs.ctimeN)
 			e.mtimeS, e.mtimeN = uint32(fs.mtimeS), uint32(fs.mtimeN)
 			e.ino, e.uid, e.gid, e.size = uint32(fs.ino), fs.uid, fs.gid, uint32(fs.size)
-		} else if o := old[p]; o != nil && o.hash == te.hash && o.mode == e.mode {
+		} else if o := old[p]; o != nil && o.hash == te.Hash && o.mode == e.mode {
 			e = *o
 			e.skipWorktree, e.assumeValid = false, false
 		}
@@ -226,33 +229,14 @@ func appendOffsetVarint(buf []byte, v uint64) []byte {
 }
 
 // writeIndexFile replaces the index the way git does: index.lock, then rename.
+// A lock there is one a killed git or hgate left: an agent's git cannot run now
+// (it was stopped), so it is removed.
 func (r *Repo) writeIndexFile(idx *indexFile) error {
-	data := encodeIndex(idx)
-	path := filepath.Join(r.gitDir, "index")
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		// A lock left by a killed git or hgate: an agent's git cannot run now (it was stopped).
-		if err := os.Remove(lock); err != nil {
-			return fmt.Errorf("write index: %w", err)
-		}
-		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	lock, err := lockfile.Create(filepath.Join(r.gitDir, "index"), 0)
+	if err == nil {
+		err = lock.Commit(encodeIndex(idx))
 	}
 	if err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(lock, path)
-	}
-	if err != nil {
-		os.Remove(lock)
 		return fmt.Errorf("write index: %w", err)
 	}
 	return nil

@@ -105,6 +105,8 @@ type MovedRef struct {
 	Ref  string
 	At   plumbing.Hash // where it is (zero: deleted)
 	Want plumbing.Hash // where hgate last put it (zero: hgate never set it)
+
+	stored string // where git keeps Ref in this worktree (gitguard.Repo.RefName)
 }
 
 func (m MovedRef) phrase() string {
@@ -120,9 +122,9 @@ func (m MovedRef) phrase() string {
 // putBack is the git command that puts the ref where hgate left it.
 func (m MovedRef) putBack() string {
 	if m.Want.IsZero() {
-		return "git update-ref -d " + m.Ref
+		return "git update-ref -d " + m.stored
 	}
-	return fmt.Sprintf("git update-ref %s %s", m.Ref, m.Want)
+	return fmt.Sprintf("git update-ref %s %s", m.stored, m.Want)
 }
 
 func shortHash(h plumbing.Hash) string { return h.String()[:12] }
@@ -180,7 +182,7 @@ func CheckRefs(repo *gitguard.Repo) (rolled []string, err error) {
 			rolled = append(rolled, fmt.Sprintf("%s: finished a move that a crash interrupted (to %s, from the ledger)", name, shortHash(w)))
 			continue
 		}
-		moved = append(moved, MovedRef{Ref: name, At: at, Want: w})
+		moved = append(moved, MovedRef{Ref: name, At: at, Want: w, stored: repo.RefName(name)})
 	}
 	if len(moved) > 0 {
 		return rolled, &Moved{Refs: moved}

@@ -78,16 +78,17 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Ref is the ref whose commits hold the workspace state.
 const Ref = "refs/hgate/ledger"
 
 // files are the tracked state files other than receipts.
-var files = []string{"baseline.json", "results.tsv", "split.json", "suite.json", "train_results.json"}
+var files = []string{workspace.Baseline, workspace.Results, workspace.Split, workspace.Suite, workspace.TrainResults}
 
 // receiptsDir holds one receipt per gated tree.
-const receiptsDir = "receipts"
+const receiptsDir = workspace.ReceiptsDir
 
 // Tracked reports whether a slash path relative to the workspace is a state
 // file the ledger keeps: one of the fixed files, or receipts/NAME.json
@@ -112,6 +113,8 @@ type Ledger struct {
 	repo   *gitguard.Repo
 	dir    string // workspace directory, absolute
 	prefix string // workspace path relative to the repository root, with a trailing slash
+
+	recorded plumbing.Hash // the commit record made last
 }
 
 // Open returns the ledger of the workspace at workspaceDir in repo. It reads
@@ -249,6 +252,7 @@ func (l *Ledger) Commit(u Update) error {
 	if err := l.write(u.Files); err != nil {
 		return err
 	}
+	l.markWritten(l.recorded)
 	if u.BeforeRefs != nil {
 		u.BeforeRefs()
 	}
@@ -277,9 +281,11 @@ func (l *Ledger) record(message string, changes map[string][]byte) error {
 		return fmt.Errorf("ledger: %s: not a state file (expected %s or receipts/NAME.json)",
 			strings.Join(bad, ", "), strings.Join(files, ", "))
 	}
-	if _, err := l.repo.CommitFiles(Ref, changes, message); err != nil {
+	tip, err := l.repo.CommitFiles(Ref, changes, message)
+	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
+	l.recorded = tip
 	return nil
 }
 
@@ -349,7 +355,14 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 	}
 	diffs := compare(d, want)
 	if len(diffs) == 0 {
+		l.markWritten(tip)
 		return nil, nil
+	}
+	if l.written() == tip {
+		// Every file of the tip was written: nothing here is a crash's.
+		dr := l.drift(tip, d, diffs)
+		dr.Gone = d.empty() && holdsState(want)
+		return nil, dr
 	}
 	parent, err := l.parentOf(tip)
 	if err != nil {
@@ -384,6 +397,7 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 		dr.Gone = d.empty() && holdsState(want)
 		return recovered, dr
 	}
+	l.markWritten(tip)
 	return recovered, nil
 }
 
@@ -495,6 +509,7 @@ func (l *Ledger) Restore() ([]string, error) {
 		}
 		changed = append(changed, l.Display(c.File))
 	}
+	l.markWritten(tip)
 	refs, err := RestoreRefs(l.repo)
 	return append(changed, refs...), err
 }
@@ -538,7 +553,13 @@ func (l *Ledger) fix(tip plumbing.Hash, c Change) error {
 // gate's verdicts, not a human's to write —: the other files are, and their
 // names returned with an error naming the receipts. Nothing to accept
 // returns no names and makes no commit.
-func (l *Ledger) Accept(who string) ([]string, error) {
+func (l *Ledger) Accept(who string) ([]string, error) { return l.AcceptChecked(who, nil) }
+
+// AcceptChecked is Accept that first reads every file it would record with check (name
+// relative to the workspace): a file the commands could not read is never recorded.
+// Any problem refuses the whole accept, each named by check (file, line, field), and
+// nothing is recorded.
+func (l *Ledger) AcceptChecked(who string, check func(name string, data []byte) error) ([]string, error) {
 	d, err := l.scan()
 	if err != nil {
 		return nil, err
@@ -589,6 +610,19 @@ func (l *Ledger) Accept(who string) ([]string, error) {
 	}
 	if len(changes) == 0 && !tip.IsZero() {
 		return nil, refused
+	}
+	if check != nil {
+		var bad []error
+		for _, name := range slices.Sorted(maps.Keys(changes)) {
+			if data := changes[name]; data != nil {
+				if err := check(name, data); err != nil {
+					bad = append(bad, err)
+				}
+			}
+		}
+		if len(bad) > 0 {
+			return nil, fmt.Errorf("%w\nnothing was accepted: hgate could not read the file(s) as they are; fix them, or run `hgate state restore` to rewrite them from the ledger", errors.Join(bad...))
+		}
 	}
 	names := make([]string, 0, len(changes))
 	for name := range changes {

@@ -70,6 +70,10 @@ const (
 	AgentInterrupted AgentOutcome = "interrupted" // stopped by SIGINT/SIGTERM, or hgate died while it ran
 )
 
+// notStarted begins the detail of an agent that crashed before it ran (its program not
+// found, the sandbox refused): the loop stops at once, trying again cannot help.
+const notStarted = "did not start: "
+
 // agentRun is one agent process.
 type agentRun struct {
 	Args     []string
@@ -125,7 +129,7 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	if a.Sandbox != nil {
 		if err := sandbox.Wrap(cmd, *a.Sandbox); err != nil {
 			fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
-			return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: "did not start: " + err.Error(), Duration: time.Since(start)}
+			return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
 		}
 	}
 	limit := a.Timeout
@@ -137,7 +141,7 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	p, err := proc.Start(cmd, proc.Options{Timeout: limit, Grace: a.Grace})
 	if err != nil {
 		fmt.Fprintf(stderr, "hgate: cannot start the agent: %v\n", err)
-		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: "did not start: " + err.Error(), Duration: time.Since(start)}
+		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
 	}
 	if a.Started != nil {
 		a.Started(p.Pid())

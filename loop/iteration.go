@@ -271,16 +271,16 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if err != nil {
 		return fmt.Errorf("loop: program: %w", err)
 	}
-	s, err := suite.Load(filepath.Join(r.ws, "suite.json"))
+	s, err := suite.Load(r.ws.Suite())
 	if err != nil {
 		return err
 	}
-	msgRel, _ := filepath.Rel(r.repo.Root(), filepath.Join(r.ws, MessageFileName))
+	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
 	in := promptInput{
 		Program: string(program), ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
 		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
 		MessageFile: filepath.ToSlash(msgRel), Repair: repair,
-		Learnings: tail(filepath.Join(r.ws, record.LearningsFileName), learningsTail),
+		Learnings: tail(r.ws.Learnings(), learningsTail),
 	}
 	if repair > 0 {
 		in.Previous = j.LastReport
@@ -299,7 +299,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if err != nil {
 		return err
 	}
-	msgFile := filepath.Join(r.ws, MessageFileName)
+	msgFile := r.ws.Message()
 	if repair == 0 {
 		if err := os.Remove(msgFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -466,7 +466,7 @@ func (r *runner) commit(n int) error {
 
 // message is the first line of the agent's message file, else a generated one.
 func (r *runner) message(n int, it *Iteration) string {
-	if data, err := os.ReadFile(filepath.Join(r.ws, MessageFileName)); err == nil {
+	if data, err := os.ReadFile(r.ws.Message()); err == nil {
 		if l := strings.TrimSpace(firstLine(string(data))); l != "" {
 			return l
 		}
@@ -526,7 +526,7 @@ func (r *runner) saveAttempt(n int) (restored bool, err error) {
 
 // learn appends the iteration's learnings.md entry once.
 func (r *runner) learn(it *Iteration) error {
-	path := filepath.Join(r.ws, record.LearningsFileName)
+	path := r.ws.Learnings()
 	before := 0.0
 	if it.BestBefore != nil {
 		before = *it.BestBefore

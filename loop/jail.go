@@ -13,7 +13,6 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/sandbox"
-	"github.com/hgate/hgate/record"
 )
 
 // presetWritable are the folders and files each preset's tool keeps its own settings,
@@ -222,7 +221,7 @@ func (r *runner) openJail() (*jail, error) {
 		return jl, nil
 	}
 	root := r.repo.Root()
-	protected := []string{filepath.Join(root, ".git"), r.ws, r.repo.GitDir(), r.repo.CommonDir()}
+	protected := []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
 	for _, c := range r.env.Config.CleanRoom.Carry {
 		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
 	}
@@ -245,13 +244,13 @@ func (r *runner) openJail() (*jail, error) {
 		return nil, err
 	}
 	// The two workspace files the agent writes by design: hgate reads them, never trusts them.
-	msg := filepath.Join(r.ws, MessageFileName)
+	msg := r.ws.Message()
 	if err := createIfMissing(msg); err != nil {
 		jl.close()
 		return nil, err
 	}
 	write = append(write, msg, tmp)
-	if l := filepath.Join(r.ws, record.LearningsFileName); fileExists(l) {
+	if l := r.ws.Learnings(); fileExists(l) {
 		write = append(write, l)
 	}
 	extra := slices.Clone(r.cfg.Sandbox.Writable)

@@ -38,30 +38,30 @@ const journalName = "journal.json"
 
 // journal is the run's progress, rewritten atomically around every phase.
 type journal struct {
-	RunID        string       `json:"run_id"`
-	Started      string       `json:"started"`
-	Deadline     string       `json:"deadline"` // RFC 3339, "" = none
-	Next         int          `json:"next"`     // the iteration in progress, or the next one
-	Phase        phase        `json:"phase"`
-	Repair       int          `json:"repair"`
-	PreHead      string       `json:"pre_head"`
-	CommitParent string       `json:"commit_parent"`
-	AgentPID     int          `json:"agent_pid"`
-	AgentStart   string       `json:"agent_start"`
+	RunID        string `json:"run_id"`
+	Started      string `json:"started"`
+	Deadline     string `json:"deadline"` // RFC 3339, "" = none
+	Next         int    `json:"next"`     // the iteration in progress, or the next one
+	Phase        phase  `json:"phase"`
+	Repair       int    `json:"repair"`
+	PreHead      string `json:"pre_head"`
+	CommitParent string `json:"commit_parent"`
+	AgentPID     int    `json:"agent_pid"`
+	AgentStart   string `json:"agent_start"`
 	// AgentTag is in the environment of every process of the agent (HGATE_AGENT_TAG),
 	// random so that killing its leftovers by it reaches no other run's processes: run
 	// ids are start times, and two loops can start in the same second.
-	AgentTag string `json:"agent_tag,omitempty"`
-	IterStarted  string       `json:"iter_started"`
-	Current      *Iteration   `json:"current"`
-	LastReport   *gate.Report `json:"last_report"`
-	Iterations   []Iteration  `json:"iterations"`
-	Baseline     *float64     `json:"baseline"`
-	BestAtStart  *float64     `json:"best_at_start"`
-	SinceBest    int          `json:"since_best"`
-	Crashes      int          `json:"crashes"`
-	StopReason   StopReason   `json:"stop_reason"`
-	StopDetail   string       `json:"stop_detail"`
+	AgentTag    string       `json:"agent_tag,omitempty"`
+	IterStarted string       `json:"iter_started"`
+	Current     *Iteration   `json:"current"`
+	LastReport  *gate.Report `json:"last_report"`
+	Iterations  []Iteration  `json:"iterations"`
+	Baseline    *float64     `json:"baseline"`
+	BestAtStart *float64     `json:"best_at_start"`
+	SinceBest   int          `json:"since_best"`
+	Crashes     int          `json:"crashes"`
+	StopReason  StopReason   `json:"stop_reason"`
+	StopDetail  string       `json:"stop_detail"`
 	// Refs is refs/hgate/* as hgate left them before the agent's phase (and after each
 	// command it served the agent); Tamper lists what changed behind hgate's back since.
 	Refs   gitguard.RefSnapshot `json:"refs,omitempty"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/hgate/hgate/internal/sandbox"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hgate/hgate/internal/sandbox"
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"

@@ -37,11 +37,8 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/record"
+	"github.com/hgate/hgate/workspace"
 )
-
-// MessageFileName is the file in the workspace where the agent may leave a
-// one-line commit message.
-const MessageFileName = "loop-message.txt"
 
 // AttemptsRef is the prefix of the refs holding rejected attempts.
 const AttemptsRef = "refs/hgate/attempts/"
@@ -96,7 +93,7 @@ type runner struct {
 	cfg    config.Loop
 	repo   *gitguard.Repo
 	gopts  gitguard.Options
-	ws     string
+	ws     workspace.Dir
 	dir    string // runs/<id>
 	j      *journal
 	now    func() time.Time
@@ -132,7 +129,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	c := r.env.Config
 	r.gopts = gate.GuardOptions(c)
-	r.ws = c.WorkspaceDir()
+	r.ws = workspace.Dir(c.WorkspaceDir())
 	// Commits are the user's, as git commit would sign them: the environment, else git
 	// config's user.name and user.email, else hgate's own name.
 	r.author = object.Signature{Name: "hgate loop", Email: "hgate@localhost"}
@@ -252,7 +249,7 @@ func (r *runner) unlock() {
 
 // open starts a new run or loads the last one for --resume.
 func (r *runner) open() error {
-	runs := filepath.Join(r.ws, "runs")
+	runs := r.ws.Runs()
 	if r.opts.Resume {
 		id, err := lastRun(runs)
 		if errors.Is(err, errNoRun) {
@@ -286,8 +283,8 @@ func (r *runner) open() error {
 		fmt.Fprintf(r.log, "[loop] resuming run %s at iteration %d\n", id, j.Next)
 		return r.writeRunConfig()
 	}
-	if _, err := os.Stat(filepath.Join(r.ws, "results.tsv")); err != nil {
-		return fmt.Errorf("%s: %w: run hgate prepare first", filepath.Join(r.ws, "results.tsv"), fs.ErrNotExist)
+	if _, err := os.Stat(r.ws.Results()); err != nil {
+		return fmt.Errorf("%s: %w: run hgate prepare first", r.ws.Results(), fs.ErrNotExist)
 	}
 	// The anchors and state files must be as the ledger has them before anything trusts them.
 	if err := r.env.Verify(); err != nil {
@@ -335,7 +332,7 @@ func (r *runner) open() error {
 		r.dead = d
 		r.j.Deadline = d.Format(time.RFC3339Nano)
 	}
-	rows, err := record.Load(filepath.Join(r.ws, "results.tsv"))
+	rows, err := record.Load(r.ws.Results())
 	if err != nil {
 		return err
 	}
@@ -392,7 +389,7 @@ func (r *runner) writeRunConfig() error {
 }
 
 func (r *runner) best() (*float64, error) {
-	rows, err := record.Load(filepath.Join(r.ws, "results.tsv"))
+	rows, err := record.Load(r.ws.Results())
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +461,11 @@ func (r *runner) summary() *Summary {
 	}
 	s.Best, _ = r.best()
 	if s.Best != nil && s.BestAtStart != nil {
-		s.Improvement = round4(*s.Best - *s.BestAtStart)
+		best, start := *s.Best, *s.BestAtStart
+		if b, a, ok := r.exactScores(best, start); ok {
+			best, start = b, a
+		}
+		s.Improvement = round4(best - start) // subtract, then round once
 	}
 	for _, it := range s.Iterations {
 		switch it.Outcome {
@@ -478,5 +479,27 @@ func (r *runner) summary() *Summary {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// exactScores returns the best and the best at start before results.tsv rounded them
+// (gate.ExactScore of the first row holding each); ok is false when either is unknown,
+// and then both stay rounded, never one of each.
+func (r *runner) exactScores(best, start float64) (float64, float64, bool) {
+	rows, err := record.Load(r.ws.Results())
+	if err != nil {
+		return 0, 0, false
+	}
+	exact := func(v float64) (float64, bool) {
+		for _, row := range rows {
+			if row.ValScore == v {
+				m, ok, err := r.env.ExactScore(row)
+				return m, ok && err == nil
+			}
+		}
+		return 0, false
+	}
+	b, okB := exact(best)
+	a, okA := exact(start)
+	return b, a, okB && okA
+}
 
 func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }

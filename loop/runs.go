@@ -10,6 +10,7 @@ import (
 
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/workspace"
 )
 
 // RunRecord is one run folder (workspace/runs/<run>/) as a report reads it.
@@ -26,7 +27,7 @@ type RunRecord struct {
 // Runs reads every run folder under the workspace, oldest first. A folder without a
 // journal (a run killed before it began) is skipped.
 func Runs(workspaceDir string) ([]RunRecord, error) {
-	runs := filepath.Join(workspaceDir, "runs")
+	runs := workspace.Dir(workspaceDir).Runs()
 	ents, err := os.ReadDir(runs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

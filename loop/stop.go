@@ -34,21 +34,40 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 		return StopInterrupted, "SIGINT or SIGTERM"
 	case c.StopScore != nil && best != nil && *best >= *c.StopScore:
 		return StopScore, fmt.Sprintf("best val_score %.4f reached stop_score %.4f", *best, *c.StopScore)
+	// A failed run says so (exit non-zero) even on its last iteration: crashes first.
+	case r.notStarted() != "":
+		return StopCrashes, "the agent did not start"
+	case c.MaxConsecutiveCrashes > 0 && r.j.Crashes >= c.MaxConsecutiveCrashes:
+		return StopCrashes, fmt.Sprintf("the agent crashed %d time(s) in a row", r.j.Crashes)
 	case c.Iterations > 0 && done >= c.Iterations:
 		return StopIterations, fmt.Sprintf("%d iteration(s) done", done)
 	case c.Patience > 0 && r.j.SinceBest >= c.Patience:
 		return StopPatience, fmt.Sprintf("%d iteration(s) without a new best", r.j.SinceBest)
-	case c.MaxConsecutiveCrashes > 0 && r.j.Crashes >= c.MaxConsecutiveCrashes:
-		return StopCrashes, fmt.Sprintf("the agent crashed %d time(s) in a row", r.j.Crashes)
 	case !r.dead.IsZero() && !r.now().Before(r.dead):
 		return StopDeadline, "deadline " + r.dead.Local().Format("2006-01-02 15:04")
 	}
 	return StopNone, ""
 }
 
+// notStarted returns why the last iteration's agent could not even be started (its
+// program not found, the sandbox refused), or "": trying again cannot help.
+func (r *runner) notStarted() string {
+	if r.j.Crashes == 0 || len(r.j.Iterations) == 0 {
+		return ""
+	}
+	why, ok := strings.CutPrefix(r.j.Iterations[len(r.j.Iterations)-1].AgentDetail, notStarted)
+	if !ok {
+		return ""
+	}
+	return why
+}
+
 // crashError is the error of a run stopped by consecutive agent crashes: the last
 // attempt's outcome and the tail of its stderr, which is where an agent says why.
 func (r *runner) crashError() error {
+	if why := r.notStarted(); why != "" {
+		return fmt.Errorf("loop: the agent did not start (%s): check loop.agent in hgate.yaml or --agent", why)
+	}
 	last := r.j.Iterations[len(r.j.Iterations)-1]
 	dir := r.iterDir(last.Iteration)
 	if last.Repairs > 0 {

@@ -10,9 +10,6 @@ import (
 	"github.com/hgate/hgate/internal/statefile"
 )
 
-// LearningsFileName is learnings.md's name in the workspace.
-const LearningsFileName = "learnings.md"
-
 // LearningsHeader is learnings.md's first line.
 const LearningsHeader = "# Learnings"
 

@@ -22,9 +22,6 @@ import (
 	"github.com/hgate/hgate/internal/statefile"
 )
 
-// FileName is results.tsv's name in the workspace.
-const FileName = "results.tsv"
-
 // Header is results.tsv's first line.
 const Header = "iteration\tval_score\tcommit\tevals_passed\tevals_total\ttimestamp"
 

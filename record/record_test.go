@@ -84,7 +84,7 @@ func TestInvalidFixtures(t *testing.T) {
 }
 
 func TestAppendGolden(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), "results.tsv")
 	rows := []Row{
 		{0, 0.5, BaselineCommit, 5, 10, at(3, 12, 33)},
 		{1, 0.7823, "a1b2c3d", 8, 10, time.Date(2026, 11, 22, 5, 0, 0, 999, time.FixedZone("CET", 3600))},
@@ -196,7 +196,7 @@ func TestBest(t *testing.T) {
 
 func TestLearnings(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, LearningsFileName)
+	path := filepath.Join(dir, "learnings.md")
 	if err := EnsureLearnings(path); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestLearningUnscoredAndCount(t *testing.T) {
 	if got := strings.SplitN(l.String(), "\n", 2)[0]; got != "## Iteration 3 — val_score: 0.42 → not scored ✗" {
 		t.Errorf("heading %q", got)
 	}
-	path := filepath.Join(t.TempDir(), LearningsFileName)
+	path := filepath.Join(t.TempDir(), "learnings.md")
 	if n := LearningsCount(path); n != 0 {
 		t.Errorf("missing file: %d entries", n)
 	}

@@ -31,10 +31,8 @@ import (
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
-
-// FileName is the report's default name in the workspace.
-const FileName = "report.html"
 
 // Report is a repository's hgate history. Its JSON form is `hgate report --json`:
 // fields may be added, never renamed.
@@ -147,14 +145,14 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	var hist []gitguard.RefEntry
 	var rowsAt [][]record.Row
 	for _, e := range entries {
-		data, err := l.FileAt(e.Hash, record.FileName)
+		data, err := l.FileAt(e.Hash, workspace.Results)
 		if err != nil {
 			return nil, err
 		}
 		if data == nil {
 			break
 		}
-		rows, err := record.Parse(ledgerName(l, e.Hash, record.FileName), data)
+		rows, err := record.Parse(ledgerName(l, e.Hash, workspace.Results), data)
 		if err != nil {
 			return nil, err
 		}
@@ -255,30 +253,30 @@ func ledgerName(l *ledger.Ledger, commit plumbing.Hash, name string) string {
 }
 
 func splitAt(l *ledger.Ledger, commit plumbing.Hash) (*split.Split, error) {
-	data, err := l.FileAt(commit, split.FileName)
+	data, err := l.FileAt(commit, workspace.Split)
 	if err != nil {
 		return nil, err
 	}
 	if data == nil {
 		return nil, ErrNoState
 	}
-	return split.Parse(ledgerName(l, commit, split.FileName), data)
+	return split.Parse(ledgerName(l, commit, workspace.Split), data)
 }
 
 func suiteAt(l *ledger.Ledger, commit plumbing.Hash) (*suite.Suite, error) {
-	data, err := l.FileAt(commit, suite.FileName)
+	data, err := l.FileAt(commit, workspace.Suite)
 	if err != nil || data == nil {
 		return nil, err
 	}
-	return suite.Parse(ledgerName(l, commit, suite.FileName), data)
+	return suite.Parse(ledgerName(l, commit, workspace.Suite), data)
 }
 
 func trainResultsAt(l *ledger.Ledger, commit plumbing.Hash) (map[string]*float64, error) {
-	data, err := l.FileAt(commit, suite.TrainResultsFileName)
+	data, err := l.FileAt(commit, workspace.TrainResults)
 	if err != nil || data == nil {
 		return nil, err
 	}
-	tr, err := suite.ParseTrainResults(ledgerName(l, commit, suite.TrainResultsFileName), data)
+	tr, err := suite.ParseTrainResults(ledgerName(l, commit, workspace.TrainResults), data)
 	if err != nil {
 		return nil, err
 	}

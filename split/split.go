@@ -28,9 +28,6 @@ import (
 	"github.com/hgate/hgate/suite"
 )
 
-// FileName is the file's name in the workspace.
-const FileName = "split.json"
-
 // Split is split.json.
 type Split struct {
 	Seed  int64    `json:"seed,required"`

@@ -74,7 +74,7 @@ func TestInvalidFixtures(t *testing.T) {
 }
 
 func TestSaveGolden(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), "split.json")
 	s := &Split{Seed: 42, Train: []string{"d", "a", "b"}, Test: []string{"e", "c"}}
 	if err := s.Save(path); err != nil {
 		t.Fatal(err)

@@ -22,12 +22,6 @@ import (
 	"github.com/hgate/hgate/internal/statefile"
 )
 
-// FileName and TrainResultsFileName are the files' names in the workspace.
-const (
-	FileName             = "suite.json"
-	TrainResultsFileName = "train_results.json"
-)
-
 // PassMark is the lowest reward that counts as a pass.
 const PassMark = 0.5
 

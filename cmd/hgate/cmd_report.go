@@ -12,6 +12,7 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 	history "github.com/hgate/hgate/report" // report is cli.go's error reporter
+	"github.com/hgate/hgate/workspace"
 )
 
 // reportCmd writes the repository's hgate history as one HTML page, or prints it as JSON.
@@ -41,7 +42,7 @@ func (c *reportCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) err
 		_, err := g.stdout.Write(page.Bytes())
 		return err
 	}
-	path := filepath.Join(cfg.WorkspaceDir(), history.FileName)
+	path := filepath.Join(cfg.WorkspaceDir(), workspace.Report)
 	if c.Output != "" {
 		dir, err := g.root()
 		if err != nil {

@@ -58,7 +58,7 @@ func (c *stateRestoreCmd) Run(ctx context.Context, g *Globals, env *gate.Env) er
 type stateAcceptCmd struct{}
 
 func (c *stateAcceptCmd) Help() string {
-	return `Records the workspace's state files (suite.json, results.tsv, train_results.json, split.json) as they are now as a new ledger entry, "manual edit: FILES": the way to keep an edit you made on purpose.
+	return `Records the workspace's state files (suite.json, results.tsv, train_results.json, split.json) as they are now as a new ledger entry, "manual edit: FILES": the way to keep an edit you made on purpose. Each file is first read as the commands read it: one they could not read is refused, naming file, line and field, and nothing is recorded.
 
 Receipts (workspace/receipts/*.json) are the gate's own verdicts on a tree and only hgate gate writes them: a changed, added or removed receipt is never accepted. The other files are, and the receipts are named (exit 2); run "hgate state restore" to put them back.`
 }
@@ -69,7 +69,7 @@ func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 		return err
 	}
 	defer release()
-	accepted, err := ledger.Open(env.Repo, env.Config.WorkspaceDir()).Accept("")
+	accepted, err := env.AcceptState("")
 	if err != nil && accepted == nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -90,3 +91,47 @@ const TimeLayout = "2006-01-02T15:04:05+00:00"
 
 // Timestamp formats t in TimeLayout after converting it to UTC.
 func Timestamp(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// IsTemp reports whether a file name is one WriteAtomic makes: ".NAME.tmp-DIGITS".
+func IsTemp(name string) bool {
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndex(rest, ".tmp-")
+	if i <= 0 {
+		return false
+	}
+	digits := rest[i+len(".tmp-"):]
+	return digits != "" && strings.Trim(digits, "0123456789") == ""
+}
+
+// RemoveStale removes the temporary files in dir that isTemp names (IsTemp: those
+// WriteAtomic makes) last modified before before — left by a process killed, or a disk
+// that filled, between creating one and renaming it — and returns their paths. Callers
+// hold the lock every writer of dir holds, so no temporary file older than it is still
+// being written. A missing dir has none.
+func RemoveStale(dir string, isTemp func(name string) bool, before time.Time) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isTemp(e.Name()) {
+			continue
+		}
+		if fi, err := e.Info(); err != nil || !fi.ModTime().Before(before) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, err
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}

@@ -396,3 +396,21 @@ func TestDecodeGoJSON(t *testing.T) {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
 }
+
+func TestIsTemp(t *testing.T) {
+	for name, want := range map[string]bool{
+		".results.tsv.tmp-1234567":  true,
+		".0123abcd.json.tmp-42":     true,
+		"results.tsv.tmp-1":         false, // not hidden
+		".results.tsv.tmp-":         false,
+		".results.tsv.tmp-12a":      false,
+		".tmp-12":                   false, // no NAME
+		".keep.tmp-notdigits":       false,
+		".pre-commit.tmp123":        false,
+		".suite.json.tmp-9.partial": false,
+	} {
+		if got := IsTemp(name); got != want {
+			t.Errorf("IsTemp(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package gitguard
+package objstore
 
 import (
 	"bytes"
@@ -33,8 +33,8 @@ const maxPackedObject = 1 << 20
 
 // readPackedCommit finds commit h in a pack of the repository. ok is false
 // when the lean path cannot vouch for the answer.
-func (r *Repo) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
-	_, data, ok := r.readPacked(plumbing.CommitObject, h)
+func (s Store) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
+	_, data, ok := s.readPacked(plumbing.CommitObject, h)
 	if !ok {
 		return c, false
 	}
@@ -44,8 +44,8 @@ func (r *Repo) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
 // readPacked reads object h of type t (AnyObject for any) from a pack of the
 // repository, checked against its id. ok is false when the lean path cannot
 // vouch for the answer: the caller asks go-git.
-func (r *Repo) readPacked(t plumbing.ObjectType, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
-	objects := filepath.Join(r.commonDir, "objects")
+func (s Store) readPacked(t plumbing.ObjectType, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
+	objects := filepath.Join(s.commonDir, "objects")
 	hex := h.String()
 	if _, err := os.Lstat(filepath.Join(objects, hex[:2], hex[2:])); err == nil {
 		return 0, nil, false // loose: go-git reads it without any index
@@ -156,7 +156,7 @@ func readPackedObject(path string, off int64, h plumbing.Hash) (plumbing.ObjectT
 		return 0, nil, false
 	}
 	typ, data, ok := packObjectAt(f, fi.Size(), off, 0)
-	if !ok || objectHash(typ, data) != h {
+	if !ok || plumbing.ComputeHash(typ, data) != h {
 		return 0, nil, false
 	}
 	return typ, data, true

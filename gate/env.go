@@ -13,6 +13,7 @@ import (
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/workspace"
 )
 
 // Env is what every workflow needs: the loaded configuration, the repository, and where to
@@ -72,21 +73,8 @@ func (e *Env) progress(label string, total int) func(done, total int, r benchmar
 	return benchmark.NewProgress(e.Progress, label, total)
 }
 
-// workspace names the state files inside the workspace folder (DESIGN.md §4).
-type workspace string
-
-func (w workspace) path(name string) string    { return filepath.Join(string(w), name) }
-func (w workspace) suite() string              { return w.path("suite.json") }
-func (w workspace) results() string            { return w.path("results.tsv") }
-func (w workspace) trainResults() string       { return w.path("train_results.json") }
-func (w workspace) learnings() string          { return w.path("learnings.md") }
-func (w workspace) split() string              { return w.path("split.json") }
-func (w workspace) baselineTraces() string     { return w.path(filepath.Join("traces", "baseline")) }
-func (w workspace) latestTraces() string       { return w.path(filepath.Join("traces", "latest")) }
-func (w workspace) refusedTraces() string      { return w.path(filepath.Join("traces", "refused")) }
-func (w workspace) receipt(tree string) string { return w.path(filepath.FromSlash(receiptName(tree))) }
-
-func (e *Env) ws() workspace { return workspace(e.Config.WorkspaceDir()) }
+// ws is the workspace folder, its layout named by package workspace.
+func (e *Env) ws() workspace.Dir { return workspace.Dir(e.Config.WorkspaceDir()) }
 
 // GuardOptions are the file guard's settings from hgate.yaml, the same for Step 0, hgate
 // guard and the loop: the allowlist, what counts as ignored, and the workspace no symlink

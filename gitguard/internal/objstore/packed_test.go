@@ -1,4 +1,4 @@
-package gitguard
+package objstore
 
 import (
 	"bytes"
@@ -11,8 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/hgate/hgate/internal/gittest"
 )
 
@@ -50,7 +53,7 @@ func TestReadPackedCommit(t *testing.T) {
 	if v := r.Git("verify-pack", "-v", idxs[0]); !regexp.MustCompile(`(?m)^` + c["main"] + ` commit .* 1 ` + c["side"] + `$`).MatchString(v) {
 		t.Fatalf("the main commit is not a delta of the side commit:\n%s", v)
 	}
-	g, err := Open(r.Dir)
+	g, err := open(r.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestReadPackedCommit(t *testing.T) {
 			if !ok {
 				return
 			}
-			want, err := object.GetCommit(g.repo.Storer, h)
+			want, err := object.GetCommit(g.objects, h) // go-git's own reading
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +124,7 @@ func TestReadPackedCommitIndex(t *testing.T) {
 			if err := os.WriteFile(idxs[0], tc.edit(data, h), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			g, err := Open(r.Dir)
+			g, err := open(r.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,12 +163,18 @@ func idxEntry(idx []byte, h plumbing.Hash) (n, i int) {
 	return n, i
 }
 
+// open is the store of the repository at dir, through go-git's storage.
+func open(dir string) (Store, error) {
+	gitDir := filepath.Join(dir, ".git")
+	return New(filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()), gitDir), nil
+}
+
 // Every packed object (commits, trees, blobs; whole or offset deltas) read
 // the lean way is what go-git reads; asked for another type, or for a loose
 // object, the lean reader steps aside.
 func TestReadPacked(t *testing.T) {
 	r, c := packedRepo(t)
-	g, err := Open(r.Dir)
+	g, err := open(r.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +192,7 @@ func TestReadPacked(t *testing.T) {
 			t.Errorf("%s %s: not read", f[1], f[0])
 			continue
 		}
-		want, err := g.repo.Storer.EncodedObject(plumbing.AnyObject, h)
+		want, err := g.objects.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,94 @@
+package gitguard
+
+import (
+	"crypto/sha1"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/objstore"
+)
+
+// hashIndexTrees hashes the index's merged entries into trees in memory, as
+// git write-tree would, and returns the root hash; unmerged and intent-to-add
+// entries are left out. Entries must be sorted as the index sorts them.
+func hashIndexTrees(entries []indexEntry) (plumbing.Hash, map[plumbing.Hash][]objstore.Entry, error) {
+	mem := map[plumbing.Hash][]objstore.Entry{}
+	b := &treeBuilder{entries: entries, mem: mem}
+	root, err := b.build("", 0, len(entries))
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return root, mem, nil
+}
+
+type treeBuilder struct {
+	entries []indexEntry
+	mem     map[plumbing.Hash][]objstore.Entry
+	levels  [][]objstore.Entry // scratch entries per depth, reused across trees
+	buf     []byte             // scratch tree object
+}
+
+// build hashes entries[lo:hi], which all start with prefix.
+func (b *treeBuilder) build(prefix string, lo, hi int) (plumbing.Hash, error) {
+	depth := strings.Count(prefix, "/")
+	for len(b.levels) <= depth {
+		b.levels = append(b.levels, nil)
+	}
+	es := b.levels[depth][:0]
+	for i := lo; i < hi; {
+		e := &b.entries[i]
+		rest := e.path[len(prefix):]
+		if slash := strings.IndexByte(rest, '/'); slash >= 0 {
+			dir := rest[:slash]
+			sub := e.path[:len(prefix)+slash+1]
+			j := i + 1
+			for j < hi && strings.HasPrefix(b.entries[j].path, sub) {
+				j++
+			}
+			b.levels[depth] = es // keep the grown buffer for the next tree at this depth
+			h, err := b.build(sub, i, j)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			if len(es) > 0 && es[len(es)-1].Name == dir {
+				return plumbing.ZeroHash, corrupt("%q is both a file and a directory", prefix+dir)
+			}
+			if h != objstore.EmptyTree || b.mem[h] != nil {
+				es = append(es, objstore.Entry{Name: dir, Mode: filemode.Dir, Hash: h})
+			}
+			i = j
+			continue
+		}
+		i++
+		if e.stage != 0 || e.intentToAdd {
+			continue
+		}
+		es = append(es, objstore.Entry{Name: rest, Mode: e.fileMode(), Hash: e.hash})
+	}
+	b.levels[depth] = es
+	if len(es) == 0 {
+		return objstore.EmptyTree, nil
+	}
+	h := b.hash(es)
+	b.mem[h] = slices.Clone(es)
+	return h, nil
+}
+
+// hash is a tree's id without allocating: header and entries go into one
+// reused buffer.
+func (b *treeBuilder) hash(es []objstore.Entry) plumbing.Hash {
+	n := 0
+	for _, e := range es {
+		n += len(objstore.ModeText(e.Mode)) + 1 + len(e.Name) + 1 + 20
+	}
+	buf := append(b.buf[:0], "tree "...)
+	buf = strconv.AppendInt(buf, int64(n), 10)
+	buf = append(buf, 0)
+	buf = objstore.AppendTree(buf, es)
+	b.buf = buf
+	return plumbing.Hash(sha1.Sum(buf))
+}
