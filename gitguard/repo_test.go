@@ -357,3 +357,22 @@ func TestHintsRevert(t *testing.T) {
 		})
 	}
 }
+
+// A short id, as results.tsv keeps them, finds its commit; a blob's id, an unknown
+// one or one that is not hex finds none.
+func TestCommitByPrefix(t *testing.T) {
+	r := newProject(t)
+	g := open(t, r)
+	head := r.Head()
+	for _, p := range []string{head[:7], head[:8], head, strings.ToUpper(head[:9])} {
+		if h, err := g.CommitByPrefix(p); err != nil || h.String() != head {
+			t.Errorf("%s: %s %v, want %s", p, h, err, head)
+		}
+	}
+	blob := strings.TrimSpace(r.Git("rev-parse", "HEAD:benchmark.py"))
+	for _, p := range []string{blob[:10], "0000000", "xyz1234", ""} {
+		if h, err := g.CommitByPrefix(p); !errors.Is(err, plumbing.ErrObjectNotFound) {
+			t.Errorf("%q: %s %v, want no commit", p, h, err)
+		}
+	}
+}
