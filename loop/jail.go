@@ -284,32 +284,43 @@ func (r *runner) openJail() (*jail, error) {
 		extra = append(extra, presetWritable(strings.TrimSpace(r.cfg.Agent[0]))...)
 	}
 	for _, w := range extra {
-		p, err := expandPath(w, root)
+		p, err := openWritable(w, root, protected)
 		if err != nil {
 			jl.close()
 			return nil, err
 		}
-		if slices.ContainsFunc(protected, func(q string) bool { return within(p, q) || within(q, p) }) {
-			jl.close()
-			return nil, fmt.Errorf("loop.sandbox.writable: %s would open %s to the agent (expected a path outside .git, the workspace, carried and hidden paths)", w, p)
-		}
-		if strings.HasSuffix(w, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				jl.close()
-				return nil, fmt.Errorf("loop.sandbox.writable: %w", err)
-			}
-		} else if start, ok := presetFileStart(p); ok {
-			if err := createWith(p, start); err != nil {
-				jl.close()
-				return nil, fmt.Errorf("loop.sandbox.writable: %w", err)
-			}
-		}
-		if _, err := os.Lstat(p); err == nil {
+		if p != "" {
 			write = append(write, p)
 		}
 	}
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
 	return jl, nil
+}
+
+// openWritable resolves one loop.sandbox.writable path or a preset's, refusing one that
+// would open a protected path; a folder (ending in /) is created, and so is a preset's
+// file that has a start. It returns "" for a path that does not exist: nothing to grant.
+func openWritable(w, root string, protected []string) (string, error) {
+	p, err := expandPath(w, root)
+	if err != nil {
+		return "", err
+	}
+	if slices.ContainsFunc(protected, func(q string) bool { return within(p, q) || within(q, p) }) {
+		return "", fmt.Errorf("loop.sandbox.writable: %s would open %s to the agent (expected a path outside .git, the workspace, carried and hidden paths)", w, p)
+	}
+	if strings.HasSuffix(w, "/") {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return "", fmt.Errorf("loop.sandbox.writable: %w", err)
+		}
+	} else if start, ok := presetFileStart(p); ok {
+		if err := createWith(p, start); err != nil {
+			return "", fmt.Errorf("loop.sandbox.writable: %w", err)
+		}
+	}
+	if _, err := os.Lstat(p); err != nil {
+		return "", nil
+	}
+	return p, nil
 }
 
 func (jl *jail) close() { os.RemoveAll(jl.tmp) }

@@ -1,0 +1,158 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/internal/sandbox"
+)
+
+// cliRefusal is what the real CLIs print when they refuse their command line or their
+// configuration: an option they do not know (claude: "unknown option", codex: clap's
+// "unexpected argument"), a value they do not accept, an MCP server they cannot read, the
+// root guard, or a home folder the sandbox keeps them from writing.
+var cliRefusal = regexp.MustCompile(`(?i)unknown option|unexpected argument|invalid value|error: .*required|` +
+	`Invalid MCP configuration|Error loading config|invalid transport|cannot be used with root|` +
+	`failed to initialize|is corrupted|EACCES|EROFS`)
+
+// cliStarted is what a CLI prints once it took its command line and configuration and
+// went on to ask its model: the test stops it there (there is no network to the model).
+var cliStarted = map[string]*regexp.Regexp{
+	"claude": regexp.MustCompile(`Not logged in|Invalid API key|API Error|Please run /login`),
+	"codex":  regexp.MustCompile(`(?m)^session id: |Reconnecting|stream disconnected|401 Unauthorized`),
+}
+
+// TestPresetsAgainstInstalledCLIs runs each preset's exact command line against the real
+// CLI where it is installed (.ci/run installs claude and codex from npm), inside hgate's
+// sandbox with the folders the preset opens, a fresh home folder, no credentials and the
+// prompt on stdin, as the loop runs it. The CLI cannot reach its model: it is stopped
+// once it has gone past its command line and configuration to ask the model. Whatever it
+// printed must hold no refusal, so a release that drops or renames a flag the preset
+// passes, or moves its home folder, fails here.
+func TestPresetsAgainstInstalledCLIs(t *testing.T) {
+	if _, err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	for _, name := range []string{"claude", "codex"} {
+		t.Run(name, func(t *testing.T) {
+			bin, err := exec.LookPath(name)
+			if err != nil {
+				t.Skipf("%s is not installed (npm install -g --ignore-scripts %s): %v", name, npmPackage[name], err)
+			}
+			out := runPresetCLI(t, name)
+			t.Logf("%s (%s) printed:\n%s", name, bin, lastBytes(out, 2000))
+			if strings.Contains(out, "native binary not installed") {
+				t.Skipf("%s: the npm package's native binary is not in place (run its install.cjs): %s", name, lastBytes(out, 300))
+			}
+			if m := cliRefusal.FindString(out); m != "" {
+				t.Fatalf("%s refused the preset's command line or setup (%q): %s", name, m, lastBytes(out, 1500))
+			}
+			if !cliStarted[name].MatchString(out) {
+				t.Fatalf("%s ended without reaching its model: %s", name, lastBytes(out, 1500))
+			}
+		})
+	}
+}
+
+var npmPackage = map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+
+// runPresetCLI runs the preset as the loop would and returns what it printed, stopping it
+// once cliStarted matches (or after two minutes, a guard against a hang).
+func runPresetCLI(t *testing.T, name string) string {
+	dir := t.TempDir()
+	home, repo, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "repo"), filepath.Join(dir, "tmp")
+	for _, d := range []string{home, repo, tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	prompt := filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(prompt, []byte("Reply with the word ok.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home) // the preset's ~ paths resolve here
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("CODEX_HOME", "")
+	write := []string{repo, tmp}
+	for _, w := range presetWritable(name) {
+		p, err := openWritable(w, repo, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != "" {
+			write = append(write, p)
+		}
+	}
+	args, err := Command([]string{name}, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = repo
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp,
+		"HGATE_LOOP_SOCKET=" + filepath.Join(tmp, "no.sock")}, presetEnv(name, true, tmp)...)
+	stdin, err := os.Open(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd.Stdin = stdin
+	if err := sandbox.Wrap(cmd, sandbox.Policy{Write: write, Reap: true}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	out := &watchedOutput{match: cliStarted[name], matched: stop}
+	p, err := proc.Start(cmd, proc.Options{Stdout: out, Stderr: out, Timeout: 2 * time.Minute, Grace: 2 * time.Second, Reaper: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := p.Wait(ctx)
+	if res.TimedOut {
+		t.Fatalf("%s neither ended nor reached its model in 2m: %s", name, lastBytes(out.String(), 1500))
+	}
+	return out.String()
+}
+
+// watchedOutput collects a process's output and calls matched once it matches.
+type watchedOutput struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	match   *regexp.Regexp
+	matched func()
+}
+
+func (w *watchedOutput) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if w.match.Match(w.buf.Bytes()) {
+		w.matched()
+	}
+	return len(b), nil
+}
+
+func (w *watchedOutput) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func lastBytes(s string, n int) string { // tail reads a file
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
