@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,15 +60,49 @@ func TestPresetsAgainstInstalledCLIs(t *testing.T) {
 			if !cliStarted[name].MatchString(out) {
 				t.Fatalf("%s ended without reaching its model: %s", name, lastBytes(out, 1500))
 			}
+			if name == "codex" {
+				checkCodexSandbox(t)
+			}
 		})
+	}
+}
+
+// checkCodexSandbox runs a command the way codex runs the model's commands, in the
+// sandbox mode the preset asks for, inside hgate's sandbox: a mode whose own sandbox
+// cannot start there (workspace-write: bubblewrap cannot map its user namespace under
+// Landlock) would leave codex unable to run anything.
+func checkCodexSandbox(t *testing.T) {
+	args, _ := Command([]string{"codex"}, "")
+	mode := args[slices.Index(args, "--sandbox")+1]
+	out, res := runInJail(t, "codex", []string{"codex", "sandbox", "-c", `sandbox_mode="` + mode + `"`, "--",
+		"sh", "-c", "echo ran > ran.txt && cat ran.txt"}, "", nil)
+	if res.ExitCode != 0 || !strings.Contains(out, "ran") {
+		t.Fatalf("codex cannot run a command in its %s sandbox inside hgate's (%+v): %s", mode, res, lastBytes(out, 1500))
 	}
 }
 
 var npmPackage = map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
 
 // runPresetCLI runs the preset as the loop would and returns what it printed, stopping it
-// once cliStarted matches (or after two minutes, a guard against a hang).
+// once cliStarted matches.
 func runPresetCLI(t *testing.T, name string) string {
+	prompt := filepath.Join(t.TempDir(), "prompt.md")
+	if err := os.WriteFile(prompt, []byte("Reply with the word ok.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args, err := Command([]string{name}, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runInJail(t, name, args, prompt, cliStarted[name])
+	return out
+}
+
+// runInJail runs args in a fresh git repository inside hgate's sandbox as the loop opens
+// it for the preset (a fresh home folder, no credentials), stdin from the file stdin
+// ("": none), and returns what it printed and how it ended. It is stopped once its
+// output matches stop, or after two minutes, a guard against a hang.
+func runInJail(t *testing.T, preset string, args []string, stdin string, stop *regexp.Regexp) (string, proc.Result) {
 	dir := t.TempDir()
 	home, repo, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "repo"), filepath.Join(dir, "tmp")
 	for _, d := range []string{home, repo, tmp} {
@@ -78,15 +113,11 @@ func runPresetCLI(t *testing.T, name string) string {
 	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
-	prompt := filepath.Join(dir, "prompt.md")
-	if err := os.WriteFile(prompt, []byte("Reply with the word ok.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("HOME", home) // the preset's ~ paths resolve here
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Setenv("CODEX_HOME", "")
 	write := []string{repo, tmp}
-	for _, w := range presetWritable(name) {
+	for _, w := range presetWritable(preset) {
 		p, err := openWritable(w, repo, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -95,35 +126,33 @@ func runPresetCLI(t *testing.T, name string) string {
 			write = append(write, p)
 		}
 	}
-	args, err := Command([]string{name}, prompt)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = repo
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp,
-		"HGATE_LOOP_SOCKET=" + filepath.Join(tmp, "no.sock")}, presetEnv(name, true, tmp)...)
-	stdin, err := os.Open(prompt)
-	if err != nil {
-		t.Fatal(err)
+		"HGATE_LOOP_SOCKET=" + filepath.Join(tmp, "no.sock")}, presetEnv(preset, true, tmp)...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
 	}
-	defer stdin.Close()
-	cmd.Stdin = stdin
 	if err := sandbox.Wrap(cmd, sandbox.Policy{Write: write, Reap: true}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	out := &watchedOutput{match: cliStarted[name], matched: stop}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &watchedOutput{match: stop, matched: cancel}
 	p, err := proc.Start(cmd, proc.Options{Stdout: out, Stderr: out, Timeout: 2 * time.Minute, Grace: 2 * time.Second, Reaper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := p.Wait(ctx)
 	if res.TimedOut {
-		t.Fatalf("%s neither ended nor reached its model in 2m: %s", name, lastBytes(out.String(), 1500))
+		t.Fatalf("%s neither ended nor reached its model in 2m: %s", args[0], lastBytes(out.String(), 1500))
 	}
-	return out.String()
+	return out.String(), res
 }
 
 // watchedOutput collects a process's output and calls matched once it matches.
@@ -138,7 +167,7 @@ func (w *watchedOutput) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(b)
-	if w.match.Match(w.buf.Bytes()) {
+	if w.match != nil && w.match.Match(w.buf.Bytes()) {
 		w.matched()
 	}
 	return len(b), nil
