@@ -20,10 +20,10 @@ import (
 // cliRefusal is what the real CLIs print when they refuse their command line or their
 // configuration: an option they do not know (claude: "unknown option", codex: clap's
 // "unexpected argument"), a value they do not accept, an MCP server they cannot read, the
-// root guard, or a home folder the sandbox keeps them from writing.
+// root guard, a home folder the sandbox keeps them from writing, or no prompt on stdin.
 var cliRefusal = regexp.MustCompile(`(?i)unknown option|unexpected argument|invalid value|error: .*required|` +
 	`Invalid MCP configuration|Error loading config|invalid transport|cannot be used with root|` +
-	`failed to initialize|is corrupted|EACCES|EROFS`)
+	`failed to initialize|is corrupted|EACCES|EROFS|Input must be provided|No prompt provided`)
 
 // cliStarted is what a CLI prints once it took its command line and configuration and
 // went on to ask its model: the test stops it there (there is no network to the model).
