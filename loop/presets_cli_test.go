@@ -60,7 +60,15 @@ func TestPresetsAgainstInstalledCLIs(t *testing.T) {
 			if !cliStarted[name].MatchString(out) {
 				t.Fatalf("%s ended without reaching its model: %s", name, lastBytes(out, 1500))
 			}
-			if name == "codex" {
+			switch name {
+			case "claude":
+				// claude logs each MCP server's start in its cache: hgate's was read from
+				// --mcp-config, and the folder the preset opens is the one claude writes.
+				logs, _ := filepath.Glob(filepath.Join(os.Getenv("HOME"), ".cache/claude-cli-nodejs/*/mcp-logs-hgate"))
+				if len(logs) == 0 {
+					t.Errorf("claude left no log of the hgate MCP server in ~/.cache/claude-cli-nodejs/")
+				}
+			case "codex":
 				checkCodexSandbox(t)
 			}
 		})
