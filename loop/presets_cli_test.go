@@ -193,3 +193,47 @@ func lastBytes(s string, n int) string { // tail reads a file
 	}
 	return s
 }
+
+// TestPresetHomeFolders: the folders a preset opens are created when missing, claude's
+// JSON file starts as {} and is never overwritten, and CLAUDE_CONFIG_DIR and CODEX_HOME
+// move them as they move them for the tools.
+func TestPresetHomeFolders(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("CODEX_HOME", filepath.Join(dir, "codex-home"))
+	open := func(preset string) []string {
+		var got []string
+		for _, w := range presetWritable(preset) {
+			p, err := openWritable(w, dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, p)
+		}
+		return got
+	}
+	home := filepath.Join(dir, "home")
+	want := []string{filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"), filepath.Join(home, ".cache/claude-cli-nodejs")}
+	if got := open("claude"); !slices.Equal(got, want) {
+		t.Fatalf("claude opens %q, want %q", got, want)
+	}
+	if data, _ := os.ReadFile(filepath.Join(home, ".claude.json")); string(data) != "{}\n" {
+		t.Fatalf(".claude.json starts as %q, want {}", data)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"numStartups":3}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open("claude")
+	if data, _ := os.ReadFile(filepath.Join(home, ".claude.json")); string(data) != `{"numStartups":3}` {
+		t.Fatalf(".claude.json was overwritten: %q", data)
+	}
+	if got := open("codex"); !slices.Equal(got, []string{filepath.Join(dir, "codex-home")}) {
+		t.Fatalf("codex opens %q, want $CODEX_HOME", got)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "cc"))
+	want = []string{filepath.Join(dir, "cc"), filepath.Join(dir, "cc/.claude.json"), filepath.Join(home, ".cache/claude-cli-nodejs")}
+	if got := open("claude"); !slices.Equal(got, want) {
+		t.Fatalf("claude with CLAUDE_CONFIG_DIR opens %q, want %q", got, want)
+	}
+}
