@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -279,42 +280,46 @@ func (r *runner) openJail() (*jail, error) {
 	if l := r.ws.Learnings(); fileExists(l) {
 		write = append(write, l)
 	}
-	extra := slices.Clone(r.cfg.Sandbox.Writable)
+	extra := map[string][]string{"loop.sandbox.writable": r.cfg.Sandbox.Writable}
 	if len(r.cfg.Agent) == 1 {
-		extra = append(extra, presetWritable(strings.TrimSpace(r.cfg.Agent[0]))...)
+		preset := strings.TrimSpace(r.cfg.Agent[0])
+		extra["loop.agent: the "+preset+" preset's folders"] = presetWritable(preset)
 	}
-	for _, w := range extra {
-		p, err := openWritable(w, root, protected)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		if p != "" {
-			write = append(write, p)
+	for _, field := range slices.Sorted(maps.Keys(extra)) {
+		for _, w := range extra[field] {
+			p, err := openWritable(field, w, root, protected)
+			if err != nil {
+				jl.close()
+				return nil, err
+			}
+			if p != "" {
+				write = append(write, p)
+			}
 		}
 	}
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
 	return jl, nil
 }
 
-// openWritable resolves one loop.sandbox.writable path or a preset's, refusing one that
-// would open a protected path; a folder (ending in /) is created, and so is a preset's
-// file that has a start. It returns "" for a path that does not exist: nothing to grant.
-func openWritable(w, root string, protected []string) (string, error) {
+// openWritable resolves one loop.sandbox.writable path or a preset's (field names which,
+// for errors), refusing one that would open a protected path; a folder (ending in /) is
+// created, and so is a preset's file that has a start. It returns "" for a path that does
+// not exist: nothing to grant.
+func openWritable(field, w, root string, protected []string) (string, error) {
 	p, err := expandPath(w, root)
 	if err != nil {
 		return "", err
 	}
 	if slices.ContainsFunc(protected, func(q string) bool { return within(p, q) || within(q, p) }) {
-		return "", fmt.Errorf("loop.sandbox.writable: %s would open %s to the agent (expected a path outside .git, the workspace, carried and hidden paths)", w, p)
+		return "", fmt.Errorf("%s: %s would open %s to the agent (expected a path outside .git, the workspace, carried and hidden paths)", field, w, p)
 	}
 	if strings.HasSuffix(w, "/") {
 		if err := os.MkdirAll(p, 0o755); err != nil {
-			return "", fmt.Errorf("loop.sandbox.writable: %w", err)
+			return "", fmt.Errorf("%s: %w", field, err)
 		}
 	} else if start, ok := presetFileStart(p); ok {
 		if err := createWith(p, start); err != nil {
-			return "", fmt.Errorf("loop.sandbox.writable: %w", err)
+			return "", fmt.Errorf("%s: %w", field, err)
 		}
 	}
 	if _, err := os.Lstat(p); err != nil {

@@ -126,7 +126,7 @@ func runInJail(t *testing.T, preset string, args []string, stdin string, stop *r
 	t.Setenv("CODEX_HOME", "")
 	write := []string{repo, tmp}
 	for _, w := range presetWritable(preset) {
-		p, err := openWritable(w, repo, nil)
+		p, err := openWritable("preset", w, repo, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestPresetHomeFolders(t *testing.T) {
 	open := func(preset string) []string {
 		var got []string
 		for _, w := range presetWritable(preset) {
-			p, err := openWritable(w, dir, nil)
+			p, err := openWritable("preset", w, dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
