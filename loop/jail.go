@@ -17,8 +17,8 @@ import (
 )
 
 // presetWritable are the folders (ending in /) and files each preset's tool keeps its
-// own settings, sessions and logs in, as Claude Code 2.1.197 and codex-cli 0.169.0
-// write them: inside the sandbox the home folder is read-only, so a folder missing
+// own settings, sessions and logs in, as Claude Code 2.1.197 and 2.1.330 and codex-cli
+// 0.169.0 write them: inside the sandbox the home folder is read-only, so a folder missing
 // there is created first (codex cannot start without ~/.codex, claude cannot keep a
 // session without ~/.claude), and claude's ~/.claude.json starts as an empty object
 // (an empty file claude reports as corrupted). CLAUDE_CONFIG_DIR and CODEX_HOME move
@@ -51,9 +51,9 @@ func presetFileStart(p string) (content string, ok bool) {
 
 // presetEnv is the environment a preset's tool gets besides hgate's. Claude Code refuses
 // --dangerously-skip-permissions as root unless IS_SANDBOX is exactly "1" (its root
-// guard's escape, as 2.1.197 checks it): set only when the agent really runs in hgate's
-// sandbox, and over any other value the caller's environment gives it (IS_SANDBOX=yes
-// would not do). aider keeps its chat and input history in the repository root by
+// guard's escape, as 2.1.197 and 2.1.330 check it): set only when the agent really runs
+// in hgate's sandbox, and over any other value the caller's environment gives it
+// (IS_SANDBOX=yes would not do). aider keeps its chat and input history in the repository root by
 // default, where the agent may not write (and Step 0 would see them): they go to the
 // private TMPDIR instead, and the chat history is kept in the iteration's folder.
 func presetEnv(preset string, sandboxed bool, tmp string) []string {
