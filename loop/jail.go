@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -53,9 +52,10 @@ func presetFileStart(p string) (content string, ok bool) {
 // --dangerously-skip-permissions as root unless IS_SANDBOX is exactly "1" (its root
 // guard's escape, as 2.1.197 and 2.1.330 check it): set only when the agent really runs
 // in hgate's sandbox, and over any other value the caller's environment gives it
-// (IS_SANDBOX=yes would not do). aider keeps its chat and input history in the repository root by
-// default, where the agent may not write (and Step 0 would see them): they go to the
-// private TMPDIR instead, and the chat history is kept in the iteration's folder.
+// (IS_SANDBOX=yes would not do). aider keeps its chat and input history in the
+// repository root by default, where the agent may not write (and Step 0 would see
+// them): they go to the private TMPDIR instead, and the chat history is kept in the
+// iteration's folder.
 func presetEnv(preset string, sandboxed bool, tmp string) []string {
 	switch preset {
 	case "claude":
@@ -280,22 +280,26 @@ func (r *runner) openJail() (*jail, error) {
 	if l := r.ws.Learnings(); fileExists(l) {
 		write = append(write, l)
 	}
-	extra := map[string][]string{"loop.sandbox.writable": r.cfg.Sandbox.Writable}
-	if len(r.cfg.Agent) == 1 {
-		preset := strings.TrimSpace(r.cfg.Agent[0])
-		extra["loop.agent: the "+preset+" preset's folders"] = presetWritable(preset)
-	}
-	for _, field := range slices.Sorted(maps.Keys(extra)) {
-		for _, w := range extra[field] {
+	grant := func(field string, paths []string) error { // field names the paths' origin in errors
+		for _, w := range paths {
 			p, err := openWritable(field, w, root, protected)
 			if err != nil {
-				jl.close()
-				return nil, err
+				return err
 			}
 			if p != "" {
 				write = append(write, p)
 			}
 		}
+		return nil
+	}
+	err = grant("loop.sandbox.writable", r.cfg.Sandbox.Writable)
+	if preset := r.cfg.Agent; err == nil && len(preset) == 1 {
+		name := strings.TrimSpace(preset[0])
+		err = grant("loop.agent: the "+name+" preset's folders", presetWritable(name))
+	}
+	if err != nil {
+		jl.close()
+		return nil, err
 	}
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
 	return jl, nil
