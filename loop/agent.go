@@ -24,11 +24,15 @@ var Presets = map[string][]string{
 	// variable expansion"), so the tools reach this loop's socket.
 	"claude": {"claude", "-p", "--dangerously-skip-permissions", "--mcp-config",
 		`{"mcpServers":{"hgate":{"type":"stdio","command":"hgate","args":["mcp"],"env":{"HGATE_LOOP_SOCKET":"${HGATE_LOOP_SOCKET}"}}}}`},
-	// codex exec reads the prompt from stdin when it is "-"; workspace-write lets it
-	// edit. -c sets config.toml keys: mcp_servers.<name>.command/args define a stdio
-	// server, env_vars passes the socket's variable past codex's environment
+	// codex exec reads the prompt from stdin when it is "-". Its own sandbox stays off
+	// (danger-full-access): hgate's is the wall, and codex's cannot start inside it (on
+	// Linux, codex-cli 0.169.0 runs every command through bubblewrap, which cannot write
+	// /proc/self/uid_map under Landlock: "bwrap: setting up uid map: Permission
+	// denied"; its legacy Landlock mode refuses restricted file access without
+	// bubblewrap). -c sets config.toml keys: mcp_servers.<name>.command/args define a
+	// stdio server, env_vars passes the socket's variable past codex's environment
 	// allowlist for MCP servers (codex docs: MCP, config reference).
-	"codex": {"codex", "exec", "--sandbox", "workspace-write",
+	"codex": {"codex", "exec", "--sandbox", "danger-full-access",
 		"-c", `mcp_servers.hgate.command="hgate"`, "-c", `mcp_servers.hgate.args=["mcp"]`,
 		"-c", `mcp_servers.hgate.env_vars=["HGATE_LOOP_SOCKET"]`, "-"},
 	// aider sends the message file and exits; hgate makes the commits, not aider.

@@ -15,24 +15,51 @@ import (
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
-// presetWritable are the folders and files each preset's tool keeps its own settings,
-// sessions and logs in: without them the real CLI cannot start inside the sandbox.
-var presetWritable = map[string][]string{
-	"claude": {"~/.claude", "~/.claude.json"},
-	"codex":  {"~/.codex"},
-	"aider":  {"~/.aider"},
+// presetWritable are the folders (ending in /) and files each preset's tool keeps its
+// own settings, sessions and logs in, as Claude Code 2.1.197 and 2.1.330 and codex-cli
+// 0.169.0 write them: inside the sandbox the home folder is read-only, so a folder missing
+// there is created first (codex cannot start without ~/.codex, claude cannot keep a
+// session without ~/.claude), and claude's ~/.claude.json starts as an empty object
+// (an empty file claude reports as corrupted). CLAUDE_CONFIG_DIR and CODEX_HOME move
+// them, as they move them for the tools.
+func presetWritable(preset string) []string {
+	switch preset {
+	case "claude":
+		if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+			return []string{dir + "/", filepath.Join(dir, ".claude.json"), "~/.cache/claude-cli-nodejs/"}
+		}
+		return []string{"~/.claude/", "~/.claude.json", "~/.cache/claude-cli-nodejs/"}
+	case "codex":
+		if dir := os.Getenv("CODEX_HOME"); dir != "" {
+			return []string{dir + "/"}
+		}
+		return []string{"~/.codex/"}
+	case "aider":
+		return []string{"~/.aider/"}
+	}
+	return nil
+}
+
+// presetFileStart is what a preset's file missing from the home folder starts as.
+func presetFileStart(p string) (content string, ok bool) {
+	if filepath.Base(p) == ".claude.json" {
+		return "{}\n", true
+	}
+	return "", false
 }
 
 // presetEnv is the environment a preset's tool gets besides hgate's. Claude Code refuses
-// --dangerously-skip-permissions as root unless IS_SANDBOX=1 declares a sandboxed
-// environment (its root guard's documented escape): set only when the agent really runs
-// in hgate's sandbox. aider keeps its chat and input history in the repository root by
-// default, where the agent may not write (and Step 0 would see them): they go to the
-// private TMPDIR instead, and the chat history is kept in the iteration's folder.
+// --dangerously-skip-permissions as root unless IS_SANDBOX is exactly "1" (its root
+// guard's escape, as 2.1.197 and 2.1.330 check it): set only when the agent really runs
+// in hgate's sandbox, and over any other value the caller's environment gives it
+// (IS_SANDBOX=yes would not do). aider keeps its chat and input history in the
+// repository root by default, where the agent may not write (and Step 0 would see
+// them): they go to the private TMPDIR instead, and the chat history is kept in the
+// iteration's folder.
 func presetEnv(preset string, sandboxed bool, tmp string) []string {
 	switch preset {
 	case "claude":
-		if sandboxed && os.Getenv("IS_SANDBOX") == "" {
+		if sandboxed && os.Getenv("IS_SANDBOX") != "1" {
 			return []string{"IS_SANDBOX=1"}
 		}
 	case "aider":
@@ -253,32 +280,56 @@ func (r *runner) openJail() (*jail, error) {
 	if l := r.ws.Learnings(); fileExists(l) {
 		write = append(write, l)
 	}
-	extra := slices.Clone(r.cfg.Sandbox.Writable)
-	if len(r.cfg.Agent) == 1 {
-		extra = append(extra, presetWritable[strings.TrimSpace(r.cfg.Agent[0])]...)
-	}
-	for _, w := range extra {
-		p, err := expandPath(w, root)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		if slices.ContainsFunc(protected, func(q string) bool { return within(p, q) || within(q, p) }) {
-			jl.close()
-			return nil, fmt.Errorf("loop.sandbox.writable: %s would open %s to the agent (expected a path outside .git, the workspace, carried and hidden paths)", w, p)
-		}
-		if strings.HasSuffix(w, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				jl.close()
-				return nil, fmt.Errorf("loop.sandbox.writable: %w", err)
+	grant := func(field string, paths []string) error { // field names the paths' origin in errors
+		for _, w := range paths {
+			p, err := openWritable(field, w, root, protected)
+			if err != nil {
+				return err
+			}
+			if p != "" {
+				write = append(write, p)
 			}
 		}
-		if _, err := os.Lstat(p); err == nil {
-			write = append(write, p)
-		}
+		return nil
+	}
+	err = grant("loop.sandbox.writable", r.cfg.Sandbox.Writable)
+	if preset := r.cfg.Agent; err == nil && len(preset) == 1 {
+		name := strings.TrimSpace(preset[0])
+		err = grant("loop.agent: the "+name+" preset's folders", presetWritable(name))
+	}
+	if err != nil {
+		jl.close()
+		return nil, err
 	}
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
 	return jl, nil
+}
+
+// openWritable resolves one loop.sandbox.writable path or a preset's (field names which,
+// for errors), refusing one that would open a protected path; a folder (ending in /) is
+// created, and so is a preset's file that has a start. It returns "" for a path that does
+// not exist: nothing to grant.
+func openWritable(field, w, root string, protected []string) (string, error) {
+	p, err := expandPath(w, root)
+	if err != nil {
+		return "", err
+	}
+	if slices.ContainsFunc(protected, func(q string) bool { return within(p, q) || within(q, p) }) {
+		return "", fmt.Errorf("%s: %s would open %s to the agent (expected a path outside .git, the workspace, carried and hidden paths)", field, w, p)
+	}
+	if strings.HasSuffix(w, "/") {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return "", fmt.Errorf("%s: %w", field, err)
+		}
+	} else if start, ok := presetFileStart(p); ok {
+		if err := createWith(p, start); err != nil {
+			return "", fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	if _, err := os.Lstat(p); err != nil {
+		return "", nil
+	}
+	return p, nil
 }
 
 func (jl *jail) close() { os.RemoveAll(jl.tmp) }
@@ -286,6 +337,22 @@ func (jl *jail) close() { os.RemoveAll(jl.tmp) }
 func createIfMissing(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// createWith creates path holding content, leaving a file already there as it is.
+func createWith(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
 		return err
 	}
 	return f.Close()
