@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,23 @@ var Presets = map[string][]string{
 	// --no-gitignore: aider would otherwise add .aider* to .gitignore (a change Step 0
 	// rejects); --no-dirty-commits: it would commit the user's pending edits first.
 	"aider": {"aider", "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--message-file", "{prompt_file}"},
+}
+
+// WithoutHgateSandbox is the preset's command line for a run where hgate's sandbox is
+// off (--no-sandbox): codex gets its own sandbox back (workspace-write), since
+// danger-full-access is only safe inside hgate's walls. Other command lines are
+// returned as they are.
+func WithoutHgateSandbox(agent, args []string) []string {
+	if len(agent) != 1 || strings.TrimSpace(agent[0]) != "codex" {
+		return args
+	}
+	out := slices.Clone(args)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "--sandbox" && out[i+1] == "danger-full-access" {
+			out[i+1] = "workspace-write"
+		}
+	}
+	return out
 }
 
 // Command resolves the configured agent: a preset name, a one-element

@@ -299,6 +299,9 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if err != nil {
 		return err
 	}
+	if j.Sandbox == SandboxOff {
+		args = WithoutHgateSandbox(r.cfg.Agent, args)
+	}
 	msgFile := r.ws.Message()
 	if repair == 0 {
 		if err := os.Remove(msgFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
