@@ -15,7 +15,6 @@ import (
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
-	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
@@ -217,24 +216,20 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		mean = &m
 	}
 	if st.train == nil {
-		tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: map[string]*float64{}}
+		trainRewards := make(map[string]*float64, len(sp.Train))
 		for _, id := range sp.Train {
-			tr.Results[id] = out.Results[id].Reward
+			trainRewards[id] = out.Results[id].Reward
 		}
+		tr := suite.NewTrainResults(trainRewards, e.now())
 		if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 			return nil, err
 		}
 		// Step 3's record of what failed, which no bench rewrites.
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}, ValMean: mean}
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {
 				base.Test[id] = testTrials[id]
-			}
-		}
-		for _, id := range sp.Train {
-			if !suite.Passed(tr.Results[id]) {
-				base.TrainFailing = append(base.TrainFailing, id)
 			}
 		}
 		if err := c.add(workspace.Baseline, base.marshal); err != nil {

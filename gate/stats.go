@@ -231,15 +231,6 @@ type bestRecord struct {
 	base    *Baseline
 }
 
-// bestTrials returns the per-task test trials of the best, nil when it has none.
-func (e *Env) bestTrials() (Trials, error) {
-	b, err := e.bestRecord()
-	if err != nil || b == nil {
-		return nil, err
-	}
-	return b.trials, nil
-}
-
 // bestRecord finds the best's record; nil when there is none at all (a workspace prepared
 // by an hgate without baseline.json and no new best since).
 func (e *Env) bestRecord() (*bestRecord, error) {

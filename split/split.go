@@ -121,17 +121,8 @@ func Parse(file string, data []byte) (*Split, error) {
 	return &s, nil
 }
 
-// Save writes the split atomically, both lists sorted. A split that Load
-// would refuse is not written.
-func (s *Split) Save(path string) error {
-	data, err := s.Marshal()
-	if err != nil {
-		return fmt.Errorf("save split %s: %w", path, err)
-	}
-	return statefile.WriteAtomic(path, data)
-}
-
-// Marshal returns the bytes Save writes.
+// Marshal returns the bytes of split.json, both lists sorted; a split that
+// Parse would refuse is an error, one line per problem.
 func (s *Split) Marshal() ([]byte, error) {
 	var errs []error
 	for _, p := range s.problems() {

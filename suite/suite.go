@@ -71,17 +71,8 @@ func Parse(file string, data []byte) (*Suite, error) {
 	return &s, nil
 }
 
-// Save writes the suite atomically, tasks sorted. A suite that Load would
-// refuse is not written.
-func (s *Suite) Save(path string) error {
-	data, err := s.Marshal()
-	if err != nil {
-		return fmt.Errorf("save suite %s: %w", path, err)
-	}
-	return statefile.WriteAtomic(path, data)
-}
-
-// Marshal returns the bytes Save writes.
+// Marshal returns the bytes of suite.json, tasks sorted; a suite that Parse
+// would refuse is an error, one line per problem.
 func (s *Suite) Marshal() ([]byte, error) {
 	if probs := s.problems(); len(probs) > 0 {
 		return nil, plain(probs)
@@ -314,16 +305,8 @@ func ParseTrainResults(file string, data []byte) (*TrainResults, error) {
 	return &t, nil
 }
 
-// Save writes the train results atomically.
-func (t *TrainResults) Save(path string) error {
-	data, err := t.Marshal()
-	if err != nil {
-		return fmt.Errorf("save train results %s: %w", path, err)
-	}
-	return statefile.WriteAtomic(path, data)
-}
-
-// Marshal returns the bytes Save writes.
+// Marshal returns the bytes of train_results.json; results that
+// ParseTrainResults would refuse are an error, one line per problem.
 func (t *TrainResults) Marshal() ([]byte, error) {
 	if probs := t.problems(); len(probs) > 0 {
 		return nil, plain(probs)
@@ -332,9 +315,10 @@ func (t *TrainResults) Marshal() ([]byte, error) {
 }
 
 // Failing returns the train tasks whose recorded reward is not a pass,
-// sorted: the candidates for promotion in Step 3.
+// sorted (empty, not nil, when all pass): the candidates for promotion in
+// Step 3.
 func (t *TrainResults) Failing() []string {
-	var out []string
+	out := []string{}
 	for _, id := range slices.Sorted(maps.Keys(t.Results)) {
 		if !Passed(t.Results[id]) {
 			out = append(out, id)
