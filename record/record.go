@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -154,17 +153,8 @@ func commitProblem(c string) string {
 	return ""
 }
 
-func clip(s string) string {
-	const limit = 80
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// clip keeps a quoted value in a message to one line of reasonable length.
+func clip(s string) string { return statefile.Clip(s, 80) }
 
 // line renders r as a results.tsv line without its newline.
 func (r Row) line() (string, error) {

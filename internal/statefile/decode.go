@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // DecodeJSON decodes data, the content of file, into v (a non-nil pointer).
@@ -173,13 +174,16 @@ func found(n *node) string {
 	return "value is an object"
 }
 
-func clip(s string) string {
-	const limit = 40
+func clip(s string) string { return Clip(s, 40) }
+
+// Clip cuts s to at most limit bytes, whole UTF-8 sequences, with "..." when
+// cut: a value quoted in a state file's message stays one short line.
+func Clip(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
 	cut := limit
-	for cut > 0 && s[cut]&0xc0 == 0x80 { // keep whole UTF-8 sequences
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "..."
@@ -282,42 +286,44 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 			return
 		}
 		v.SetBool(n.b)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
 		if n.kind != numberKind {
 			d.mismatch(n, v, path, orNull)
 			return
 		}
-		i, err := strconv.ParseInt(n.text, 10, v.Type().Bits())
-		if err != nil {
+		if err := setNumber(v, n.text); err != nil {
 			d.numberError(n, v, path, err)
-			return
 		}
-		v.SetInt(i)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if n.kind != numberKind {
-			d.mismatch(n, v, path, orNull)
-			return
-		}
-		u, err := strconv.ParseUint(n.text, 10, v.Type().Bits())
-		if err != nil {
-			d.numberError(n, v, path, err)
-			return
-		}
-		v.SetUint(u)
-	case reflect.Float32, reflect.Float64:
-		if n.kind != numberKind {
-			d.mismatch(n, v, path, orNull)
-			return
-		}
-		f, err := strconv.ParseFloat(n.text, v.Type().Bits())
-		if err != nil {
-			d.numberError(n, v, path, err)
-			return
-		}
-		v.SetFloat(f)
 	default:
 		panic("statefile.DecodeJSON: unsupported target kind " + v.Kind().String())
 	}
+}
+
+// setNumber stores the JSON number text in v, an integer or float of any size;
+// v is left as it was when text does not fit.
+func setNumber(v reflect.Value, text string) error {
+	bits := v.Type().Bits()
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(text, bits)
+		if err == nil {
+			v.SetFloat(f)
+		}
+		return err
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		u, err := strconv.ParseUint(text, 10, bits)
+		if err == nil {
+			v.SetUint(u)
+		}
+		return err
+	}
+	i, err := strconv.ParseInt(text, 10, bits)
+	if err == nil {
+		v.SetInt(i)
+	}
+	return err
 }
 
 func (d *decoder) numberError(n *node, v reflect.Value, path string, err error) {
@@ -329,13 +335,15 @@ func (d *decoder) numberError(n *node, v reflect.Value, path string, err error) 
 }
 
 type field struct {
-	name     string
-	index    int
-	required bool
+	name      string
+	index     int
+	required  bool // `required`, this package's option: the key must be present
+	omitempty bool
 }
 
 // fields lists the JSON fields of a struct type as encoding/json would
-// name them, plus the `required` option this package adds.
+// name them, with their options (`required` is this package's own); the
+// decoder and the encoder both read struct tags through it.
 func fields(t reflect.Type) []field {
 	var fs []field
 	for i := range t.NumField() {
@@ -353,6 +361,7 @@ func fields(t reflect.Type) []field {
 		f := field{name: name, index: i}
 		for _, o := range strings.Split(opts, ",") {
 			f.required = f.required || o == "required"
+			f.omitempty = f.omitempty || o == "omitempty"
 		}
 		fs = append(fs, f)
 	}

@@ -145,17 +145,32 @@ func (p *parser) enter() error {
 	return nil
 }
 
-func (p *parser) object() (*node, error) {
+// open starts a container (the '{' or '[' at p.i): its node, and done when it is
+// empty (the closing byte already read).
+func (p *parser) open(k kind, closing byte) (n *node, done bool, err error) {
 	if err := p.enter(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	n := &node{kind: objectKind, off: p.i}
-	p.i++ // '{'
+	n = &node{kind: k, off: p.i}
+	p.i++
 	p.space()
-	if p.at('}') {
-		p.i++
-		p.depth--
-		return n, nil
+	return n, p.close(closing), nil
+}
+
+// close reads the closing byte of a container when it comes next.
+func (p *parser) close(closing byte) bool {
+	if !p.at(closing) {
+		return false
+	}
+	p.i++
+	p.depth--
+	return true
+}
+
+func (p *parser) object() (*node, error) {
+	n, done, err := p.open(objectKind, '}')
+	if done || err != nil {
+		return n, err
 	}
 	for {
 		p.space()
@@ -182,9 +197,7 @@ func (p *parser) object() (*node, error) {
 		switch {
 		case p.at(','):
 			p.i++
-		case p.at('}'):
-			p.i++
-			p.depth--
+		case p.close('}'):
 			return n, nil
 		default:
 			return nil, p.unexpected("',' or '}'")
@@ -193,16 +206,9 @@ func (p *parser) object() (*node, error) {
 }
 
 func (p *parser) array() (*node, error) {
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	n := &node{kind: arrayKind, off: p.i}
-	p.i++ // '['
-	p.space()
-	if p.at(']') {
-		p.i++
-		p.depth--
-		return n, nil
+	n, done, err := p.open(arrayKind, ']')
+	if done || err != nil {
+		return n, err
 	}
 	for {
 		p.space()
@@ -215,9 +221,7 @@ func (p *parser) array() (*node, error) {
 		switch {
 		case p.at(','):
 			p.i++
-		case p.at(']'):
-			p.i++
-			p.depth--
+		case p.close(']'):
 			return n, nil
 		default:
 			return nil, p.unexpected("',' or ']'")
