@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -40,11 +39,7 @@ type Row struct {
 // Load reads and validates results.tsv. A missing file is (nil, an error
 // wrapping fs.ErrNotExist).
 func Load(path string) ([]Row, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
-	}
-	return Parse(path, data)
+	return statefile.Load(path, "results", Parse)
 }
 
 // Parse reads the content of results.tsv; file names it in messages. It

@@ -20,7 +20,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 
@@ -95,11 +94,7 @@ func Make(baseline map[string]*float64, testFraction float64, seed int64) (s *Sp
 // Load reads and validates split.json. A missing file is an error wrapping
 // fs.ErrNotExist.
 func Load(path string) (*Split, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read split: %w", err)
-	}
-	return Parse(path, data)
+	return statefile.Load(path, "split", Parse)
 }
 
 // Parse decodes and validates the content of split.json: valid task ids,

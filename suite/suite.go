@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -44,11 +43,7 @@ func New(threshold float64) *Suite {
 // fs.ErrNotExist; a malformed one is an error naming file, line and field,
 // never an empty suite.
 func Load(path string) (*Suite, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read suite: %w", err)
-	}
-	return Parse(path, data)
+	return statefile.Load(path, "suite", Parse)
 }
 
 // Parse decodes and validates the content of suite.json; file names it in
@@ -273,11 +268,7 @@ func NewTrainResults(results map[string]*float64, now time.Time) *TrainResults {
 // LoadTrainResults reads and validates train_results.json. A missing file
 // is an error wrapping fs.ErrNotExist.
 func LoadTrainResults(path string) (*TrainResults, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read train results: %w", err)
-	}
-	return ParseTrainResults(path, data)
+	return statefile.Load(path, "train results", ParseTrainResults)
 }
 
 // ParseTrainResults decodes and validates the content of train_results.json.

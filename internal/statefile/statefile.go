@@ -84,6 +84,17 @@ func WriteAtomic(path string, data []byte) error {
 	return nil
 }
 
+// Load reads the state file at path and parses it; parse names path in its
+// messages. A missing file is an error "read WHAT: ..." wrapping fs.ErrNotExist.
+func Load[T any](path, what string, parse func(file string, data []byte) (T, error)) (T, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("read %s: %w", what, err)
+	}
+	return parse(path, data)
+}
+
 // TimeLayout is how state files write a time: UTC, to the second, with an
 // explicit +00:00 offset, as Python's datetime.isoformat(timespec="seconds")
 // writes an aware UTC time.
