@@ -78,14 +78,11 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm, err := e.openRoom(tree)
+	rm, err := e.openVerifiedRoom(tree)
 	if err != nil {
 		return nil, err
 	}
 	defer rm.close()
-	if err := e.verifyCarry(rm.dir); err != nil {
-		return nil, err
-	}
 	run, err := rm.runner(e, nil)
 	if err != nil {
 		return nil, err

@@ -470,17 +470,8 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 func (e *Env) baselineTrials(ctx context.Context, rm *room, tasks []string, results map[string]benchmark.Result) (Trials, error) {
 	t := Trials{}
 	t.add(tasks, results)
-	for trial := 2; trial <= e.Config.Gate.TrialsMax; trial++ {
-		run, err := rm.runner(e, nil)
-		if err != nil {
-			return nil, err
-		}
-		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
-			Progress: e.progress(fmt.Sprintf("baseline trial %d", trial), len(tasks))})
-		if err != nil {
-			return nil, err
-		}
-		t.add(tasks, out.Results)
+	if err := e.runTrials(ctx, rm, nil, tasks, 2, e.Config.Gate.TrialsMax, "baseline trial %d", t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
