@@ -197,14 +197,31 @@ func (d *decoder) mismatch(n *node, v reflect.Value, path string, orNull bool) {
 	d.errorf(n.off, path, "%s (expected %s)", found(n), want)
 }
 
+// is reports whether n is a k, as v needs; if not, it records the mismatch.
+func (d *decoder) is(n *node, k kind, v reflect.Value, path string, orNull bool) bool {
+	if n.kind != k {
+		d.mismatch(n, v, path, orNull)
+		return false
+	}
+	return true
+}
+
+// nullAsNil sets v, a map or slice, to nil for a null when nilAsNull accepts one.
+func (d *decoder) nullAsNil(n *node, v reflect.Value) bool {
+	if n.kind != nullKind || !d.nilAsNull {
+		return false
+	}
+	v.SetZero()
+	return true
+}
+
 var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 
 func (d *decoder) decode(n *node, v reflect.Value, path string) {
 	orNull := d.orNull
 	d.orNull = false
 	if v.Kind() != reflect.Pointer && v.CanAddr() && v.Addr().Type().Implements(textUnmarshalerType) {
-		if n.kind != stringKind {
-			d.mismatch(n, v, path, orNull)
+		if !d.is(n, stringKind, v, path, orNull) {
 			return
 		}
 		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.text)); err != nil {
@@ -235,12 +252,7 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path, orNull)
 	case reflect.Map:
-		if n.kind == nullKind && d.nilAsNull {
-			v.SetZero()
-			return
-		}
-		if n.kind != objectKind {
-			d.mismatch(n, v, path, orNull)
+		if d.nullAsNil(n, v) || !d.is(n, objectKind, v, path, orNull) {
 			return
 		}
 		if v.Type().Key().Kind() != reflect.String {
@@ -261,12 +273,7 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 			v.SetMapIndex(reflect.ValueOf(m.key).Convert(v.Type().Key()), elem)
 		}
 	case reflect.Slice:
-		if n.kind == nullKind && d.nilAsNull {
-			v.SetZero()
-			return
-		}
-		if n.kind != arrayKind {
-			d.mismatch(n, v, path, orNull)
+		if d.nullAsNil(n, v) || !d.is(n, arrayKind, v, path, orNull) {
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.elems), len(n.elems))
@@ -275,22 +282,19 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 		}
 		v.Set(s)
 	case reflect.String:
-		if n.kind != stringKind {
-			d.mismatch(n, v, path, orNull)
+		if !d.is(n, stringKind, v, path, orNull) {
 			return
 		}
 		v.SetString(n.text)
 	case reflect.Bool:
-		if n.kind != boolKind {
-			d.mismatch(n, v, path, orNull)
+		if !d.is(n, boolKind, v, path, orNull) {
 			return
 		}
 		v.SetBool(n.b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
 		reflect.Float32, reflect.Float64:
-		if n.kind != numberKind {
-			d.mismatch(n, v, path, orNull)
+		if !d.is(n, numberKind, v, path, orNull) {
 			return
 		}
 		if err := setNumber(v, n.text); err != nil {
@@ -369,8 +373,7 @@ func fields(t reflect.Type) []field {
 }
 
 func (d *decoder) decodeStruct(n *node, v reflect.Value, path string, orNull bool) {
-	if n.kind != objectKind {
-		d.mismatch(n, v, path, orNull)
+	if !d.is(n, objectKind, v, path, orNull) {
 		return
 	}
 	fs := fields(v.Type())

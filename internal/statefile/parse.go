@@ -167,6 +167,20 @@ func (p *parser) close(closing byte) bool {
 	return true
 }
 
+// next reads what follows a member of a container: ',' (another member comes)
+// or the closing byte (done).
+func (p *parser) next(closing byte) (done bool, err error) {
+	p.space()
+	switch {
+	case p.at(','):
+		p.i++
+		return false, nil
+	case p.close(closing):
+		return true, nil
+	}
+	return false, p.unexpected("',' or '" + string(closing) + "'")
+}
+
 func (p *parser) object() (*node, error) {
 	n, done, err := p.open(objectKind, '}')
 	if done || err != nil {
@@ -193,14 +207,10 @@ func (p *parser) object() (*node, error) {
 			return nil, err
 		}
 		n.members = append(n.members, member{key: key, off: koff, val: v})
-		p.space()
-		switch {
-		case p.at(','):
-			p.i++
-		case p.close('}'):
+		if done, err := p.next('}'); err != nil {
+			return nil, err
+		} else if done {
 			return n, nil
-		default:
-			return nil, p.unexpected("',' or '}'")
 		}
 	}
 }
@@ -217,14 +227,10 @@ func (p *parser) array() (*node, error) {
 			return nil, err
 		}
 		n.elems = append(n.elems, v)
-		p.space()
-		switch {
-		case p.at(','):
-			p.i++
-		case p.close(']'):
+		if done, err := p.next(']'); err != nil {
+			return nil, err
+		} else if done {
 			return n, nil
-		default:
-			return nil, p.unexpected("',' or ']'")
 		}
 	}
 }
