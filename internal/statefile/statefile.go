@@ -117,16 +117,23 @@ func IsTemp(name string) bool {
 	return digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
+// ReadDir is os.ReadDir with a missing dir read as empty: a workspace folder no
+// command has made yet.
+func ReadDir(dir string) ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return entries, err
+}
+
 // RemoveStale removes the temporary files in dir that isTemp names (IsTemp: those
 // WriteAtomic makes) last modified before before — left by a process killed, or a disk
 // that filled, between creating one and renaming it — and returns their paths. Callers
 // hold the lock every writer of dir holds, so no temporary file older than it is still
 // being written. A missing dir has none.
 func RemoveStale(dir string, isTemp func(name string) bool, before time.Time) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
