@@ -297,9 +297,8 @@ func contains(list []string, s string) bool {
 // text decodes a scalar as a string; numbers and booleans keep their spelling
 // (`run: [sleep, 5]`).
 func (d *decoder) text(n *yaml.Node, path, expected string) (string, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected %s)", expected)
+	r, ok := d.value(n, path, expected)
+	if !ok {
 		return "", false
 	}
 	if r.Kind != yaml.ScalarNode {
@@ -329,11 +328,20 @@ func (d *decoder) textList(n *yaml.Node, path, expected string) ([]string, bool)
 	return out, ok
 }
 
+// value resolves n for a decoder that needs a value: no value is a problem,
+// "no value (expected EXPECTED)".
+func (d *decoder) value(n *yaml.Node, path, expected string) (*yaml.Node, bool) {
+	if isNull(n) {
+		d.failf(n, path, "no value (expected %s)", expected)
+		return nil, false
+	}
+	return resolve(n), true
+}
+
 // integer decodes a whole number; a quoted "4" is accepted as well.
 func (d *decoder) integer(n *yaml.Node, path, example string) (int64, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected a whole number, e.g. %s)", example)
+	r, ok := d.value(n, path, "a whole number, e.g. "+example)
+	if !ok {
 		return 0, false
 	}
 	if r.Kind == yaml.ScalarNode {
@@ -376,9 +384,8 @@ func (d *decoder) smallInt(n *yaml.Node, path, example string) (int, bool) {
 
 // number decodes a finite decimal number; a quoted "0.5" is accepted as well.
 func (d *decoder) number(n *yaml.Node, path, example string) (float64, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected a number, e.g. %s)", example)
+	r, ok := d.value(n, path, "a number, e.g. "+example)
+	if !ok {
 		return 0, false
 	}
 	if r.Kind == yaml.ScalarNode {
@@ -402,9 +409,8 @@ func (d *decoder) number(n *yaml.Node, path, example string) (float64, bool) {
 
 // duration decodes a Go duration such as "10m" or "1h30m".
 func (d *decoder) duration(n *yaml.Node, path, example string) (time.Duration, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected a duration such as %s)", example)
+	r, ok := d.value(n, path, "a duration such as "+example)
+	if !ok {
 		return 0, false
 	}
 	if r.Kind != yaml.ScalarNode {
