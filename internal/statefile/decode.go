@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"strconv"
 	"strings"
@@ -261,13 +262,7 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 		if v.IsNil() {
 			v.Set(reflect.MakeMapWithSize(v.Type(), len(n.members)))
 		}
-		seen := make(map[string]bool, len(n.members))
-		for _, m := range n.members {
-			if seen[m.key] {
-				d.errorf(m.off, path, "duplicate key %q", clip(m.key))
-				continue
-			}
-			seen[m.key] = true
+		for m := range d.members(n, path) {
 			elem := reflect.New(v.Type().Elem()).Elem()
 			d.decode(m.val, elem, FieldPath(path, m.key))
 			v.SetMapIndex(reflect.ValueOf(m.key).Convert(v.Type().Key()), elem)
@@ -372,17 +367,31 @@ func fields(t reflect.Type) []field {
 	return fs
 }
 
+// members yields the members of the object n in order, a repeated key reported
+// as a problem where it stands and skipped.
+func (d *decoder) members(n *node, path string) iter.Seq[member] {
+	return func(yield func(member) bool) {
+		seen := make(map[string]bool, len(n.members))
+		for _, m := range n.members {
+			if seen[m.key] {
+				d.errorf(m.off, path, "duplicate key %q", clip(m.key))
+				continue
+			}
+			seen[m.key] = true
+			if !yield(m) {
+				return
+			}
+		}
+	}
+}
+
 func (d *decoder) decodeStruct(n *node, v reflect.Value, path string, orNull bool) {
 	if !d.is(n, objectKind, v, path, orNull) {
 		return
 	}
 	fs := fields(v.Type())
 	seen := make(map[string]bool, len(n.members))
-	for _, m := range n.members {
-		if seen[m.key] {
-			d.errorf(m.off, path, "duplicate key %q", clip(m.key))
-			continue
-		}
+	for m := range d.members(n, path) {
 		seen[m.key] = true
 		var f *field
 		for i := range fs {

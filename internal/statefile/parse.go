@@ -145,94 +145,70 @@ func (p *parser) enter() error {
 	return nil
 }
 
-// open starts a container (the '{' or '[' at p.i): its node, and done when it is
-// empty (the closing byte already read).
-func (p *parser) open(k kind, closing byte) (n *node, done bool, err error) {
+// container reads a '{' or '[' container at p.i, each member with member (at the
+// member's first byte), separated by ',' and ended by closing.
+func (p *parser) container(k kind, closing byte, member func(n *node) error) (*node, error) {
 	if err := p.enter(); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	n = &node{kind: k, off: p.i}
+	n := &node{kind: k, off: p.i}
 	p.i++
 	p.space()
-	return n, p.close(closing), nil
-}
-
-// close reads the closing byte of a container when it comes next.
-func (p *parser) close(closing byte) bool {
 	if !p.at(closing) {
-		return false
+		for {
+			p.space()
+			if err := member(n); err != nil {
+				return nil, err
+			}
+			p.space()
+			if p.at(closing) {
+				break
+			}
+			if !p.at(',') {
+				return nil, p.unexpected("',' or '" + string(closing) + "'")
+			}
+			p.i++
+		}
 	}
-	p.i++
+	p.i++ // closing
 	p.depth--
-	return true
-}
-
-// next reads what follows a member of a container: ',' (another member comes)
-// or the closing byte (done).
-func (p *parser) next(closing byte) (done bool, err error) {
-	p.space()
-	switch {
-	case p.at(','):
-		p.i++
-		return false, nil
-	case p.close(closing):
-		return true, nil
-	}
-	return false, p.unexpected("',' or '" + string(closing) + "'")
+	return n, nil
 }
 
 func (p *parser) object() (*node, error) {
-	n, done, err := p.open(objectKind, '}')
-	if done || err != nil {
-		return n, err
-	}
-	for {
-		p.space()
+	return p.container(objectKind, '}', func(n *node) error {
 		if !p.at('"') {
-			return nil, p.unexpected("a key in double quotes")
+			return p.unexpected("a key in double quotes")
 		}
 		koff := p.i
 		key, err := p.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.space()
 		if !p.at(':') {
-			return nil, p.unexpected("':' after the key")
+			return p.unexpected("':' after the key")
 		}
 		p.i++
 		p.space()
 		v, err := p.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.members = append(n.members, member{key: key, off: koff, val: v})
-		if done, err := p.next('}'); err != nil {
-			return nil, err
-		} else if done {
-			return n, nil
-		}
-	}
+		return nil
+	})
 }
 
 func (p *parser) array() (*node, error) {
-	n, done, err := p.open(arrayKind, ']')
-	if done || err != nil {
-		return n, err
-	}
-	for {
-		p.space()
+	return p.container(arrayKind, ']', func(n *node) error {
 		v, err := p.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.elems = append(n.elems, v)
-		if done, err := p.next(']'); err != nil {
-			return nil, err
-		} else if done {
-			return n, nil
-		}
-	}
+		return nil
+	})
 }
 
 func isHex(c byte) bool {
