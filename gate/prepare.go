@@ -85,10 +85,7 @@ func exists(path string) bool {
 func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	cfg := e.Config
 	ws := e.ws()
-	if err := e.checkIgnored(); err != nil {
-		return nil, err
-	}
-	head, _, err := e.Repo.Head()
+	head, err := e.preparedHead()
 	if err != nil {
 		return nil, err
 	}
@@ -304,10 +301,7 @@ type ResetReport struct {
 // for. learnings.md and runs/ are kept. A prepare that fails after the reset leaves a
 // workspace as new, which the next hgate prepare prepares.
 func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, error) {
-	if err := e.checkIgnored(); err != nil {
-		return nil, nil, err
-	}
-	head, _, err := e.Repo.Head()
+	head, err := e.preparedHead()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -345,17 +339,19 @@ func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, er
 	return rs, rep, nil
 }
 
-// checkIgnored refuses a workspace folder a commit could carry.
-func (e *Env) checkIgnored() error {
+// preparedHead is the commit prepare starts from, HEAD; it refuses a repository with no
+// commit and a workspace folder a commit could carry.
+func (e *Env) preparedHead() (plumbing.Hash, error) {
 	rel := filepath.ToSlash(e.Config.Workspace)
-	if _, _, err := e.Repo.Head(); err != nil {
+	head, _, err := e.Repo.Head()
+	if err != nil {
 		// No commit yet: no .gitignore can be committed, whatever it says.
-		return fmt.Errorf("the repository has no commit yet: commit the project first (with %s and a .gitignore that ignores /%s/), then run hgate prepare", e.Config.File, rel)
+		return head, fmt.Errorf("the repository has no commit yet: commit the project first (with %s and a .gitignore that ignores /%s/), then run hgate prepare", e.Config.File, rel)
 	}
 	if !e.Repo.IsIgnored(e.guardOptions(), rel, true) {
-		return fmt.Errorf("the workspace folder %s/ is not ignored by a committed .gitignore (hgate's state must stay out of the agent's commits): add the line /%s/ to .gitignore and commit it, or list it under ignore: in %s", rel, rel, e.Config.File)
+		return head, fmt.Errorf("the workspace folder %s/ is not ignored by a committed .gitignore (hgate's state must stay out of the agent's commits): add the line /%s/ to .gitignore and commit it, or list it under ignore: in %s", rel, rel, e.Config.File)
 	}
-	return nil
+	return head, nil
 }
 
 // markGated makes the prepared commit the guard's base when no commit was gated yet, so
