@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // now is the clock of progress lines; tests replace it.
@@ -80,5 +82,5 @@ func IsTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	return isTerminal(int(f.Fd()))
+	return term.IsTerminal(int(f.Fd()))
 }

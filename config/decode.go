@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -89,10 +90,10 @@ func (d *decoder) err() error {
 	return errors.Join(errs...)
 }
 
-var digitsRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
+var digitsRE = lazyRegexp(`^[-+]?[0-9]+$`)
 
-var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-var unknownAnchorErr = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+var yamlLineErr = lazyRegexp(`^yaml: line (\d+): (.*)$`)
+var unknownAnchorErr = lazyRegexp(`^yaml: unknown anchor '(.*)' referenced$`)
 
 // decodeFile parses data as a single yaml document and decodes it into cfg.
 func (d *decoder) decodeFile(data []byte, cfg *Config) {
@@ -143,7 +144,7 @@ func (d *decoder) parseYAML(data []byte) (root *yaml.Node, ok bool) {
 // syntaxError reports a yaml parse error with its line.
 func (d *decoder) syntaxError(data []byte, err error) {
 	msg := err.Error()
-	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineErr().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		text := m[2]
 		if hasTabIndent(data, line) {
@@ -152,7 +153,7 @@ func (d *decoder) syntaxError(data []byte, err error) {
 		d.failf(&yaml.Node{Line: line}, "", "invalid yaml: %s", text)
 		return
 	}
-	if m := unknownAnchorErr.FindStringSubmatch(msg); m != nil {
+	if m := unknownAnchorErr().FindStringSubmatch(msg); m != nil {
 		// The library gives no line here; the first use of the alias is where it fails.
 		line := lineOf(data, "*"+m[1])
 		d.failf(&yaml.Node{Line: line}, "", "invalid yaml: alias *%s refers to no anchor (expected &%s defined above it)", m[1], m[1])
@@ -352,7 +353,7 @@ func (d *decoder) integer(n *yaml.Node, path, example string) (int64, bool) {
 			return strconv.ParseInt(strings.TrimSpace(r.Value), 10, 64)
 		case "!!float":
 			// yaml reads digits too long for an integer as a float.
-			if digitsRE.MatchString(r.Value) {
+			if digitsRE().MatchString(r.Value) {
 				return 0, errTooLarge
 			}
 		}
@@ -539,4 +540,10 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+// lazyRegexp compiles expr on first use: compiled at start, the package's expressions
+// would cost every command, --version included, about 0.2 ms.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -1,10 +1,6 @@
 package gate
 
-import (
-	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/hgate/hgate/record"
-)
+import "github.com/hgate/hgate/record"
 
 // ExactScore returns a results.tsv row's val_score before it was rounded to 4 decimals:
 // val_mean from the receipt of the row's commit's tree, or from baseline.json for row 0,
@@ -21,11 +17,11 @@ func (e *Env) ExactScore(row record.Row) (mean float64, ok bool, err error) {
 		}
 		exact = base.ValMean
 	} else {
-		h, err := e.Repo.Git().ResolveRevision(plumbing.Revision(row.Commit))
+		h, err := e.Repo.CommitByPrefix(row.Commit)
 		if err != nil {
 			return 0, false, nil
 		}
-		tree, err := e.Repo.TreeOf(*h)
+		tree, err := e.Repo.TreeOf(h)
 		if err != nil {
 			return 0, false, nil
 		}

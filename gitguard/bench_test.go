@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -45,37 +44,7 @@ func benchRepo(b *testing.B, tracked, ignored int) string {
 		b.Fatal(err)
 	}
 	benchTmp = append(benchTmp, dir)
-	write := func(p, content string) {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for i := 0; i < tracked; i++ {
-		write(fmt.Sprintf("src/d%03d/s%02d/f%02d.go", i/400, (i/20)%20, i%20), fmt.Sprintf("package p // %d\n", i))
-	}
-	for i := 0; i < ignored; i++ {
-		write(fmt.Sprintf("node_modules/pkg%04d/lib/m%02d.js", i/20, i%20), "module.exports = 1\n")
-	}
-	write(".gitignore", "node_modules/\n")
-	git := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = gittest.Env()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	git("add", "-A")
-	git("commit", "-q", "-m", "bench")
-	// Let the index's stat data settle as after normal use (no racy entries).
-	time.Sleep(1100 * time.Millisecond)
-	git("update-index", "--really-refresh")
-	git("status", "--porcelain")
+	gittest.Large(b, dir, tracked, ignored)
 	benchRepos[key] = dir
 	return dir
 }

@@ -39,12 +39,12 @@ func (r *Repo) newGitView() *gitView {
 // or git's default $XDG_CONFIG_HOME/git/ignore.
 func (r *Repo) excludesFile() string {
 	f := ""
-	if cfg, err := r.repo.ConfigScoped(config.GlobalScope); err == nil && cfg.Raw != nil {
-		f = cfg.Raw.Section("core").Options.Get("excludesfile")
-	}
-	if cfg, err := r.repo.ConfigScoped(config.LocalScope); err == nil && cfg.Raw != nil {
-		if l := cfg.Raw.Section("core").Options.Get("excludesfile"); l != "" {
-			f = l
+	local, global := r.configs()
+	for _, cfg := range []*config.Config{global, local} {
+		if cfg != nil && cfg.Raw != nil {
+			if v := cfg.Raw.Section("core").Options.Get("excludesfile"); v != "" {
+				f = v
+			}
 		}
 	}
 	home, _ := os.UserHomeDir()

@@ -36,12 +36,13 @@ func TestCorruptObjects(t *testing.T) {
 		with   string // shell printing the id of a stored object to put in its place
 		typ    plumbing.ObjectType
 		path   string // the path the error names
-		op     string // check or materialize
+		op     string // check, commit or materialize
 	}{
 		{"blob materialized", "HEAD:benchmark.py", "echo 'score = 9' | git hash-object -w --stdin", plumbing.BlobObject, "benchmark.py", "materialize"},
 		{"blob of a symlink materialized", "HEAD:link", "printf elsewhere | git hash-object -w --stdin", plumbing.BlobObject, "link", "materialize"},
 		{"tree materialized", "HEAD:tasks", "printf '100644 blob e69de29bb2d1d6434b8b29ae775a8c2d48c53391\\tx\\n' | git mktree --missing", plumbing.TreeObject, "", "materialize"},
 		{"commit read by the check", "HEAD", "git commit-tree -m forged HEAD^{tree}", plumbing.CommitObject, "", "check"},
+		{"commit read for the ledger and the loop", "HEAD", "git commit-tree -m forged HEAD^{tree}", plumbing.CommitObject, "", "commit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +60,8 @@ func TestCorruptObjects(t *testing.T) {
 			switch tc.op {
 			case "check":
 				_, err = g.Check(gitguard.Options{Allow: loopAllow})
+			case "commit":
+				_, err = g.Commit(plumbing.NewHash(id))
 			default:
 				if herr != nil {
 					t.Fatal(herr)

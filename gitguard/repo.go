@@ -20,15 +20,21 @@
 package gitguard
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	gogitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/hgate/hgate/gitguard/internal/refs"
 )
@@ -44,12 +50,17 @@ var ErrRefChanged = refs.ErrChanged
 
 // Repo is an open repository with a worktree.
 type Repo struct {
-	repo      *git.Repository
+	repo      gitStore
 	root      string // worktree root, absolute
 	gitDir    string // this worktree's git directory (index, HEAD)
 	commonDir string // objects, refs, config, info
 	worktree  string // a linked worktree's id, "" for the main one (see worktreerefs.go)
 }
+
+// gitStore is go-git's storage of the git directories: objects, refs and
+// config. hgate opens it without go-git's top-level package, which would
+// link (and initialise at every start) transports, ssh and OpenPGP.
+type gitStore struct{ Storer *filesystem.Storage }
 
 // Open opens the repository containing dir, looking upward for ".git". It
 // never consults GIT_DIR, GIT_WORK_TREE or core.worktree: an agent could
@@ -59,23 +70,99 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", dir, err)
 	}
-	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	root, err := findRoot(abs)
 	if err != nil {
-		if errors.Is(err, git.ErrRepositoryNotExists) {
-			return nil, fmt.Errorf("open repository: no .git found in %s or any parent directory", abs)
-		}
 		return nil, fmt.Errorf("open repository %s: %w", abs, err)
 	}
-	wt, err := r.Worktree()
-	if err != nil {
-		return nil, fmt.Errorf("open repository %s: no worktree (bare repository?): %w", abs, err)
+	if root == "" {
+		return nil, fmt.Errorf("open repository: no .git found in %s or any parent directory", abs)
 	}
-	root := wt.Filesystem.Root()
-	gitDir, commonDir, err := gitDirs(root)
+	r, err := openAt(root)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, fmt.Errorf("open repository: no .git found in %s or any parent directory", abs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", root, err)
 	}
-	return &Repo{repo: r, root: root, gitDir: gitDir, commonDir: commonDir, worktree: worktreeID(gitDir, commonDir)}, nil
+	return r, nil
+}
+
+// openAt opens the repository whose worktree root is root; it wraps
+// plumbing.ErrReferenceNotFound when there is no HEAD.
+func openAt(root string) (*Repo, error) {
+	gitDir, commonDir, err := gitDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(gitDir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(commonDir); err != nil {
+		return nil, fmt.Errorf("common directory: %w", err)
+	}
+	dirs := osfs.New(gitDir)
+	if commonDir != gitDir {
+		dirs = dotgit.NewRepositoryFilesystem(dirs, osfs.New(commonDir))
+	}
+	s := gitStore{filesystem.NewStorage(dirs, cache.NewObjectLRUDefault())}
+	if _, err := s.Storer.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, fmt.Errorf("HEAD: %w", err)
+	}
+	cfg, err := s.Storer.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := readableFormat(cfg); err != nil {
+		return nil, err
+	}
+	return &Repo{repo: s, root: root, gitDir: gitDir, commonDir: commonDir, worktree: worktreeID(gitDir, commonDir)}, nil
+}
+
+// findRoot returns the first of dir and its parents that holds ".git" (a
+// directory, or a file naming one), or "" when none does. A dir that is a
+// file starts the search at its parent.
+func findRoot(dir string) (string, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	for {
+		_, err := os.Stat(filepath.Join(dir, ".git"))
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// readableFormat refuses what go-git cannot read correctly: a repository
+// format version above 1, or any extensions.* setting (objectFormat,
+// refStorage, worktreeConfig, ...) other than git's no-op test ones.
+func readableFormat(cfg *gogitconfig.Config) error {
+	if cfg.Raw == nil {
+		return nil
+	}
+	switch v := cfg.Raw.Section("core").Options.Get("repositoryformatversion"); v {
+	case "", "0", "1":
+	default:
+		return fmt.Errorf("core.repositoryformatversion %s is not supported", v)
+	}
+	var unknown []string
+	for _, o := range cfg.Raw.Section("extensions").Options {
+		if k := strings.ToLower(o.Key); k != "noop" && k != "noop-v1" {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("unsupported repository extension: %s", strings.Join(unknown, ", "))
+	}
+	return nil
 }
 
 // gitDirs finds the git directory of the worktree at root the way go-git
@@ -117,8 +204,30 @@ func gitDirs(root string) (gitDir, commonDir string, err error) {
 // Root returns the absolute path of the worktree root.
 func (r *Repo) Root() string { return r.root }
 
-// Git returns the go-git repository.
-func (r *Repo) Git() *git.Repository { return r.repo }
+// Commit reads commit h, checked against its id.
+func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) { return r.objects().Commit(h) }
+
+// CommitByPrefix finds the commit whose id starts with prefix (hex, such as the short
+// ids of results.tsv), as git rev-parse finds an abbreviated one; with several, the
+// first that is a commit. The error wraps plumbing.ErrObjectNotFound when none is.
+func (r *Repo) CommitByPrefix(prefix string) (plumbing.Hash, error) {
+	even, err := hex.DecodeString(prefix[:len(prefix)&^1])
+	if err != nil || prefix == "" || len(prefix) > 2*len(plumbing.ZeroHash) {
+		return plumbing.ZeroHash, fmt.Errorf("%q is not a commit id: %w", prefix, plumbing.ErrObjectNotFound)
+	}
+	hashes, err := r.repo.Storer.HashesWithPrefix(even)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("find commit %s: %w", prefix, err)
+	}
+	for _, h := range hashes {
+		if strings.HasPrefix(h.String(), strings.ToLower(prefix)) {
+			if _, err := r.objects().Commit(h); err == nil {
+				return h, nil
+			}
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("no commit %s: %w", prefix, plumbing.ErrObjectNotFound)
+}
 
 // Head returns the commit HEAD points at and its tree. On a branch without
 // commits it returns an error wrapping ErrNoCommits.
@@ -187,9 +296,31 @@ func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.ob
 // Identity returns user.name and user.email as git would use them for a commit here:
 // the repository's config over the user's global one; empty when neither sets them.
 func (r *Repo) Identity() (name, email string) {
-	cfg, err := r.repo.ConfigScoped(gogitconfig.GlobalScope)
-	if err != nil {
-		return "", ""
+	local, global := r.configs()
+	for _, cfg := range []*gogitconfig.Config{local, global} {
+		if cfg == nil {
+			continue
+		}
+		if name == "" {
+			name = cfg.User.Name
+		}
+		if email == "" {
+			email = cfg.User.Email
+		}
 	}
-	return cfg.User.Name, cfg.User.Email
+	return name, email
+}
+
+// configs returns the repository's config and the user's global one; nil
+// for one that cannot be read.
+func (r *Repo) configs() (local, global *gogitconfig.Config) {
+	local, err := r.repo.Storer.Config()
+	if err != nil {
+		local = nil
+	}
+	global, err = gogitconfig.LoadConfig(gogitconfig.GlobalScope)
+	if err != nil {
+		global = nil
+	}
+	return local, global
 }

@@ -41,6 +41,25 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// go-git cannot read what a repository extension changes (object format, ref
+// storage, per-worktree config): such a repository is refused, not misread.
+func TestOpenRefusesExtensions(t *testing.T) {
+	r := newProject(t)
+	r.Git("config", "core.repositoryFormatVersion", "1")
+	r.Git("config", "extensions.noop", "true")
+	open(t, r)
+	r.Git("config", "extensions.worktreeConfig", "true")
+	_, err := gitguard.Open(r.Dir)
+	if err == nil || !strings.HasSuffix(err.Error(), ": unsupported repository extension: worktreeconfig") {
+		t.Errorf("open: %v", err)
+	}
+	r.Git("config", "core.repositoryFormatVersion", "2")
+	_, err = gitguard.Open(r.Dir)
+	if err == nil || !strings.HasSuffix(err.Error(), ": core.repositoryformatversion 2 is not supported") {
+		t.Errorf("open: %v", err)
+	}
+}
+
 func TestOpenLinkedWorktree(t *testing.T) {
 	r := newProject(t)
 	wt := filepath.Join(t.TempDir(), "wt")
@@ -336,5 +355,24 @@ func TestHintsRevert(t *testing.T) {
 			}
 			t.Fatalf("violations remain after applying hints: %+v", check(t, r, gitguard.Options{}))
 		})
+	}
+}
+
+// A short id, as results.tsv keeps them, finds its commit; a blob's id, an unknown
+// one or one that is not hex finds none.
+func TestCommitByPrefix(t *testing.T) {
+	r := newProject(t)
+	g := open(t, r)
+	head := r.Head()
+	for _, p := range []string{head[:7], head[:8], head, strings.ToUpper(head[:9])} {
+		if h, err := g.CommitByPrefix(p); err != nil || h.String() != head {
+			t.Errorf("%s: %s %v, want %s", p, h, err, head)
+		}
+	}
+	blob := strings.TrimSpace(r.Git("rev-parse", "HEAD:benchmark.py"))
+	for _, p := range []string{blob[:10], "0000000", "xyz1234", ""} {
+		if h, err := g.CommitByPrefix(p); !errors.Is(err, plumbing.ErrObjectNotFound) {
+			t.Errorf("%q: %s %v, want no commit", p, h, err)
+		}
 	}
 }

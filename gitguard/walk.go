@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -428,13 +427,13 @@ func submoduleHead(full string, recorded plumbing.Hash) plumbing.Hash {
 	if _, err := lstat(full + "/.git"); err != nil {
 		return recorded
 	}
-	r, err := git.PlainOpen(full)
+	r, err := openAt(full)
 	if err != nil {
 		return plumbing.ZeroHash
 	}
-	ref, err := r.Head()
+	h, err := r.refStore().Resolve("HEAD")
 	if err != nil {
 		return plumbing.ZeroHash
 	}
-	return ref.Hash()
+	return h
 }

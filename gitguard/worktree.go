@@ -21,6 +21,9 @@ import (
 // Each works from the same snapshot the guard uses, so "ignored" means the
 // same thing everywhere and ignored paths (the workspace) are never touched.
 
+// Signature is a commit's author: who, and when.
+type Signature = object.Signature
+
 // CommitCandidate commits exactly the candidate tree (HEAD's tree plus the
 // allowed changes on disk) with HEAD as parent, moves the current branch (or a
 // detached HEAD) to it with compare-and-set, and updates the index entries of

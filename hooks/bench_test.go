@@ -1,10 +1,8 @@
 package hooks_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -32,55 +30,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// hookRepo builds a committed repository of n tracked files in folders of 20, with
-// hgate.yaml, and two staged changes on allowed paths (one at the top, one deep), as
-// before a typical agent commit.
-func hookRepo(n int) (string, error) {
-	dir, err := os.MkdirTemp("", "hgate-hooks-bench-")
-	if err != nil {
-		return "", err
-	}
-	write := func(p, content string) error {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(full, []byte(content), 0o644)
-	}
-	for i := 0; i < n; i++ {
-		if err := write(fmt.Sprintf("src/d%03d/s%02d/f%02d.go", i/400, (i/20)%20, i%20), fmt.Sprintf("package p // %d\n", i)); err != nil {
-			return dir, err
-		}
-	}
-	if err := write("hgate.yaml", "allow: [agent.py, src/d007/]\nbenchmark:\n  tasks: {glob: \"tasks/*\"}\n  run: [sh, check.sh]\n"); err != nil {
-		return dir, err
-	}
-	if err := write("agent.py", "v1\n"); err != nil {
-		return dir, err
-	}
-	git := func(args ...string) error {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = gittest.Env()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v\n%s", args, err, out)
-		}
-		return nil
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "bench"}} {
-		if err := git(args...); err != nil {
-			return dir, err
-		}
-	}
-	if err := write("agent.py", "v2\n"); err != nil {
-		return dir, err
-	}
-	if err := write("src/d007/s03/f05.go", "package p // changed\n"); err != nil {
-		return dir, err
-	}
-	return dir, git("add", "agent.py", "src/d007/s03/f05.go")
-}
-
 // gitDiffCachedTime is the wall time of one git diff --cached --name-only.
 func gitDiffCachedTime(b *testing.B, dir string) time.Duration {
 	cmd := exec.Command("git", "diff", "--cached", "--name-only")
@@ -100,7 +49,12 @@ func gitDiffCachedTime(b *testing.B, dir string) time.Duration {
 // compare it with HEAD), in process, against git diff --cached --name-only run
 // interleaved in the same loop. Reported: ms/op for hgate, git-ms/op, and the ratio.
 func BenchmarkPreCommitHook(b *testing.B) {
-	benchOnce.Do(func() { benchDir, benchErr = hookRepo(10000) })
+	benchOnce.Do(func() {
+		benchDir, benchErr = os.MkdirTemp("", "hgate-hooks-bench-")
+		if benchErr == nil {
+			gittest.LargeStaged(b, benchDir, 10000)
+		}
+	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
 	}

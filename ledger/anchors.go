@@ -193,7 +193,7 @@ func CheckRefs(repo *gitguard.Repo) (rolled []string, err error) {
 // parentRefs returns the anchors of the tip's parent: all absent for a root commit, ok
 // false when the parent predates anchors.
 func parentRefs(repo *gitguard.Repo, tip plumbing.Hash) (refSet, bool, error) {
-	c, err := repo.Git().CommitObject(tip)
+	c, err := repo.Commit(tip)
 	if err != nil {
 		return nil, false, fmt.Errorf("ledger: read commit %s: %w", tip, err)
 	}

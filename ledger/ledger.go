@@ -464,7 +464,7 @@ func interrupted(c Change, d *disk, before map[string]plumbing.Hash) bool {
 }
 
 func (l *Ledger) parentOf(tip plumbing.Hash) (plumbing.Hash, error) {
-	c, err := l.repo.Git().CommitObject(tip)
+	c, err := l.repo.Commit(tip)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("ledger: read commit %s: %w", tip, err)
 	}

@@ -440,7 +440,7 @@ func (r *runner) commit(n int) error {
 	}
 	if head != parent {
 		// A resumed run: the branch may already hold the commit.
-		c, err := r.repo.Git().CommitObject(head)
+		c, err := r.repo.Commit(head)
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
@@ -99,7 +98,7 @@ type runner struct {
 	now    func() time.Time
 	log    io.Writer
 	dead   time.Time
-	author object.Signature
+	author gitguard.Signature
 
 	release func()           // the repository lock, while held
 	srv     *agentapi.Server // the socket the agent's hgate talks to
@@ -132,7 +131,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	r.ws = workspace.Dir(c.WorkspaceDir())
 	// Commits are the user's, as git commit would sign them: the environment, else git
 	// config's user.name and user.email, else hgate's own name.
-	r.author = object.Signature{Name: "hgate loop", Email: "hgate@localhost"}
+	r.author = gitguard.Signature{Name: "hgate loop", Email: "hgate@localhost"}
 	if n, e := r.repo.Identity(); n != "" && e != "" {
 		r.author.Name, r.author.Email = n, e
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 )
 
 // Colours of the plots; the rendering test looks for BestColour's pixels.
@@ -22,7 +23,7 @@ const (
 // WriteHTML writes the report as one self-contained HTML page: inline CSS and SVG, no
 // script, nothing fetched.
 func (r *Report) WriteHTML(w io.Writer) error {
-	return page.Execute(w, struct {
+	return page().Execute(w, struct {
 		*Report
 		ScorePlot, SuitePlot, DurationPlot template.HTML
 		Kept, Rejected                     int
@@ -244,35 +245,39 @@ func (r *Report) durationPlot() string {
 	return p.String()
 }
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"score": func(f float64) string { return fmt.Sprintf("%.4f", f) },
-	"scorep": func(f *float64) string {
-		if f == nil {
-			return "–"
-		}
-		return fmt.Sprintf("%.4f", *f)
-	},
-	"secs": func(f *float64) string {
-		if f == nil {
+// page is parsed on first use: parsed at start, it would cost every command, not only
+// hgate report, a quarter of a millisecond.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"score": func(f float64) string { return fmt.Sprintf("%.4f", f) },
+		"scorep": func(f *float64) string {
+			if f == nil {
+				return "–"
+			}
+			return fmt.Sprintf("%.4f", *f)
+		},
+		"secs": func(f *float64) string {
+			if f == nil {
+				return ""
+			}
+			return fmt.Sprintf("%.1f", *f)
+		},
+		"secv":  func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"short": func(s string) string { return s[:min(7, len(s))] },
+		"join":  strings.Join,
+		"cell": func(s string) string {
+			switch s {
+			case "pass":
+				return "✓"
+			case "fail":
+				return "✗"
+			case "null":
+				return "∅"
+			}
 			return ""
-		}
-		return fmt.Sprintf("%.1f", *f)
-	},
-	"secv":  func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"short": func(s string) string { return s[:min(7, len(s))] },
-	"join":  strings.Join,
-	"cell": func(s string) string {
-		switch s {
-		case "pass":
-			return "✓"
-		case "fail":
-			return "✗"
-		case "null":
-			return "∅"
-		}
-		return ""
-	},
-}).Parse(pageTemplate))
+		},
+	}).Parse(pageTemplate))
+})
 
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">

@@ -134,8 +134,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		return exitCannot
 	}
-	// A shell asking for completions (COMP_LINE set) gets them on stdout and exit 0.
-	kongcompletion.Register(parser)
+	// A shell asking for completions (COMP_LINE set) gets them on stdout and exit 0. The
+	// completion model is built only then: every other start would pay for it.
+	if os.Getenv("COMP_LINE") != "" {
+		kongcompletion.Register(parser)
+	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		errMsg = err.Error()

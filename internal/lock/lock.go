@@ -9,8 +9,8 @@
 // the next invocation whom it is waiting for, and to say so when it takes over
 // after a holder that died without releasing.
 //
-// The package needs flock(2), so it builds on Unix systems only, like the
-// rest of hgate.
+// The package needs flock(2): elsewhere Acquire fails with
+// proc.ErrNotSupported.
 package lock
 
 import (

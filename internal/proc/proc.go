@@ -14,12 +14,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 )
 
-// ErrNotSupported is returned where this platform lacks what a feature needs.
-var ErrNotSupported = errors.New("not supported on this platform")
+// ErrNotSupported is returned where this platform lacks what a feature needs, e.g.
+// "not supported on windows"; the repository lock and the sandbox say it too.
+var ErrNotSupported = errors.New("not supported on " + runtime.GOOS)
 
 // Options say how Start runs a command and how Wait ends it.
 type Options struct {

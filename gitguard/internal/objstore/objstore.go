@@ -66,6 +66,9 @@ func ForPath(err error, what, p string) error {
 // Read reads object h of type t (AnyObject for either) and checks that its
 // content hashes to h.
 func (s Store) Read(t plumbing.ObjectType, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	if typ, data, ok := s.readPacked(t, h); ok {
+		return typ, data, nil // checked against h
+	}
 	o, err := s.objects.EncodedObject(t, h)
 	if err != nil {
 		return 0, nil, err

@@ -13,13 +13,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// The guard needs two commits (HEAD and the base) and, when they differ,
-// the parents between them. Asked for one object in a pack, go-git decodes
-// the pack's whole index and maps every offset to its hash: milliseconds per
-// ten thousand objects, most of the check's fixed cost. packedCommit instead
-// binary-searches the .idx files for the hash and inflates the one object.
-// Anything it does not expect (a loose object, a delta against a hash, a
-// version-1 index, odd headers) sends the caller back to go-git.
+// Asked for one object in a pack, go-git decodes the pack's whole index and
+// maps every offset to its hash: milliseconds per ten thousand objects, most
+// of the fixed cost of the guard and of the pre-commit hook, which read a few
+// commits and trees. readPacked instead binary-searches the .idx files for
+// the hash and inflates the one object. Anything it does not expect (a loose
+// object, a delta against a hash, a version-1 index, odd headers, an object
+// over maxPackedObject) sends the caller back to go-git.
 
 // packedCommit is what the guard reads from a commit.
 type packedCommit struct {
@@ -27,37 +27,48 @@ type packedCommit struct {
 	parents []plumbing.Hash
 }
 
-// maxPackedCommit bounds the size of a commit read this way; larger ones
+// maxPackedObject bounds the size of an object read this way; larger ones
 // go through go-git.
-const maxPackedCommit = 1 << 20
+const maxPackedObject = 1 << 20
 
 // readPackedCommit finds commit h in a pack of the repository. ok is false
 // when the lean path cannot vouch for the answer.
 func (s Store) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
+	_, data, ok := s.readPacked(plumbing.CommitObject, h)
+	if !ok {
+		return c, false
+	}
+	return parseCommitHeader(data)
+}
+
+// readPacked reads object h of type t (AnyObject for any) from a pack of the
+// repository, checked against its id. ok is false when the lean path cannot
+// vouch for the answer: the caller asks go-git.
+func (s Store) readPacked(t plumbing.ObjectType, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
 	objects := filepath.Join(s.commonDir, "objects")
 	hex := h.String()
 	if _, err := os.Lstat(filepath.Join(objects, hex[:2], hex[2:])); err == nil {
-		return c, false // loose: go-git reads it without any index
+		return 0, nil, false // loose: go-git reads it without any index
 	}
 	idxs, err := filepath.Glob(filepath.Join(objects, "pack", "pack-*.idx"))
 	if err != nil {
-		return c, false
+		return 0, nil, false
 	}
 	for _, idx := range idxs {
 		off, found, ok := findInIdx(idx, h)
 		if !ok {
-			return c, false
+			return 0, nil, false
 		}
 		if !found {
 			continue
 		}
-		data, ok := readPackedObject(strings.TrimSuffix(idx, ".idx")+".pack", off, h)
-		if !ok {
-			return c, false
+		typ, data, ok := readPackedObject(strings.TrimSuffix(idx, ".idx")+".pack", off, h)
+		if !ok || t != plumbing.AnyObject && typ != t {
+			return 0, nil, false
 		}
-		return parseCommitHeader(data)
+		return typ, data, true
 	}
-	return c, false
+	return 0, nil, false
 }
 
 var idxMagic = []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
@@ -132,26 +143,23 @@ func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
 	return int64(big), true, true
 }
 
-// readPackedObject reads the commit at off in a pack, undoing offset
-// deltas with go-git's patcher, and checks that it hashes to h.
-func readPackedObject(path string, off int64, h plumbing.Hash) ([]byte, bool) {
+// readPackedObject reads the object at off in a pack, undoing offset deltas
+// with go-git's patcher, and checks that it hashes to h.
+func readPackedObject(path string, off int64, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false
+		return 0, nil, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, false
+		return 0, nil, false
 	}
 	typ, data, ok := packObjectAt(f, fi.Size(), off, 0)
-	if !ok || typ != plumbing.CommitObject {
-		return nil, false
+	if !ok || plumbing.ComputeHash(typ, data) != h {
+		return 0, nil, false
 	}
-	if plumbing.ComputeHash(plumbing.CommitObject, data) != h {
-		return nil, false
-	}
-	return data, true
+	return typ, data, true
 }
 
 // maxDeltaChain bounds the offset deltas followed for one object (git's
@@ -180,7 +188,7 @@ func packObjectAt(f *os.File, packSize, off int64, depth int) (plumbing.ObjectTy
 		size |= int64(head[used]&0x7f) << shift
 		used++
 	}
-	if size > maxPackedCommit {
+	if size > maxPackedObject {
 		return 0, nil, false
 	}
 	var base int64
@@ -228,7 +236,7 @@ func packObjectAt(f *os.File, packSize, off int64, depth int) (plumbing.ObjectTy
 		return 0, nil, false
 	}
 	out, err := packfile.PatchDelta(bdata, data)
-	if err != nil || len(out) > maxPackedCommit {
+	if err != nil || len(out) > maxPackedObject {
 		return 0, nil, false
 	}
 	return btyp, out, true

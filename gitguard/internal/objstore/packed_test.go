@@ -1,7 +1,9 @@
 package objstore
 
 import (
+	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/hgate/hgate/internal/gittest"
 )
@@ -76,7 +79,7 @@ func TestReadPackedCommit(t *testing.T) {
 			if !ok {
 				return
 			}
-			want, err := g.Commit(h)
+			want, err := object.GetCommit(g.objects, h) // go-git's own reading
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,4 +167,49 @@ func idxEntry(idx []byte, h plumbing.Hash) (n, i int) {
 func open(dir string) (Store, error) {
 	gitDir := filepath.Join(dir, ".git")
 	return New(filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()), gitDir), nil
+}
+
+// Every packed object (commits, trees, blobs; whole or offset deltas) read
+// the lean way is what go-git reads; asked for another type, or for a loose
+// object, the lean reader steps aside.
+func TestReadPacked(t *testing.T) {
+	r, c := packedRepo(t)
+	g, err := open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idxs, _ := filepath.Glob(r.Path(".git/objects/pack/*.idx"))
+	listed := 0
+	for _, line := range strings.Split(r.Git("verify-pack", "-v", idxs[0]), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || len(f[0]) != 40 {
+			continue
+		}
+		listed++
+		h := plumbing.NewHash(f[0])
+		typ, data, ok := g.readPacked(plumbing.AnyObject, h)
+		if !ok {
+			t.Errorf("%s %s: not read", f[1], f[0])
+			continue
+		}
+		want, err := g.objects.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, _ := want.Reader()
+		wantData, _ := io.ReadAll(rd)
+		rd.Close()
+		if typ != want.Type() || !bytes.Equal(data, wantData) {
+			t.Errorf("%s: read %s %q, go-git reads %s %q", f[0], typ, data, want.Type(), wantData)
+		}
+		if _, _, ok := g.readPacked(plumbing.BlobObject, h); ok != (typ == plumbing.BlobObject) {
+			t.Errorf("%s %s asked for as a blob: ok = %v", typ, f[0], ok)
+		}
+	}
+	if listed < 10 {
+		t.Fatalf("only %d packed objects listed", listed)
+	}
+	if _, _, ok := g.readPacked(plumbing.AnyObject, plumbing.NewHash(c["loose"])); ok {
+		t.Error("a loose object was read from a pack")
+	}
 }

@@ -27,9 +27,12 @@ const (
 	AuthorEmail = "hgate@localhost"
 )
 
-// attempts bounds how often Commit rebuilds its commit after losing the race
-// for the ref to another writer.
-const attempts = 10
+// retryFor bounds how long Commit keeps rebuilding its commit after losing the
+// race for the ref to another writer. A time, not a count: on a busy machine a
+// writer holding the ref's lock can be descheduled for far longer than a few
+// quick retries last (ten attempts gave up under load). It is the age at which a
+// ref lock counts as left by a killed process.
+const retryFor = 10 * time.Second
 
 // Store writes and reads record refs.
 type Store struct {
@@ -80,16 +83,17 @@ func (s Store) Commit(ref string, files map[string][]byte, message string) (plum
 		}
 		blobs[p] = h
 	}
+	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		h, err := s.commitOnce(ref, files, blobs, message)
 		if !errors.Is(err, refs.ErrChanged) {
 			return h, err
 		}
-		if attempt == attempts {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: gave up after %d attempts: %w", ref, attempt, err)
+		if time.Since(start) > retryFor {
+			return plumbing.ZeroHash, fmt.Errorf("record %s: gave up after %d attempts in %s: %w", ref, attempt, retryFor, err)
 		}
 		// Back off a little, with jitter, so two writers stop colliding.
-		time.Sleep(time.Duration(attempt)*time.Millisecond + rand.N(2*time.Millisecond))
+		time.Sleep(min(time.Duration(attempt), 20)*time.Millisecond + rand.N(2*time.Millisecond))
 	}
 }
 

@@ -1,0 +1,100 @@
+package layers
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hgate/hgate/"
+
+// layer is each package's row in the README's diagram, counted from the bottom.
+var layer = map[string]int{
+	"internal/statefile": 0, "internal/proc": 0, "internal/fault": 0,
+	"internal/sandbox": 1, "internal/lock": 1,
+	"gitguard/internal/lockfile": 1, "gitguard/internal/pattern": 1, "gitguard/internal/objstore": 1,
+	"gitguard/internal/refs": 2, "gitguard/internal/records": 3,
+	"gitguard":  4,
+	"workspace": 5, "suite": 5, "split": 5, "record": 5, "config": 5,
+	"ledger": 6, "benchmark": 6,
+	"gate":     7,
+	"agentapi": 8,
+	"loop":     9, "hooks": 9,
+	"report":    10,
+	"cmd/hgate": 11,
+}
+
+// sameLayer are the imports the diagram allows inside one layer.
+var sameLayer = map[[2]string]bool{
+	{"split", "suite"}: true, // the pass mark
+	{"gitguard/internal/objstore", "gitguard/internal/pattern"}: false,
+}
+
+// only are third-party packages one hgate package alone may import; go-git's
+// plumbing (the hash type) is every package's, the rest of go-git gitguard's.
+var only = map[string]string{
+	"go.yaml.in/yaml/v3":                     "config",
+	"github.com/go-git/go-git/v5":            "gitguard",
+	"github.com/landlock-lsm/go-landlock":    "internal/sandbox",
+	"github.com/modelcontextprotocol/go-sdk": "cmd/hgate",
+}
+
+// TestImportsFollowTheDiagram: every hgate package is in the diagram, and imports only
+// packages in layers below its own (or the few same-layer imports it names); the
+// libraries with one owner are imported by that owner alone (gitguard's internal
+// packages count as gitguard).
+func TestImportsFollowTheDiagram(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot list the packages")
+	}
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if name == "internal/gittest" || name == "internal/layers" || strings.HasPrefix(name, "workspace.example") {
+			continue // test helpers, this package, the example
+		}
+		from, ok := layer[name]
+		if !ok {
+			t.Errorf("%s is not in the README's package diagram (add it there and here)", name)
+			continue
+		}
+		seen++
+		for _, imp := range p.Imports {
+			for lib, owner := range only {
+				if imp == "github.com/go-git/go-git/v5/plumbing" {
+					continue
+				}
+				if (imp == lib || strings.HasPrefix(imp, lib+"/")) && name != owner && !strings.HasPrefix(name, owner+"/") {
+					t.Errorf("%s imports %s, which only %s may", name, imp, owner)
+				}
+			}
+			dep, ours := strings.CutPrefix(imp, module)
+			if !ours {
+				continue
+			}
+			to, ok := layer[dep]
+			if !ok {
+				continue // reported as a package of its own
+			}
+			if to > from || to == from && !sameLayer[[2]string{name, dep}] {
+				t.Errorf("%s (layer %d) imports %s (layer %d): against the diagram", name, from, dep, to)
+			}
+		}
+	}
+	if seen < len(layer) {
+		t.Errorf("go list showed %d of the diagram's %d packages", seen, len(layer))
+	}
+}
