@@ -15,7 +15,6 @@
 package split
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -104,12 +103,8 @@ func Parse(file string, data []byte) (*Split, error) {
 	if err := statefile.DecodeJSON(file, data, &s); err != nil {
 		return nil, err
 	}
-	var errs []error
-	for _, p := range s.problems() {
-		errs = append(errs, fmt.Errorf("%s: %s", statefile.Locate(file, data, p.key, strconv.Itoa(p.index)), p.msg))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := statefile.Located(file, data, s.problems()); err != nil {
+		return nil, err
 	}
 	slices.Sort(s.Train)
 	slices.Sort(s.Test)
@@ -119,25 +114,15 @@ func Parse(file string, data []byte) (*Split, error) {
 // Marshal returns the bytes of split.json, both lists sorted; a split that
 // Parse would refuse is an error, one line per problem.
 func (s *Split) Marshal() ([]byte, error) {
-	var errs []error
-	for _, p := range s.problems() {
-		errs = append(errs, errors.New(p.msg))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := statefile.Unplaced(s.problems()); err != nil {
+		return nil, err
 	}
 	out := Split{Seed: s.Seed, Train: slices.Sorted(slices.Values(s.Train)), Test: slices.Sorted(slices.Values(s.Test))}
 	return statefile.EncodeJSON(&out)
 }
 
-type problem struct {
-	key   string // "train" or "test"
-	index int
-	msg   string // starts with the field, e.g. "test[2]: ..."
-}
-
-func (s *Split) problems() []problem {
-	var probs []problem
+func (s *Split) problems() []statefile.Problem {
+	var probs []statefile.Problem
 	type place struct {
 		key   string
 		index int
@@ -148,17 +133,17 @@ func (s *Split) problems() []problem {
 		ids []string
 	}{{"train", s.Train}, {"test", s.Test}} {
 		for i, id := range list.ids {
-			field := fmt.Sprintf("%s[%d]", list.key, i)
+			at, field := []string{list.key, strconv.Itoa(i)}, fmt.Sprintf("%s[%d]", list.key, i)
 			if msg := statefile.TaskIDProblem(id); msg != "" {
-				probs = append(probs, problem{list.key, i, field + ": " + msg})
+				probs = append(probs, statefile.Problem{At: at, Field: field, Msg: msg})
 				continue
 			}
 			prev, dup := first[id]
 			switch {
 			case dup && prev.key == list.key:
-				probs = append(probs, problem{list.key, i, fmt.Sprintf("%s: duplicate task id %q (first at %s[%d])", field, id, prev.key, prev.index)})
+				probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("duplicate task id %q (first at %s[%d])", id, prev.key, prev.index)})
 			case dup:
-				probs = append(probs, problem{list.key, i, fmt.Sprintf("%s: %q is also in %s[%d] (expected each task in one split)", field, id, prev.key, prev.index)})
+				probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("%q is also in %s[%d] (expected each task in one split)", id, prev.key, prev.index)})
 			default:
 				first[id] = place{list.key, i}
 			}

@@ -11,7 +11,6 @@
 package suite
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -59,7 +58,7 @@ func Parse(file string, data []byte) (*Suite, error) {
 	// A null reward (hgate before this version wrote one for a task that
 	// timed out) says nothing: read as absent, as it is written.
 	maps.DeleteFunc(s.LastResults, func(_ string, r *float64) bool { return r == nil })
-	if errs := locate(file, data, s.problems()); errs != nil {
+	if errs := statefile.Located(file, data, s.problems()); errs != nil {
 		return nil, errs
 	}
 	slices.Sort(s.Tasks)
@@ -70,7 +69,7 @@ func Parse(file string, data []byte) (*Suite, error) {
 // would refuse is an error, one line per problem.
 func (s *Suite) Marshal() ([]byte, error) {
 	if probs := s.problems(); len(probs) > 0 {
-		return nil, plain(probs)
+		return nil, statefile.Unplaced(probs)
 	}
 	out := *s
 	out.Tasks = slices.Sorted(slices.Values(s.Tasks))
@@ -154,19 +153,11 @@ func (s *Suite) RecordResults(results map[string]*float64) {
 	}
 }
 
-// problem is a validation failure of a decoded file: where it is (a path
-// for statefile.Locate), the field as messages name it, and what is wrong.
-type problem struct {
-	at    []string
-	field string
-	msg   string
-}
-
-func (s *Suite) problems() []problem {
-	var probs []problem
+func (s *Suite) problems() []statefile.Problem {
+	var probs []statefile.Problem
 	if !(s.Threshold >= 0 && s.Threshold <= 1) {
-		probs = append(probs, problem{[]string{"threshold"}, "threshold",
-			fmt.Sprintf("%s is outside [0, 1] (expected a pass-rate fraction such as 0.8)", number(s.Threshold))})
+		probs = append(probs, statefile.Problem{At: []string{"threshold"}, Field: "threshold",
+			Msg: fmt.Sprintf("%s is outside [0, 1] (expected a pass-rate fraction such as 0.8)", number(s.Threshold))})
 	}
 	probs = append(probs, idProblems("tasks", s.Tasks)...)
 	probs = append(probs, rewardProblems("last_results", s.LastResults)...)
@@ -174,18 +165,18 @@ func (s *Suite) problems() []problem {
 }
 
 // idProblems checks a list of task ids: each valid, none twice.
-func idProblems(key string, ids []string) []problem {
-	var probs []problem
+func idProblems(key string, ids []string) []statefile.Problem {
+	var probs []statefile.Problem
 	first := make(map[string]int, len(ids))
 	for i, id := range ids {
 		at := []string{key, strconv.Itoa(i)}
 		field := fmt.Sprintf("%s[%d]", key, i)
 		if msg := statefile.TaskIDProblem(id); msg != "" {
-			probs = append(probs, problem{at, field, msg})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: msg})
 			continue
 		}
 		if j, dup := first[id]; dup {
-			probs = append(probs, problem{at, field, fmt.Sprintf("duplicate task id %q (first at %s[%d])", id, key, j)})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("duplicate task id %q (first at %s[%d])", id, key, j)})
 			continue
 		}
 		first[id] = i
@@ -194,17 +185,17 @@ func idProblems(key string, ids []string) []problem {
 }
 
 // rewardProblems checks a map of task id to reward, in id order.
-func rewardProblems(key string, m map[string]*float64) []problem {
-	var probs []problem
+func rewardProblems(key string, m map[string]*float64) []statefile.Problem {
+	var probs []statefile.Problem
 	for _, id := range slices.Sorted(maps.Keys(m)) {
 		at := []string{key, id}
 		field := statefile.FieldPath(key, id)
 		if msg := statefile.TaskIDProblem(id); msg != "" {
-			probs = append(probs, problem{at, field, msg})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: msg})
 			continue
 		}
 		if r := m[id]; r != nil && !(*r >= 0 && *r <= 1) {
-			probs = append(probs, problem{at, field, fmt.Sprintf("reward %s is outside [0, 1] (expected a number from 0 to 1, or null)", number(*r))})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("reward %s is outside [0, 1] (expected a number from 0 to 1, or null)", number(*r))})
 		}
 	}
 	return probs
@@ -215,24 +206,6 @@ func number(f float64) string {
 		return s
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// locate turns problems into FILE:LINE:COL errors, all at once.
-func locate(file string, data []byte, probs []problem) error {
-	var errs []error
-	for _, p := range probs {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", statefile.Locate(file, data, p.at...), p.field, p.msg))
-	}
-	return errors.Join(errs...)
-}
-
-// plain turns problems into errors for a value that has no file yet.
-func plain(probs []problem) error {
-	var errs []error
-	for _, p := range probs {
-		errs = append(errs, fmt.Errorf("%s: %s", p.field, p.msg))
-	}
-	return errors.Join(errs...)
 }
 
 // TrainResults is train_results.json: the rewards of the last full run of
@@ -290,7 +263,7 @@ func ParseTrainResults(file string, data []byte) (*TrainResults, error) {
 			return nil, fmt.Errorf("%s: timestamp: empty (expected a time like 2026-11-22T03:12:33+00:00, or null)", statefile.Locate(file, data, "timestamp"))
 		}
 	}
-	if errs := locate(file, data, t.problems()); errs != nil {
+	if errs := statefile.Located(file, data, t.problems()); errs != nil {
 		return nil, errs
 	}
 	return &t, nil
@@ -300,7 +273,7 @@ func ParseTrainResults(file string, data []byte) (*TrainResults, error) {
 // ParseTrainResults would refuse are an error, one line per problem.
 func (t *TrainResults) Marshal() ([]byte, error) {
 	if probs := t.problems(); len(probs) > 0 {
-		return nil, plain(probs)
+		return nil, statefile.Unplaced(probs)
 	}
 	return statefile.EncodePython(&trainResultsFile{Split: orNull(t.Split), Timestamp: orNull(t.Timestamp), Results: t.Results})
 }
@@ -318,10 +291,10 @@ func (t *TrainResults) Failing() []string {
 	return out
 }
 
-func (t *TrainResults) problems() []problem {
-	var probs []problem
+func (t *TrainResults) problems() []statefile.Problem {
+	var probs []statefile.Problem
 	if t.Split != "train" && t.Split != "" {
-		probs = append(probs, problem{[]string{"split"}, "split", fmt.Sprintf("%q is not the train split (expected \"train\" or null)", t.Split)})
+		probs = append(probs, statefile.Problem{At: []string{"split"}, Field: "split", Msg: fmt.Sprintf("%q is not the train split (expected \"train\" or null)", t.Split)})
 	}
 	return append(probs, rewardProblems("results", t.Results)...)
 }
