@@ -21,15 +21,8 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 		return err
 	}
 	defer pool.release()
-	argv, env := r.command(r.Config.Batch, "", req, traceDir)
-	t := newTaskOutput(req.TraceDir != "", traceDir, "batch")
+	t, p, cleanup, err := r.start(r.Config.Batch, "", "batch", req, traceDir)
 	var pr proc.Result
-	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
-	cleanup, err := r.isolate(&spec, traceDir)
-	var p *proc.Process
-	if err == nil {
-		p, err = t.start(spec)
-	}
 	if err != nil {
 		pr.Err = err
 	} else {

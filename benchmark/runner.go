@@ -266,14 +266,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 			stopped = err
 			break
 		}
-		argv, env := r.command(r.Config.Run, id, req, traceDir)
-		t := newTaskOutput(req.TraceDir != "", traceDir, id)
-		spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
-		cleanup, err := r.isolate(&spec, traceDir)
-		var p *proc.Process
-		if err == nil {
-			p, err = t.start(spec)
-		}
+		t, p, cleanup, err := r.start(r.Config.Run, id, id, req, traceDir)
 		if err != nil {
 			cleanup()
 			pool.release()
@@ -303,6 +296,20 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 }
 
 const reasonCancelled = "cancelled"
+
+// start starts one benchmark command, tmpl filled in for task (run, or "" for batch),
+// its output captured under name in traceDir, in its private TMPDIR and sandbox. The
+// returned cleanup is never nil.
+func (r *Runner) start(tmpl []string, task, name string, req Request, traceDir string) (t *taskOutput, p *proc.Process, cleanup func(), err error) {
+	argv, env := r.command(tmpl, task, req, traceDir)
+	t = newTaskOutput(req.TraceDir != "", traceDir, name)
+	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
+	cleanup, err = r.isolate(&spec, traceDir)
+	if err == nil {
+		p, err = t.start(spec)
+	}
+	return t, p, cleanup, err
+}
 
 // isolate gives one command its private TMPDIR and its sandbox policy. The
 // returned cleanup removes the TMPDIR; it is never nil.

@@ -20,8 +20,6 @@
 package config
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -171,21 +169,6 @@ func Default() Config {
 		},
 		CleanRoom: CleanRoom{Enabled: true},
 	}
-}
-
-// Load reads the file at path and parses it, with File set to the base name of
-// path and Dir to the absolute directory holding it. A missing file gives an
-// error that wraps fs.ErrNotExist.
-func Load(path string) (*Config, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config %s: %w", path, err)
-	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	return Parse(filepath.Base(abs), filepath.Dir(abs), data)
 }
 
 // Parse decodes and validates the contents of a hgate.yaml. file names the file in

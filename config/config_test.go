@@ -1,9 +1,7 @@
 package config
 
 import (
-	"errors"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -277,44 +275,24 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-func TestLoad(t *testing.T) {
+func TestParseDir(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
 	data := "allow: [agent.py]\nworkspace: state\nbenchmark: {tasks: {glob: \"t/*\"}, run: [sh, \"t/{task}\"]}\n"
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// A relative path must still give an absolute Dir.
-	wd, _ := os.Getwd()
-	t.Chdir(dir)
-	cfg, err := Load(FileName)
-	t.Chdir(wd)
+	cfg, err := Parse(FileName, dir, []byte(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	realDir, _ := filepath.EvalSymlinks(dir)
-	gotDir, _ := filepath.EvalSymlinks(cfg.Dir)
-	if gotDir != realDir || !filepath.IsAbs(cfg.Dir) {
+	if cfg.Dir != dir {
 		t.Errorf("Dir = %q, want %q", cfg.Dir, dir)
 	}
 	if cfg.File != FileName {
 		t.Errorf("File = %q", cfg.File)
 	}
-	if want := filepath.Join(cfg.Dir, "state"); cfg.WorkspaceDir() != want {
+	if want := filepath.Join(dir, "state"); cfg.WorkspaceDir() != want {
 		t.Errorf("WorkspaceDir() = %q, want %q", cfg.WorkspaceDir(), want)
 	}
-
-	_, err = Load(filepath.Join(dir, "missing", FileName))
-	if !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("missing file: got %v, want an error wrapping fs.ErrNotExist", err)
-	}
-
-	other := filepath.Join(dir, "other.yaml")
-	if err := os.WriteFile(other, []byte("allow: [a]\n  bad"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Load(other); err == nil || !strings.HasPrefix(err.Error(), "other.yaml:") {
-		t.Errorf("errors must name the file that was loaded, got %v", err)
+	if _, err := Parse("other.yaml", dir, []byte("allow: [a]\n  bad")); err == nil || !strings.HasPrefix(err.Error(), "other.yaml:") {
+		t.Errorf("errors must name the file, got %v", err)
 	}
 }
 

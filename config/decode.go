@@ -298,9 +298,8 @@ func contains(list []string, s string) bool {
 // text decodes a scalar as a string; numbers and booleans keep their spelling
 // (`run: [sleep, 5]`).
 func (d *decoder) text(n *yaml.Node, path, expected string) (string, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected %s)", expected)
+	r, ok := d.value(n, path, expected)
+	if !ok {
 		return "", false
 	}
 	if r.Kind != yaml.ScalarNode {
@@ -330,36 +329,36 @@ func (d *decoder) textList(n *yaml.Node, path, expected string) ([]string, bool)
 	return out, ok
 }
 
+// value resolves n for a decoder that needs a value: no value is a problem,
+// "no value (expected EXPECTED)".
+func (d *decoder) value(n *yaml.Node, path, expected string) (*yaml.Node, bool) {
+	if isNull(n) {
+		d.failf(n, path, "no value (expected %s)", expected)
+		return nil, false
+	}
+	return resolve(n), true
+}
+
 // integer decodes a whole number; a quoted "4" is accepted as well.
 func (d *decoder) integer(n *yaml.Node, path, example string) (int64, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected a whole number, e.g. %s)", example)
-		return 0, false
-	}
-	if r.Kind == yaml.ScalarNode {
+	return scalar(d, n, path, "a whole number", example, func(r *yaml.Node) (int64, error) {
 		switch r.ShortTag() {
 		case "!!int":
 			var v int64
-			if err := r.Decode(&v); err == nil {
-				return v, true
+			if r.Decode(&v) != nil {
+				return 0, errTooLarge
 			}
-			d.failf(n, path, "%s is too large (expected e.g. %s)", describe(n), example)
-			return 0, false
+			return v, nil
 		case "!!str":
-			if v, err := strconv.ParseInt(strings.TrimSpace(r.Value), 10, 64); err == nil {
-				return v, true
-			}
+			return strconv.ParseInt(strings.TrimSpace(r.Value), 10, 64)
 		case "!!float":
 			// yaml reads digits too long for an integer as a float.
 			if digitsRE().MatchString(r.Value) {
-				d.failf(n, path, "%s is too large (expected e.g. %s)", describe(n), example)
-				return 0, false
+				return 0, errTooLarge
 			}
 		}
-	}
-	d.failf(n, path, "%s is not a whole number (expected e.g. %s)", describe(n), example)
-	return 0, false
+		return 0, errNotScalar
+	})
 }
 
 // smallInt is integer limited to the range of int.
@@ -377,35 +376,55 @@ func (d *decoder) smallInt(n *yaml.Node, path, example string) (int, bool) {
 
 // number decodes a finite decimal number; a quoted "0.5" is accepted as well.
 func (d *decoder) number(n *yaml.Node, path, example string) (float64, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected a number, e.g. %s)", example)
-		return 0, false
-	}
-	if r.Kind == yaml.ScalarNode {
-		var v float64
-		var err error
+	return scalar(d, n, path, "a number", example, func(r *yaml.Node) (v float64, err error) {
 		switch r.ShortTag() {
 		case "!!int", "!!float":
 			err = r.Decode(&v)
 		case "!!str":
 			v, err = strconv.ParseFloat(strings.TrimSpace(r.Value), 64)
 		default:
-			err = errors.New("not a number")
+			err = errNotScalar
 		}
-		if err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			return v, true
+		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			err = errNotScalar
 		}
+		return v, err
+	})
+}
+
+var (
+	errTooLarge  = errors.New("too large")
+	errNotScalar = errors.New("not the scalar expected")
+)
+
+// scalar decodes a scalar with parse, which sees it resolved. No value is "no value
+// (expected WHAT, e.g. EXAMPLE)"; what parse refuses is "DESCRIBED is not WHAT (expected
+// e.g. EXAMPLE)", or "... is too large ..." when parse says errTooLarge.
+func scalar[T any](d *decoder, n *yaml.Node, path, what, example string, parse func(r *yaml.Node) (T, error)) (T, bool) {
+	var zero T
+	r, ok := d.value(n, path, what+", e.g. "+example)
+	if !ok {
+		return zero, false
 	}
-	d.failf(n, path, "%s is not a number (expected e.g. %s)", describe(n), example)
-	return 0, false
+	v, err := zero, errNotScalar
+	if r.Kind == yaml.ScalarNode {
+		v, err = parse(r)
+	}
+	switch {
+	case err == nil:
+		return v, true
+	case errors.Is(err, errTooLarge):
+		d.failf(n, path, "%s is too large (expected e.g. %s)", describe(n), example)
+	default:
+		d.failf(n, path, "%s is not %s (expected e.g. %s)", describe(n), what, example)
+	}
+	return zero, false
 }
 
 // duration decodes a Go duration such as "10m" or "1h30m".
 func (d *decoder) duration(n *yaml.Node, path, example string) (time.Duration, bool) {
-	r := resolve(n)
-	if isNull(n) {
-		d.failf(n, path, "no value (expected a duration such as %s)", example)
+	r, ok := d.value(n, path, "a duration such as "+example)
+	if !ok {
 		return 0, false
 	}
 	if r.Kind != yaml.ScalarNode {

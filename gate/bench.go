@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/benchmark"
-	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
@@ -79,14 +78,11 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm, err := e.openRoom(tree)
+	rm, err := e.openVerifiedRoom(tree)
 	if err != nil {
 		return nil, err
 	}
 	defer rm.close()
-	if err := e.verifyCarry(rm.dir); err != nil {
-		return nil, err
-	}
 	run, err := rm.runner(e, nil)
 	if err != nil {
 		return nil, err
@@ -111,7 +107,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := os.Rename(traceDir, latest); err != nil {
 		return nil, err
 	}
-	tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: rewards(out.Results)}
+	tr := suite.NewTrainResults(rewards(out.Results), e.now())
 	c := changes{}
 	if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		return nil, err

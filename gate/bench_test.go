@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/benchmark"
-	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/statefile"
@@ -67,11 +67,11 @@ func newGateFixture(b *testing.B, n int, duration func(i int) time.Duration) *ga
 		"agent.sh":   "\n",
 	})
 	f.repo.Commit("init")
-	cfg, err := config.Load(f.repo.Path("hgate.yaml"))
+	r, err := gitguard.Open(f.repo.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := gitguard.Open(f.repo.Dir)
+	cfg, err := LoadConfig(r, "hgate.yaml", io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}

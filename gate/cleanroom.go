@@ -64,6 +64,20 @@ func (e *Env) openRoom(tree plumbing.Hash) (*room, error) {
 	return r, nil
 }
 
+// openVerifiedRoom is openRoom for a command that runs the benchmark after prepare: the
+// carried paths in the room must be those the ledger accepted (verifyCarry).
+func (e *Env) openVerifiedRoom(tree plumbing.Hash) (*room, error) {
+	rm, err := e.openRoom(tree)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.verifyCarry(rm.dir); err != nil {
+		rm.close()
+		return nil, err
+	}
+	return rm, nil
+}
+
 // materialize writes the tree and the carried paths into dir.
 func (e *Env) materialize(tree plumbing.Hash, dir string) error {
 	if err := e.Repo.Materialize(tree, dir); err != nil {

@@ -125,14 +125,11 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		firstTrial += len(prior.TestResults[sp.Test[0]])
 	}
 
-	rm, err := e.openRoom(tree)
+	rm, err := e.openVerifiedRoom(tree)
 	if err != nil {
 		return nil, err
 	}
 	defer rm.close()
-	if err := e.verifyCarry(rm.dir); err != nil {
-		return nil, err
-	}
 
 	// Steps 1 and 2 share one pool and run at the same time.
 	pool := benchmark.NewPool(cfg.Benchmark.Concurrency)

@@ -15,7 +15,6 @@ import (
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
-	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
@@ -86,10 +85,7 @@ func exists(path string) bool {
 func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	cfg := e.Config
 	ws := e.ws()
-	if err := e.checkIgnored(); err != nil {
-		return nil, err
-	}
-	head, _, err := e.Repo.Head()
+	head, err := e.preparedHead()
 	if err != nil {
 		return nil, err
 	}
@@ -217,24 +213,20 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		mean = &m
 	}
 	if st.train == nil {
-		tr := &suite.TrainResults{Split: "train", Timestamp: statefile.Timestamp(e.now()), Results: map[string]*float64{}}
+		trainRewards := make(map[string]*float64, len(sp.Train))
 		for _, id := range sp.Train {
-			tr.Results[id] = out.Results[id].Reward
+			trainRewards[id] = out.Results[id].Reward
 		}
+		tr := suite.NewTrainResults(trainRewards, e.now())
 		if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 			return nil, err
 		}
 		// Step 3's record of what failed, which no bench rewrites.
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: []string{}, ValMean: mean}
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {
 				base.Test[id] = testTrials[id]
-			}
-		}
-		for _, id := range sp.Train {
-			if !suite.Passed(tr.Results[id]) {
-				base.TrainFailing = append(base.TrainFailing, id)
 			}
 		}
 		if err := c.add(workspace.Baseline, base.marshal); err != nil {
@@ -309,10 +301,7 @@ type ResetReport struct {
 // for. learnings.md and runs/ are kept. A prepare that fails after the reset leaves a
 // workspace as new, which the next hgate prepare prepares.
 func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, error) {
-	if err := e.checkIgnored(); err != nil {
-		return nil, nil, err
-	}
-	head, _, err := e.Repo.Head()
+	head, err := e.preparedHead()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -350,17 +339,19 @@ func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, er
 	return rs, rep, nil
 }
 
-// checkIgnored refuses a workspace folder a commit could carry.
-func (e *Env) checkIgnored() error {
+// preparedHead is the commit prepare starts from, HEAD; it refuses a repository with no
+// commit and a workspace folder a commit could carry.
+func (e *Env) preparedHead() (plumbing.Hash, error) {
 	rel := filepath.ToSlash(e.Config.Workspace)
-	if _, _, err := e.Repo.Head(); err != nil {
+	head, _, err := e.Repo.Head()
+	if err != nil {
 		// No commit yet: no .gitignore can be committed, whatever it says.
-		return fmt.Errorf("the repository has no commit yet: commit the project first (with %s and a .gitignore that ignores /%s/), then run hgate prepare", e.Config.File, rel)
+		return head, fmt.Errorf("the repository has no commit yet: commit the project first (with %s and a .gitignore that ignores /%s/), then run hgate prepare", e.Config.File, rel)
 	}
 	if !e.Repo.IsIgnored(e.guardOptions(), rel, true) {
-		return fmt.Errorf("the workspace folder %s/ is not ignored by a committed .gitignore (hgate's state must stay out of the agent's commits): add the line /%s/ to .gitignore and commit it, or list it under ignore: in %s", rel, rel, e.Config.File)
+		return head, fmt.Errorf("the workspace folder %s/ is not ignored by a committed .gitignore (hgate's state must stay out of the agent's commits): add the line /%s/ to .gitignore and commit it, or list it under ignore: in %s", rel, rel, e.Config.File)
 	}
-	return nil
+	return head, nil
 }
 
 // markGated makes the prepared commit the guard's base when no commit was gated yet, so
@@ -475,17 +466,8 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 func (e *Env) baselineTrials(ctx context.Context, rm *room, tasks []string, results map[string]benchmark.Result) (Trials, error) {
 	t := Trials{}
 	t.add(tasks, results)
-	for trial := 2; trial <= e.Config.Gate.TrialsMax; trial++ {
-		run, err := rm.runner(e, nil)
-		if err != nil {
-			return nil, err
-		}
-		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
-			Progress: e.progress(fmt.Sprintf("baseline trial %d", trial), len(tasks))})
-		if err != nil {
-			return nil, err
-		}
-		t.add(tasks, out.Results)
+	if err := e.runTrials(ctx, rm, nil, tasks, 2, e.Config.Gate.TrialsMax, "baseline trial %d", t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -114,11 +114,7 @@ func promotionCandidates(base *Baseline, train map[string]*float64, suiteTasks, 
 	if base != nil {
 		failing = base.TrainFailing
 	} else {
-		for id, r := range train {
-			if !suite.Passed(r) {
-				failing = append(failing, id)
-			}
-		}
+		failing = (&suite.TrainResults{Results: train}).Failing()
 	}
 	var out []string
 	for _, id := range failing {

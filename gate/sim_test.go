@@ -3,13 +3,13 @@ package gate
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/record"
@@ -66,11 +66,11 @@ func newSimRepo(b *testing.B, gateSection string, seed int) *simRepo {
 		"quality.txt": fmt.Sprintf("0 %d\n", r.seed),
 	})
 	r.repo.Commit("init")
-	cfg, err := config.Load(r.repo.Path("hgate.yaml"))
+	g, err := gitguard.Open(r.repo.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := gitguard.Open(r.repo.Dir)
+	cfg, err := LoadConfig(g, "hgate.yaml", io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,11 +100,11 @@ func (r *simRepo) gate(b *testing.B, delta float64) *Report {
 // bestEstimate is the best's val_score as the gate compares with it.
 func (r *simRepo) bestEstimate(b *testing.B) float64 {
 	if r.env.Config.Gate.Noisy() {
-		t, err := r.env.bestTrials()
-		if err != nil || t == nil {
+		br, err := r.env.bestRecord()
+		if err != nil || br == nil || br.trials == nil {
 			b.Fatalf("best trials: %v", err)
 		}
-		s, _ := t.score(r.test, "agent")
+		s, _ := br.trials.score(r.test, "agent")
 		return s
 	}
 	rows, err := record.Load(r.env.ws().Results())

@@ -169,18 +169,8 @@ func (e *Env) decide(ctx context.Context, rm *room, pool *benchmark.Pool, tasks 
 	g, policy := e.Config.Gate, e.Config.Benchmark.TimeoutPolicy
 	z, m := zFor(g.Confidence), g.Margin
 	round := func(trial int) (Trials, error) {
-		run, err := rm.runner(e, pool)
-		if err != nil {
-			return nil, err
-		}
-		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
-			Progress: e.progress(fmt.Sprintf("trial %d", trial), len(tasks))})
-		if err != nil {
-			return nil, err
-		}
 		t := Trials{}
-		t.add(tasks, out.Results)
-		return t, nil
+		return t, e.runTrials(ctx, rm, pool, tasks, trial, trial, "trial %d", t)
 	}
 	d := &decision{}
 	for r := len(cand[tasks[0]]); ; r++ {
@@ -231,15 +221,6 @@ type bestRecord struct {
 	base    *Baseline
 }
 
-// bestTrials returns the per-task test trials of the best, nil when it has none.
-func (e *Env) bestTrials() (Trials, error) {
-	b, err := e.bestRecord()
-	if err != nil || b == nil {
-		return nil, err
-	}
-	return b.trials, nil
-}
-
 // bestRecord finds the best's record; nil when there is none at all (a workspace prepared
 // by an hgate without baseline.json and no new best since).
 func (e *Env) bestRecord() (*bestRecord, error) {
@@ -269,32 +250,39 @@ func (e *Env) bestRecord() (*bestRecord, error) {
 	return b, nil
 }
 
+// runTrials runs the test tasks in rm once for each trial number from first to last (on
+// pool; nil gives each run a pool of its own) and adds each task's rewards to t. progress
+// names a trial on the progress line, e.g. "trial %d".
+func (e *Env) runTrials(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, first, last int, progress string, t Trials) error {
+	for trial := first; trial <= last; trial++ {
+		run, err := rm.runner(e, pool)
+		if err != nil {
+			return err
+		}
+		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+			Progress: e.progress(fmt.Sprintf(progress, trial), len(tasks))})
+		if err != nil {
+			return err
+		}
+		t.add(tasks, out.Results)
+	}
+	return nil
+}
+
 // scoreBest gives a best scored without trials (trials turned on in hgate.yaml later) its
 // per-task record: trials.max rounds of the test split on the best's tree, in a room of
 // its own. The record is written with the gate's other changes.
 func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c changes) error {
 	fmt.Fprintf(e.log(), "hgate: the best (tree %s) has no per-task test record: running %d trial(s) of the test split on it first\n",
 		b.tree.String()[:7], e.Config.Gate.TrialsMax)
-	rm, err := e.openRoom(b.tree)
+	rm, err := e.openVerifiedRoom(b.tree)
 	if err != nil {
 		return err
 	}
 	defer rm.close()
-	if err := e.verifyCarry(rm.dir); err != nil {
-		return err
-	}
 	t := Trials{}
-	for trial := 1; trial <= e.Config.Gate.TrialsMax; trial++ {
-		run, err := rm.runner(e, nil)
-		if err != nil {
-			return err
-		}
-		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
-			Progress: e.progress(fmt.Sprintf("best, trial %d", trial), len(tasks))})
-		if err != nil {
-			return err
-		}
-		t.add(tasks, out.Results)
+	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", t); err != nil {
+		return err
 	}
 	b.trials = t
 	if b.receipt != nil {

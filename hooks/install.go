@@ -90,6 +90,18 @@ type Result struct {
 	Configured bool `json:"configured,omitempty"`
 }
 
+// actionLines are the lines Describe prints, filled with the hook's name and path.
+var actionLines = map[Action]string{
+	Installed: "installed %s hook: %s",
+	Chained:   "installed %s hook: %s",
+	Updated:   "updated %s hook: %s",
+	Unchanged: "%s hook already installed: %s",
+	Removed:   "removed %s hook: %s",
+	Restored:  "removed %s hook: %s",
+	Absent:    "%s hook not installed: %s",
+	Foreign:   "%s hook is not hgate's, left as it is: %s",
+}
+
 // Describe is the line the CLI prints for r; shown is how to name r.Path.
 func (r Result) Describe(shown string) string {
 	var notes []string
@@ -108,29 +120,15 @@ func (r Result) Describe(shown string) string {
 			}
 		}
 	}
-	kept := filepath.Base(r.Kept)
-	var verb string
-	switch r.Action {
-	case Installed:
-		verb = "installed %s hook: %s"
-	case Chained:
-		verb = "installed %s hook: %s"
-		notes = append(notes, fmt.Sprintf("the existing hook was kept as %s and runs first", kept))
-	case Updated:
-		verb = "updated %s hook: %s"
-	case Unchanged:
-		verb = "%s hook already installed: %s"
-	case Removed:
-		verb = "removed %s hook: %s"
-	case Restored:
-		verb = "removed %s hook: %s"
-		notes = append(notes, fmt.Sprintf("the previous hook is back from %s", kept))
-	case Absent:
-		verb = "%s hook not installed: %s"
-	case Foreign:
-		verb = "%s hook is not hgate's, left as it is: %s"
-	default:
+	verb, ok := actionLines[r.Action]
+	if !ok {
 		return fmt.Sprintf("%s hook: %s: %s", r.Hook, shown, r.Action)
+	}
+	switch kept := filepath.Base(r.Kept); r.Action {
+	case Chained:
+		notes = append(notes, fmt.Sprintf("the existing hook was kept as %s and runs first", kept))
+	case Restored:
+		notes = append(notes, fmt.Sprintf("the previous hook is back from %s", kept))
 	}
 	line := fmt.Sprintf(verb, r.Hook, shown)
 	if len(notes) > 0 {

@@ -33,7 +33,7 @@ func TestAnchorsAdoptedOnNextWrite(t *testing.T) {
 	if rolled, err := CheckRefs(f.l.repo); err != nil || rolled != nil {
 		t.Fatalf("old ledger: %v, %v", rolled, err)
 	}
-	if err := f.l.Apply("gate: tree ccc pass", map[string][]byte{"receipts/ccc.json": []byte("{}\n")}); err != nil {
+	if err := f.l.Commit(Update{Message: "gate: tree ccc pass", Files: map[string][]byte{"receipts/ccc.json": []byte("{}\n")}}); err != nil {
 		t.Fatal(err)
 	}
 	if h, ok, err := ExpectedRef(f.l.repo, GatedRef); err != nil || !ok || h != head {

@@ -10,7 +10,7 @@
 // split.json, baseline.json (the gate's record of the baseline) and every receipts/*.json. learnings.md, traces/ and runs/ are
 // not tracked: the agent may write learnings.
 //
-// Every write of state goes through Apply, which records the ledger commit
+// Every write of state goes through Commit, which records the ledger commit
 // first and only then writes the files (atomically, via statefile). Every
 // command starts with Verify, which compares the files on disk with the
 // ledger tip:
@@ -41,7 +41,7 @@
 //
 // Names returned by Verify, Restore and Accept are slash paths relative to
 // the repository root ("workspace/suite.json"), ready to print; names in
-// Apply's changes and in Change.File are relative to the workspace.
+// Commit's changes and in Change.File are relative to the workspace.
 //
 // Beside the state files, each ledger commit holds where hgate last put its
 // trust anchors, refs/hgate/gated and refs/hgate/best (.hgate/refs, see
@@ -158,18 +158,9 @@ func (l *Ledger) File(name string) ([]byte, error) {
 // Changed paths are relative to the workspace.
 func (l *Ledger) Log(max int) ([]gitguard.RefEntry, error) { return l.repo.LogRef(Ref, max) }
 
-// Apply is the way hgate writes state. It records a ledger commit whose
-// files are the tip's with changes applied (a nil value deletes the file),
-// then writes each changed file into the workspace atomically. Recording
-// first means a crash between the two steps leaves the intent in the ledger,
-// and the next Verify finishes the write. message is one line saying what
-// hgate did, e.g. "gate: tree 1a2b3c4 pass, promoted 2".
-func (l *Ledger) Apply(message string, changes map[string][]byte) error {
-	return l.Commit(Update{Message: message, Files: changes})
-}
-
 // Update is one change of hgate's state, recorded as one ledger commit.
 type Update struct {
+	// Message is one line saying what hgate did, e.g. "gate: tree 1a2b3c4 pass, promoted 2".
 	Message string
 	// Files are state files relative to the workspace; a nil value deletes one.
 	Files map[string][]byte
@@ -182,12 +173,13 @@ type Update struct {
 	BeforeRefs func()
 }
 
-// Commit records u in one ledger commit — state files, where the anchor refs now
-// belong, the carry manifest — then writes the files, then moves the refs. A crash
-// anywhere leaves the intent in the ledger: the next Verify finishes the file writes
-// and the next CheckRefs the ref moves. A ledger older than anchors first adopts the
-// refs where they are (in a commit of its own when u moves one, so the move can be
-// finished after a crash).
+// Commit is the way hgate writes state. It records u in one ledger commit —
+// state files (the tip's with u.Files applied, a nil value deleting one), where
+// the anchor refs now belong, the carry manifest — then writes the files, then
+// moves the refs. A crash anywhere leaves the intent in the ledger: the next
+// Verify finishes the file writes and the next CheckRefs the ref moves. A ledger
+// older than anchors first adopts the refs where they are (in a commit of its
+// own when u moves one, so the move can be finished after a crash).
 func (l *Ledger) Commit(u Update) error {
 	for name := range u.Files {
 		if isMeta(name) {
@@ -289,7 +281,7 @@ func (l *Ledger) record(message string, changes map[string][]byte) error {
 	return nil
 }
 
-// write is Apply's second step: the workspace files, in name order.
+// write is Commit's second step: the workspace files, in name order.
 func (l *Ledger) write(changes map[string][]byte) error {
 	names := make([]string, 0, len(changes))
 	for name := range changes {
@@ -330,7 +322,7 @@ func oneLine(s string) string {
 }
 
 // Verify compares the workspace's state files with the ledger tip. Files
-// left behind by a crash inside Apply are rolled forward and returned (as
+// left behind by a crash inside Commit are rolled forward and returned (as
 // repository-relative paths); any other difference is a *Drift error. The
 // roll-forward happens even when other files drift: it only ever writes
 // what hgate itself recorded.
@@ -553,13 +545,12 @@ func (l *Ledger) fix(tip plumbing.Hash, c Change) error {
 // gate's verdicts, not a human's to write —: the other files are, and their
 // names returned with an error naming the receipts. Nothing to accept
 // returns no names and makes no commit.
-func (l *Ledger) Accept(who string) ([]string, error) { return l.AcceptChecked(who, nil) }
-
-// AcceptChecked is Accept that first reads every file it would record with check (name
-// relative to the workspace): a file the commands could not read is never recorded.
-// Any problem refuses the whole accept, each named by check (file, line, field), and
+//
+// check, when set, first reads every file Accept would record (name relative to
+// the workspace): a file the commands could not read is never recorded. Any
+// problem refuses the whole accept, each named by check (file, line, field), and
 // nothing is recorded.
-func (l *Ledger) AcceptChecked(who string, check func(name string, data []byte) error) ([]string, error) {
+func (l *Ledger) Accept(who string, check func(name string, data []byte) error) ([]string, error) {
 	d, err := l.scan()
 	if err != nil {
 		return nil, err

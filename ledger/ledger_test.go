@@ -49,15 +49,15 @@ func newFixture(t testing.TB) *fixture {
 	return &fixture{g: g, l: Open(r, ws), ws: ws}
 }
 
-// prepared is a fixture whose workspace holds state() written by Apply,
+// prepared is a fixture whose workspace holds state() written by Commit,
 // twice: were the files new in the tip, deleting one would look like a crash
 // before the write and be rolled forward (see TestCrashBetweenLedgerAndWrite).
 func prepared(t testing.TB) *fixture {
 	f := newFixture(t)
-	if err := f.l.Apply("prepare: baseline", state()); err != nil {
+	if err := f.l.Commit(Update{Message: "prepare: baseline", Files: state()}); err != nil {
 		t.Fatalf("%v", err)
 	}
-	if err := f.l.Apply("gate: tree aaa pass, promoted 0", state()); err != nil {
+	if err := f.l.Commit(Update{Message: "gate: tree aaa pass, promoted 0", Files: state()}); err != nil {
 		t.Fatalf("%v", err)
 	}
 	return f
@@ -100,25 +100,25 @@ func TestApplyThenVerify(t *testing.T) {
 		t.Fatalf("fresh workspace: %v, %v", rec, err)
 	}
 	want := state()
-	if err := f.l.Apply("prepare: baseline", want); err != nil {
+	if err := f.l.Commit(Update{Message: "prepare: baseline", Files: want}); err != nil {
 		t.Fatal(err)
 	}
 	f.diskMatches(t, want)
 	if rec, err := f.l.Verify(); err != nil || rec != nil {
-		t.Fatalf("after Apply: %v, %v", rec, err)
+		t.Fatalf("after Commit: %v, %v", rec, err)
 	}
 	// Untracked files in the workspace are the agent's to write.
 	for _, p := range []string{"learnings.md", "traces/latest/t.log", "runs/1/summary.json", "receipts/notes.txt", "receipts/.hidden.json", "receipts/sub/x.json"} {
 		f.g.Write("workspace/"+p, "anything")
 	}
 	change := map[string][]byte{"receipts/ccc.json": []byte("{}\n"), "receipts/aaa.json": nil, "suite.json": []byte("{}\n")}
-	if err := f.l.Apply("gate: tree ccc pass, promoted 0", change); err != nil {
+	if err := f.l.Commit(Update{Message: "gate: tree ccc pass, promoted 0", Files: change}); err != nil {
 		t.Fatal(err)
 	}
 	maps.Copy(want, change)
 	f.diskMatches(t, want)
 	if rec, err := f.l.Verify(); err != nil || rec != nil {
-		t.Fatalf("after second Apply: %v, %v", rec, err)
+		t.Fatalf("after second Commit: %v, %v", rec, err)
 	}
 	log, err := f.l.Log(0)
 	if err != nil || len(log) != 2 || log[0].Message != "gate: tree ccc pass, promoted 0" ||
@@ -140,12 +140,12 @@ func TestApplyRejects(t *testing.T) {
 		{" \n", map[string][]byte{"suite.json": {}}, "needs a message"},
 	}
 	for _, tt := range tests {
-		if err := f.l.Apply(tt.msg, tt.changes); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Apply %q: %v, want %q", slices.Collect(maps.Keys(tt.changes)), err, tt.want)
+		if err := f.l.Commit(Update{Message: tt.msg, Files: tt.changes}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Commit %q: %v, want %q", slices.Collect(maps.Keys(tt.changes)), err, tt.want)
 		}
 	}
 	if tip, _ := f.l.Tip(); !tip.IsZero() {
-		t.Error("a rejected Apply made a commit")
+		t.Error("a rejected Commit made a commit")
 	}
 }
 
@@ -254,13 +254,13 @@ func TestAttacks(t *testing.T) {
 	}
 }
 
-// TestCrashBetweenLedgerAndWrite runs Apply's first step only, as a crash
+// TestCrashBetweenLedgerAndWrite runs Commit's first step only, as a crash
 // would leave it, and expects the next Verify to finish the write.
 func TestCrashBetweenLedgerAndWrite(t *testing.T) {
 	tests := []struct {
 		name    string
-		fresh   bool              // no ledger before the crashing Apply
-		changes map[string][]byte // what the crashing Apply records
+		fresh   bool              // no ledger before the crashing Commit
+		changes map[string][]byte // what the crashing Commit records
 		written []string          // of which these reached the disk
 		want    []string          // recovered
 	}{
@@ -342,7 +342,7 @@ func TestAccept(t *testing.T) {
 	}
 	// Receipts are the gate's verdicts: a removed or added one is refused by name; the
 	// suite is accepted all the same.
-	names, err := f.l.Accept("alice")
+	names, err := f.l.Accept("alice", nil)
 	if err == nil || !strings.Contains(err.Error(), "workspace/receipts/aaa.json: deleted outside hgate") ||
 		!strings.Contains(err.Error(), "workspace/receipts/new.json: added outside hgate") || strings.Contains(err.Error(), "suite.json") {
 		t.Fatalf("Accept with changed receipts: %v", err)
@@ -365,7 +365,7 @@ func TestAccept(t *testing.T) {
 	if got := log[0].Message; got != "manual edit: workspace/suite.json (by alice)" {
 		t.Errorf("message %q", got)
 	}
-	if names, err := f.l.Accept("alice"); err != nil || names != nil {
+	if names, err := f.l.Accept("alice", nil); err != nil || names != nil {
 		t.Errorf("second Accept: %q, %v", names, err)
 	}
 	if log2, _ := f.l.Log(0); len(log2) != 3 {
@@ -386,7 +386,7 @@ func TestAcceptRefusesSymlinks(t *testing.T) {
 		f := prepared(t)
 		f.g.Write("decoy", "{}")
 		f.g.Symlink(f.g.Path("decoy"), target)
-		_, err := f.l.Accept("")
+		_, err := f.l.Accept("", nil)
 		if err == nil || !strings.Contains(err.Error(), target+" is a symlink") || !strings.Contains(err.Error(), "must be a regular file") {
 			t.Errorf("Accept with %s a symlink: %v", target, err)
 		}
@@ -405,7 +405,7 @@ func TestAcceptAdoptsWithoutLedger(t *testing.T) {
 	if _, err := f.l.Verify(); !errors.As(err, &d) || !d.NoLedger || len(d.Changes) != len(state()) {
 		t.Fatalf("Verify: %v", err)
 	}
-	names, err := f.l.Accept("")
+	names, err := f.l.Accept("", nil)
 	if err != nil || len(names) != len(state()) {
 		t.Fatalf("Accept: %q, %v", names, err)
 	}
@@ -434,7 +434,7 @@ func TestConcurrentLedgers(t *testing.T) {
 			defer wg.Done()
 			for i := range n {
 				name := fmt.Sprintf("receipts/%s%d.json", w, i)
-				if err := l.Apply("gate: "+name, map[string][]byte{name: []byte(name)}); err != nil {
+				if err := l.Commit(Update{Message: "gate: " + name, Files: map[string][]byte{name: []byte(name)}}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -476,7 +476,7 @@ func BenchmarkVerify(b *testing.B) {
 	for i := range 200 {
 		st[fmt.Sprintf("receipts/%040x.json", i)] = []byte(fmt.Sprintf("{\n  \"tree\": \"%040x\",\n  \"val_score\": 0.5\n}\n", i))
 	}
-	if err := f.l.Apply("prepare", st); err != nil {
+	if err := f.l.Commit(Update{Message: "prepare", Files: st}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("verify", func(b *testing.B) {
@@ -520,7 +520,7 @@ func TestDriftMessageIsBounded(t *testing.T) {
 func TestDeletionIsNotACrash(t *testing.T) {
 	fresh := func(t *testing.T) *fixture {
 		f := newFixture(t)
-		if err := f.l.Apply("prepare: baseline", state()); err != nil {
+		if err := f.l.Commit(Update{Message: "prepare: baseline", Files: state()}); err != nil {
 			t.Fatal(err)
 		}
 		return f
@@ -569,7 +569,7 @@ func TestDeletionIsNotACrash(t *testing.T) {
 	t.Run("file changed back before a later one", func(t *testing.T) {
 		f := prepared(t)
 		old := f.read(t, "suite.json")
-		if err := f.l.Apply("gate: tree ccc pass", map[string][]byte{"suite.json": []byte("{}\n"), "train_results.json": []byte("{}\n")}); err != nil {
+		if err := f.l.Commit(Update{Message: "gate: tree ccc pass", Files: map[string][]byte{"suite.json": []byte("{}\n"), "train_results.json": []byte("{}\n")}}); err != nil {
 			t.Fatal(err)
 		}
 		f.g.Write("workspace/suite.json", old)

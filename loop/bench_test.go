@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/record"
 )
 
@@ -32,7 +35,7 @@ func BenchmarkIterationOverhead(b *testing.B) {
 	}
 	results := filepath.Join(ws, "results.tsv")
 	learnings := filepath.Join(ws, "learnings.md")
-	if err := record.Append(results, record.Row{Iteration: 0, Commit: "baseline", Timestamp: time.Now()}); err != nil {
+	if err := appendRow(results, record.Row{Iteration: 0, Commit: "baseline", Timestamp: time.Now()}); err != nil {
 		b.Fatal(err)
 	}
 	author := object.Signature{Name: "hgate", Email: "hgate@localhost"}
@@ -61,7 +64,7 @@ func BenchmarkIterationOverhead(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := record.Append(results, record.Row{Iteration: len(rows), ValScore: 0.5, Commit: c.String()[:7], Timestamp: time.Now()}); err != nil {
+					if err := appendRow(results, record.Row{Iteration: len(rows), ValScore: 0.5, Commit: c.String()[:7], Timestamp: time.Now()}); err != nil {
 						b.Fatal(err)
 					}
 				} else {
@@ -94,4 +97,17 @@ func tenThousandFiles(b *testing.B) (*gittest.Repo, string) {
 	}
 	r.WriteFiles(map[string]string{"agent/agent.sh": "echo v0\n", ".gitignore": "/workspace/\n", "PROGRAM.md": "# Program\n"})
 	return r, r.Commit("10k files")
+}
+
+// appendRow adds r to the results.tsv at path, as the gate's ledger commit writes it.
+func appendRow(path string, r record.Row) error {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	out, err := record.AppendTo(path, data, r)
+	if err != nil {
+		return err
+	}
+	return statefile.WriteAtomic(path, out)
 }

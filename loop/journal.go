@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -76,8 +75,8 @@ var errNoRun = errors.New("no run to resume")
 
 // lastRun is the newest run folder.
 func lastRun(runs string) (string, error) {
-	ents, err := os.ReadDir(runs)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	ents, err := statefile.ReadDir(runs)
+	if err != nil {
 		return "", err
 	}
 	var ids []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -53,7 +54,7 @@ func openEnv(dir string) (*gate.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(filepath.Join(dir, config.FileName))
+	cfg, err := gate.LoadConfig(repo, config.FileName, io.Discard)
 	if err != nil {
 		return nil, err
 	}

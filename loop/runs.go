@@ -28,10 +28,7 @@ type RunRecord struct {
 // journal (a run killed before it began) is skipped.
 func Runs(workspaceDir string) ([]RunRecord, error) {
 	runs := workspace.Dir(workspaceDir).Runs()
-	ents, err := os.ReadDir(runs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := statefile.ReadDir(runs)
 	if err != nil {
 		return nil, err
 	}

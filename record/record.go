@@ -2,22 +2,20 @@
 // iteration (row 0 is the baseline), and learnings.md, the notes written
 // after each iteration. Both match auto-harness byte for byte.
 //
-// results.tsv is append-only: Append re-reads and validates the whole file,
+// results.tsv is append-only: AppendTo re-reads and validates the whole file,
 // insists the new row's iteration is the number of rows already present,
-// and rewrites the file atomically. Rows are never edited or dropped.
+// and returns the new content, which the gate writes through the ledger.
+// Rows are never edited or dropped.
 package record
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -41,11 +39,7 @@ type Row struct {
 // Load reads and validates results.tsv. A missing file is (nil, an error
 // wrapping fs.ErrNotExist).
 func Load(path string) ([]Row, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
-	}
-	return Parse(path, data)
+	return statefile.Load(path, "results", Parse)
 }
 
 // Parse reads the content of results.tsv; file names it in messages. It
@@ -154,17 +148,8 @@ func commitProblem(c string) string {
 	return ""
 }
 
-func clip(s string) string {
-	const limit = 80
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// clip keeps a quoted value in a message to one line of reasonable length.
+func clip(s string) string { return statefile.Clip(s, 80) }
 
 // line renders r as a results.tsv line without its newline.
 func (r Row) line() (string, error) {
@@ -190,42 +175,10 @@ func (r Row) line() (string, error) {
 	return fmt.Sprintf("%d\t%.4f\t%s\t%d\t%d\t%s", r.Iteration, r.ValScore, r.Commit, r.EvalsPassed, r.EvalsTotal, statefile.Timestamp(r.Timestamp)), nil
 }
 
-// Format renders rows as a complete results.tsv.
-func Format(rows []Row) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(Header + "\n")
-	for i, r := range rows {
-		if r.Iteration != i {
-			return nil, fmt.Errorf("row %d: iteration %d (expected %d, the row's position)", i, r.Iteration, i)
-		}
-		line, err := r.line()
-		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		b.WriteString(line + "\n")
-	}
-	return b.Bytes(), nil
-}
-
-// Append adds r to results.tsv, creating the file with its header when it
-// is missing. The existing file must be valid and r.Iteration must equal
-// the number of rows it holds. Existing bytes are kept as they are; the
-// file is rewritten atomically.
-func Append(path string, r Row) error {
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read results: %w", err)
-	}
-	out, err := AppendTo(path, data, r)
-	if err != nil {
-		return err
-	}
-	return statefile.WriteAtomic(path, out)
-}
-
 // AppendTo returns the content of results.tsv (named path in messages; data is
-// nil when the file does not exist yet) with r added, for callers that write
-// the file themselves.
+// nil when the file does not exist yet) with r added, the file created with its
+// header when data is nil. Existing bytes are kept as they are (a CRLF file
+// stays CRLF); r.Iteration must equal the number of rows data holds.
 func AppendTo(path string, data []byte, r Row) ([]byte, error) {
 	var rows []Row
 	if data != nil {

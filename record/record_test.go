@@ -32,7 +32,7 @@ func TestValidFixtures(t *testing.T) {
 			if len(rows) != want[name] {
 				t.Errorf("%d rows, want %d", len(rows), want[name])
 			}
-			out, err := Format(rows)
+			out, err := format(rows)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +40,7 @@ func TestValidFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, _ := Format(back)
+			again, _ := format(back)
 			if string(again) != string(out) {
 				t.Errorf("formatting is not stable:\n%s\n%s", out, again)
 			}
@@ -83,37 +83,36 @@ func TestInvalidFixtures(t *testing.T) {
 	}
 }
 
-func TestAppendGolden(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "results.tsv")
+func TestAppendToGolden(t *testing.T) {
 	rows := []Row{
 		{0, 0.5, BaselineCommit, 5, 10, at(3, 12, 33)},
 		{1, 0.7823, "a1b2c3d", 8, 10, time.Date(2026, 11, 22, 5, 0, 0, 999, time.FixedZone("CET", 3600))},
 	}
+	var got []byte
 	for _, r := range rows {
-		if err := Append(path, r); err != nil {
+		var err error
+		if got, err = AppendTo("results.tsv", got, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, _ := os.ReadFile(path)
 	want, _ := os.ReadFile("testdata/golden/results.tsv")
 	if string(got) != string(want) {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}
-	back, err := Load(path)
+	back, err := Parse("results.tsv", got)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows[1].Timestamp = at(4, 0, 0) // stored in UTC, to the second
 	if !reflect.DeepEqual(back, rows) {
-		t.Errorf("Load(Append(x)) = %+v, want %+v", back, rows)
+		t.Errorf("Parse(AppendTo(x)) = %+v, want %+v", back, rows)
 	}
 	if best, ok := Best(back); !ok || best != 0.7823 {
 		t.Errorf("Best = %v, %v", best, ok)
 	}
 }
 
-func TestAppendKeepsBytes(t *testing.T) {
-	dir := t.TempDir()
+func TestAppendToKeepsBytes(t *testing.T) {
 	tests := []struct {
 		name, before, after string
 	}{
@@ -123,51 +122,45 @@ func TestAppendKeepsBytes(t *testing.T) {
 			Header + "\r\n0\t0.5\tbaseline\t5\t10\t2026-11-22T03:12:33Z\r\n1\t0.2500\tabcdef0\t1\t4\t2026-11-22T04:00:00+00:00\r\n"},
 	}
 	for _, tt := range tests {
-		path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
-		os.WriteFile(path, []byte(tt.before), 0o644)
-		if err := Append(path, Row{1, 0.25, "abcdef0", 1, 4, at(4, 0, 0)}); err != nil {
+		got, err := AppendTo("results.tsv", []byte(tt.before), Row{1, 0.25, "abcdef0", 1, 4, at(4, 0, 0)})
+		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if got, _ := os.ReadFile(path); string(got) != tt.after {
+		if string(got) != tt.after {
 			t.Errorf("%s:\n%q\nwant\n%q", tt.name, got, tt.after)
 		}
 	}
 }
 
-func TestAppendErrors(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.tsv")
-	os.WriteFile(good, []byte(Header+"\n0\t0.5000\tbaseline\t5\t10\t2026-11-22T03:12:33+00:00\n"), 0o644)
-	bad := filepath.Join(dir, "bad.tsv")
-	os.WriteFile(bad, []byte(Header+"\n0\tx\tbaseline\t5\t10\t2026-11-22T03:12:33+00:00\n"), 0o644)
-	link := filepath.Join(dir, "link.tsv")
-	os.Symlink(good, link)
+func TestAppendToErrors(t *testing.T) {
+	good := []byte(Header + "\n0\t0.5000\tbaseline\t5\t10\t2026-11-22T03:12:33+00:00\n")
+	bad := []byte(Header + "\n0\tx\tbaseline\t5\t10\t2026-11-22T03:12:33+00:00\n")
 	row := Row{1, 0.5, "abc1234", 1, 2, at(5, 0, 0)}
 	tests := []struct {
-		name, path string
-		row        Row
-		want       string
+		name string
+		data []byte
+		row  Row
+		want string
 	}{
-		{"iteration too high", good, Row{2, 0.5, "abc1234", 1, 2, at(5, 0, 0)}, "append to " + good + ": iteration 2 (expected 1, the number of rows present)"},
-		{"iteration repeated", good, Row{0, 0.5, "abc1234", 1, 2, at(5, 0, 0)}, "append to " + good + ": iteration 0 (expected 1, the number of rows present)"},
-		{"new file must start at 0", filepath.Join(dir, "new.tsv"), row, "append to " + filepath.Join(dir, "new.tsv") + ": iteration 1 (expected 0, the number of rows present)"},
-		{"malformed file", bad, row, bad + `:2: val_score: "x" is not a number (expected a number from 0 to 1)`},
-		{"bad row", good, Row{1, 1.5, "HEAD", 3, 2, time.Time{}}, "append to " + good + ": val_score: 1.5 is outside [0, 1]\n" +
+		{"iteration too high", good, Row{2, 0.5, "abc1234", 1, 2, at(5, 0, 0)}, "append to r.tsv: iteration 2 (expected 1, the number of rows present)"},
+		{"iteration repeated", good, Row{0, 0.5, "abc1234", 1, 2, at(5, 0, 0)}, "append to r.tsv: iteration 0 (expected 1, the number of rows present)"},
+		{"new file must start at 0", nil, row, "append to r.tsv: iteration 1 (expected 0, the number of rows present)"},
+		{"malformed file", bad, row, `r.tsv:2: val_score: "x" is not a number (expected a number from 0 to 1)`},
+		{"bad row", good, Row{1, 1.5, "HEAD", 3, 2, time.Time{}}, "append to r.tsv: val_score: 1.5 is outside [0, 1]\n" +
 			`commit: "HEAD" is not a commit hash (expected 7 hex digits, or "baseline")` + "\n" +
 			"evals_passed: 3 of 2 (expected 0 <= passed <= total)\ntimestamp: not set"},
-		{"symlink", link, row, "refusing to write " + link + ": it is a symlink (expected a regular file)"},
 	}
 	for _, tt := range tests {
-		before, _ := os.ReadFile(tt.path)
-		err := Append(tt.path, tt.row)
+		before := string(tt.data)
+		_, err := AppendTo("r.tsv", tt.data, tt.row)
 		if err == nil || err.Error() != tt.want {
-			t.Errorf("%s: Append = %v\nwant %s", tt.name, err, tt.want)
+			t.Errorf("%s: AppendTo = %v\nwant %s", tt.name, err, tt.want)
 		}
-		if after, _ := os.ReadFile(tt.path); string(after) != string(before) {
-			t.Errorf("%s: file changed on error", tt.name)
+		if string(tt.data) != before {
+			t.Errorf("%s: data changed on error", tt.name)
 		}
 	}
-	if _, err := Load(filepath.Join(dir, "missing.tsv")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.tsv")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Load of a missing file: %v, want fs.ErrNotExist", err)
 	}
 }
@@ -268,7 +261,7 @@ func FuzzLoadResults(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := Format(rows)
+		out, err := format(rows)
 		if err != nil {
 			t.Fatalf("loaded rows do not format: %v", err)
 		}
@@ -279,7 +272,7 @@ func FuzzLoadResults(f *testing.F) {
 		if len(back) != len(rows) {
 			t.Fatalf("%d rows became %d", len(rows), len(back))
 		}
-		again, _ := Format(back)
+		again, _ := format(back)
 		if string(again) != string(out) {
 			t.Fatalf("formatting is not stable:\n%q\n%q", out, again)
 		}
@@ -304,4 +297,16 @@ func TestLearningUnscoredAndCount(t *testing.T) {
 	if n := LearningsCount(path); n != 2 {
 		t.Errorf("%d entries, want 2", n)
 	}
+}
+
+// format renders rows as a whole results.tsv, the way the gate builds it: one AppendTo a row.
+func format(rows []Row) ([]byte, error) {
+	out := []byte(Header + "\n")
+	for _, r := range rows {
+		var err error
+		if out, err = AppendTo("results.tsv", out, r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

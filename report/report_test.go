@@ -68,15 +68,15 @@ func must(data []byte, err error) []byte {
 }
 
 func rows(t *testing.T, scores ...float64) []byte {
-	var rs []record.Row
+	data := []byte(record.Header + "\n")
 	for i, s := range scores {
 		c := record.BaselineCommit
 		if i > 0 {
 			c = strings.Repeat(string(rune('a'+i)), 7)
 		}
-		rs = append(rs, record.Row{Iteration: i, ValScore: s, Commit: c, Timestamp: time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC)})
+		data = must(record.AppendTo("results.tsv", data, record.Row{Iteration: i, ValScore: s, Commit: c, Timestamp: time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC)}))
 	}
-	return must(record.Format(rs))
+	return data
 }
 
 func suiteFile(t *testing.T, tasks []string, last map[string]*float64) []byte {

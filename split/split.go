@@ -15,12 +15,10 @@
 package split
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 
@@ -95,11 +93,7 @@ func Make(baseline map[string]*float64, testFraction float64, seed int64) (s *Sp
 // Load reads and validates split.json. A missing file is an error wrapping
 // fs.ErrNotExist.
 func Load(path string) (*Split, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read split: %w", err)
-	}
-	return Parse(path, data)
+	return statefile.Load(path, "split", Parse)
 }
 
 // Parse decodes and validates the content of split.json: valid task ids,
@@ -109,49 +103,26 @@ func Parse(file string, data []byte) (*Split, error) {
 	if err := statefile.DecodeJSON(file, data, &s); err != nil {
 		return nil, err
 	}
-	var errs []error
-	for _, p := range s.problems() {
-		errs = append(errs, fmt.Errorf("%s: %s", statefile.Locate(file, data, p.key, strconv.Itoa(p.index)), p.msg))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := statefile.Located(file, data, s.problems()); err != nil {
+		return nil, err
 	}
 	slices.Sort(s.Train)
 	slices.Sort(s.Test)
 	return &s, nil
 }
 
-// Save writes the split atomically, both lists sorted. A split that Load
-// would refuse is not written.
-func (s *Split) Save(path string) error {
-	data, err := s.Marshal()
-	if err != nil {
-		return fmt.Errorf("save split %s: %w", path, err)
-	}
-	return statefile.WriteAtomic(path, data)
-}
-
-// Marshal returns the bytes Save writes.
+// Marshal returns the bytes of split.json, both lists sorted; a split that
+// Parse would refuse is an error, one line per problem.
 func (s *Split) Marshal() ([]byte, error) {
-	var errs []error
-	for _, p := range s.problems() {
-		errs = append(errs, errors.New(p.msg))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := statefile.Unplaced(s.problems()); err != nil {
+		return nil, err
 	}
 	out := Split{Seed: s.Seed, Train: slices.Sorted(slices.Values(s.Train)), Test: slices.Sorted(slices.Values(s.Test))}
 	return statefile.EncodeJSON(&out)
 }
 
-type problem struct {
-	key   string // "train" or "test"
-	index int
-	msg   string // starts with the field, e.g. "test[2]: ..."
-}
-
-func (s *Split) problems() []problem {
-	var probs []problem
+func (s *Split) problems() []statefile.Problem {
+	var probs []statefile.Problem
 	type place struct {
 		key   string
 		index int
@@ -162,17 +133,17 @@ func (s *Split) problems() []problem {
 		ids []string
 	}{{"train", s.Train}, {"test", s.Test}} {
 		for i, id := range list.ids {
-			field := fmt.Sprintf("%s[%d]", list.key, i)
+			at, field := []string{list.key, strconv.Itoa(i)}, fmt.Sprintf("%s[%d]", list.key, i)
 			if msg := statefile.TaskIDProblem(id); msg != "" {
-				probs = append(probs, problem{list.key, i, field + ": " + msg})
+				probs = append(probs, statefile.Problem{At: at, Field: field, Msg: msg})
 				continue
 			}
 			prev, dup := first[id]
 			switch {
 			case dup && prev.key == list.key:
-				probs = append(probs, problem{list.key, i, fmt.Sprintf("%s: duplicate task id %q (first at %s[%d])", field, id, prev.key, prev.index)})
+				probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("duplicate task id %q (first at %s[%d])", id, prev.key, prev.index)})
 			case dup:
-				probs = append(probs, problem{list.key, i, fmt.Sprintf("%s: %q is also in %s[%d] (expected each task in one split)", field, id, prev.key, prev.index)})
+				probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("%q is also in %s[%d] (expected each task in one split)", id, prev.key, prev.index)})
 			default:
 				first[id] = place{list.key, i}
 			}

@@ -11,10 +11,8 @@
 package suite
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -44,11 +42,7 @@ func New(threshold float64) *Suite {
 // fs.ErrNotExist; a malformed one is an error naming file, line and field,
 // never an empty suite.
 func Load(path string) (*Suite, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read suite: %w", err)
-	}
-	return Parse(path, data)
+	return statefile.Load(path, "suite", Parse)
 }
 
 // Parse decodes and validates the content of suite.json; file names it in
@@ -64,27 +58,18 @@ func Parse(file string, data []byte) (*Suite, error) {
 	// A null reward (hgate before this version wrote one for a task that
 	// timed out) says nothing: read as absent, as it is written.
 	maps.DeleteFunc(s.LastResults, func(_ string, r *float64) bool { return r == nil })
-	if errs := locate(file, data, s.problems()); errs != nil {
+	if errs := statefile.Located(file, data, s.problems()); errs != nil {
 		return nil, errs
 	}
 	slices.Sort(s.Tasks)
 	return &s, nil
 }
 
-// Save writes the suite atomically, tasks sorted. A suite that Load would
-// refuse is not written.
-func (s *Suite) Save(path string) error {
-	data, err := s.Marshal()
-	if err != nil {
-		return fmt.Errorf("save suite %s: %w", path, err)
-	}
-	return statefile.WriteAtomic(path, data)
-}
-
-// Marshal returns the bytes Save writes.
+// Marshal returns the bytes of suite.json, tasks sorted; a suite that Parse
+// would refuse is an error, one line per problem.
 func (s *Suite) Marshal() ([]byte, error) {
 	if probs := s.problems(); len(probs) > 0 {
-		return nil, plain(probs)
+		return nil, statefile.Unplaced(probs)
 	}
 	out := *s
 	out.Tasks = slices.Sorted(slices.Values(s.Tasks))
@@ -168,19 +153,11 @@ func (s *Suite) RecordResults(results map[string]*float64) {
 	}
 }
 
-// problem is a validation failure of a decoded file: where it is (a path
-// for statefile.Locate), the field as messages name it, and what is wrong.
-type problem struct {
-	at    []string
-	field string
-	msg   string
-}
-
-func (s *Suite) problems() []problem {
-	var probs []problem
+func (s *Suite) problems() []statefile.Problem {
+	var probs []statefile.Problem
 	if !(s.Threshold >= 0 && s.Threshold <= 1) {
-		probs = append(probs, problem{[]string{"threshold"}, "threshold",
-			fmt.Sprintf("%s is outside [0, 1] (expected a pass-rate fraction such as 0.8)", number(s.Threshold))})
+		probs = append(probs, statefile.Problem{At: []string{"threshold"}, Field: "threshold",
+			Msg: fmt.Sprintf("%s is outside [0, 1] (expected a pass-rate fraction such as 0.8)", number(s.Threshold))})
 	}
 	probs = append(probs, idProblems("tasks", s.Tasks)...)
 	probs = append(probs, rewardProblems("last_results", s.LastResults)...)
@@ -188,18 +165,18 @@ func (s *Suite) problems() []problem {
 }
 
 // idProblems checks a list of task ids: each valid, none twice.
-func idProblems(key string, ids []string) []problem {
-	var probs []problem
+func idProblems(key string, ids []string) []statefile.Problem {
+	var probs []statefile.Problem
 	first := make(map[string]int, len(ids))
 	for i, id := range ids {
 		at := []string{key, strconv.Itoa(i)}
 		field := fmt.Sprintf("%s[%d]", key, i)
 		if msg := statefile.TaskIDProblem(id); msg != "" {
-			probs = append(probs, problem{at, field, msg})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: msg})
 			continue
 		}
 		if j, dup := first[id]; dup {
-			probs = append(probs, problem{at, field, fmt.Sprintf("duplicate task id %q (first at %s[%d])", id, key, j)})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("duplicate task id %q (first at %s[%d])", id, key, j)})
 			continue
 		}
 		first[id] = i
@@ -208,17 +185,17 @@ func idProblems(key string, ids []string) []problem {
 }
 
 // rewardProblems checks a map of task id to reward, in id order.
-func rewardProblems(key string, m map[string]*float64) []problem {
-	var probs []problem
+func rewardProblems(key string, m map[string]*float64) []statefile.Problem {
+	var probs []statefile.Problem
 	for _, id := range slices.Sorted(maps.Keys(m)) {
 		at := []string{key, id}
 		field := statefile.FieldPath(key, id)
 		if msg := statefile.TaskIDProblem(id); msg != "" {
-			probs = append(probs, problem{at, field, msg})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: msg})
 			continue
 		}
 		if r := m[id]; r != nil && !(*r >= 0 && *r <= 1) {
-			probs = append(probs, problem{at, field, fmt.Sprintf("reward %s is outside [0, 1] (expected a number from 0 to 1, or null)", number(*r))})
+			probs = append(probs, statefile.Problem{At: at, Field: field, Msg: fmt.Sprintf("reward %s is outside [0, 1] (expected a number from 0 to 1, or null)", number(*r))})
 		}
 	}
 	return probs
@@ -229,24 +206,6 @@ func number(f float64) string {
 		return s
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// locate turns problems into FILE:LINE:COL errors, all at once.
-func locate(file string, data []byte, probs []problem) error {
-	var errs []error
-	for _, p := range probs {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", statefile.Locate(file, data, p.at...), p.field, p.msg))
-	}
-	return errors.Join(errs...)
-}
-
-// plain turns problems into errors for a value that has no file yet.
-func plain(probs []problem) error {
-	var errs []error
-	for _, p := range probs {
-		errs = append(errs, fmt.Errorf("%s: %s", p.field, p.msg))
-	}
-	return errors.Join(errs...)
 }
 
 // TrainResults is train_results.json: the rewards of the last full run of
@@ -282,11 +241,7 @@ func NewTrainResults(results map[string]*float64, now time.Time) *TrainResults {
 // LoadTrainResults reads and validates train_results.json. A missing file
 // is an error wrapping fs.ErrNotExist.
 func LoadTrainResults(path string) (*TrainResults, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read train results: %w", err)
-	}
-	return ParseTrainResults(path, data)
+	return statefile.Load(path, "train results", ParseTrainResults)
 }
 
 // ParseTrainResults decodes and validates the content of train_results.json.
@@ -308,33 +263,26 @@ func ParseTrainResults(file string, data []byte) (*TrainResults, error) {
 			return nil, fmt.Errorf("%s: timestamp: empty (expected a time like 2026-11-22T03:12:33+00:00, or null)", statefile.Locate(file, data, "timestamp"))
 		}
 	}
-	if errs := locate(file, data, t.problems()); errs != nil {
+	if errs := statefile.Located(file, data, t.problems()); errs != nil {
 		return nil, errs
 	}
 	return &t, nil
 }
 
-// Save writes the train results atomically.
-func (t *TrainResults) Save(path string) error {
-	data, err := t.Marshal()
-	if err != nil {
-		return fmt.Errorf("save train results %s: %w", path, err)
-	}
-	return statefile.WriteAtomic(path, data)
-}
-
-// Marshal returns the bytes Save writes.
+// Marshal returns the bytes of train_results.json; results that
+// ParseTrainResults would refuse are an error, one line per problem.
 func (t *TrainResults) Marshal() ([]byte, error) {
 	if probs := t.problems(); len(probs) > 0 {
-		return nil, plain(probs)
+		return nil, statefile.Unplaced(probs)
 	}
 	return statefile.EncodePython(&trainResultsFile{Split: orNull(t.Split), Timestamp: orNull(t.Timestamp), Results: t.Results})
 }
 
 // Failing returns the train tasks whose recorded reward is not a pass,
-// sorted: the candidates for promotion in Step 3.
+// sorted (empty, not nil, when all pass): the candidates for promotion in
+// Step 3.
 func (t *TrainResults) Failing() []string {
-	var out []string
+	out := []string{}
 	for _, id := range slices.Sorted(maps.Keys(t.Results)) {
 		if !Passed(t.Results[id]) {
 			out = append(out, id)
@@ -343,10 +291,10 @@ func (t *TrainResults) Failing() []string {
 	return out
 }
 
-func (t *TrainResults) problems() []problem {
-	var probs []problem
+func (t *TrainResults) problems() []statefile.Problem {
+	var probs []statefile.Problem
 	if t.Split != "train" && t.Split != "" {
-		probs = append(probs, problem{[]string{"split"}, "split", fmt.Sprintf("%q is not the train split (expected \"train\" or null)", t.Split)})
+		probs = append(probs, statefile.Problem{At: []string{"split"}, Field: "split", Msg: fmt.Sprintf("%q is not the train split (expected \"train\" or null)", t.Split)})
 	}
 	return append(probs, rewardProblems("results", t.Results)...)
 }

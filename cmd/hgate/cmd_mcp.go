@@ -73,7 +73,7 @@ func newMCPServer(exec execFunc) *mcp.Server {
 			for _, id := range in.Tasks {
 				args = append(args, "--tasks="+id)
 			}
-			return toolResult(ctx, exec, args, renderBench)
+			return toolResult(ctx, exec, args, writeBench)
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "gate", Description: "Decide whether the current change is kept: file guard, regression suite, held-out score. Passed (exit 0) means the loop will keep it; rejected (exit 1) lists the reasons."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in gateInput) (*mcp.CallToolResult, any, error) {
@@ -81,23 +81,24 @@ func newMCPServer(exec execFunc) *mcp.Server {
 			if in.FailFast {
 				args = append(args, "--fail-fast")
 			}
-			return toolResult(ctx, exec, args, renderGate)
+			return toolResult(ctx, exec, args, (*gate.Report).WriteText)
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "guard", Description: "Check that only paths allow names changed (the gate's Step 0), without running any task; lists each other path with how to revert it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, any, error) {
-			return toolResult(ctx, exec, []string{"guard", "--json"}, renderGuard)
+			return toolResult(ctx, exec, []string{"guard", "--json"}, func(v *guardJSON, w io.Writer) { writeGuardText(w, v.Violations) })
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "status", Description: "What the agent may know: the best val_score so far, the regression suite's size, the allowlist, and in a loop the iteration and run id."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, any, error) {
-			return toolResult(ctx, exec, []string{"status", "--json"}, renderStatus)
+			return toolResult(ctx, exec, []string{"status", "--json"}, (*agentapi.Status).WriteText)
 		})
 	return s
 }
 
 // toolResult runs a command with --json and answers with its text (rendered from
 // the JSON as the command prints it without --json), its diagnostics, and the
-// JSON object as structured content. Exit 2 or worse is a tool error.
-func toolResult(ctx context.Context, exec execFunc, args []string, render func(w io.Writer, data []byte) error) (*mcp.CallToolResult, any, error) {
+// JSON object as structured content. Exit 2 or worse is a tool error. write renders
+// the JSON, decoded as a T.
+func toolResult[T any](ctx context.Context, exec execFunc, args []string, write func(v *T, w io.Writer)) (*mcp.CallToolResult, any, error) {
 	var stdout, stderr bytes.Buffer
 	code := exec(ctx, args, &stdout, &stderr)
 	var text strings.Builder
@@ -106,8 +107,9 @@ func toolResult(ctx context.Context, exec execFunc, args []string, render func(w
 		structured = json.RawMessage(obj)
 		if code >= exitCannot {
 			// {"error": ..., "exit": N}: the message is on stderr, written below.
-		} else if err := render(&text, obj); err != nil {
-			text.Reset()
+		} else if v := new(T); json.Unmarshal(obj, v) == nil {
+			write(v, &text)
+		} else {
 			text.Write(obj) // the JSON itself is still the answer
 			text.WriteByte('\n')
 		}
@@ -132,29 +134,7 @@ func exitMeaning(code int) string {
 	return "could not answer"
 }
 
-func renderGate(w io.Writer, data []byte) error {
-	var rep gate.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return err
-	}
-	rep.WriteText(w)
-	return nil
-}
-
-func renderGuard(w io.Writer, data []byte) error {
-	var v guardJSON
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	writeGuardText(w, v.Violations)
-	return nil
-}
-
-func renderBench(w io.Writer, data []byte) error {
-	var v gate.BenchJSON
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
+func writeBench(v *gate.BenchJSON, w io.Writer) {
 	ids := make([]string, 0, len(v.Results))
 	for id := range v.Results {
 		ids = append(ids, id)
@@ -166,14 +146,4 @@ func renderBench(w io.Writer, data []byte) error {
 		fmt.Fprintln(w, benchLine(id, width, r.Passed, r.Reward, r.Reason))
 	}
 	fmt.Fprintf(w, "%d/%d train tasks passed\n", v.Passed, v.Total)
-	return nil
-}
-
-func renderStatus(w io.Writer, data []byte) error {
-	var st agentapi.Status
-	if err := json.Unmarshal(data, &st); err != nil {
-		return err
-	}
-	st.WriteText(w)
-	return nil
 }

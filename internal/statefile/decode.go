@@ -5,9 +5,11 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // DecodeJSON decodes data, the content of file, into v (a non-nil pointer).
@@ -173,13 +175,16 @@ func found(n *node) string {
 	return "value is an object"
 }
 
-func clip(s string) string {
-	const limit = 40
+func clip(s string) string { return Clip(s, 40) }
+
+// Clip cuts s to at most limit bytes, whole UTF-8 sequences, with "..." when
+// cut: a value quoted in a state file's message stays one short line.
+func Clip(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
 	cut := limit
-	for cut > 0 && s[cut]&0xc0 == 0x80 { // keep whole UTF-8 sequences
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "..."
@@ -193,14 +198,31 @@ func (d *decoder) mismatch(n *node, v reflect.Value, path string, orNull bool) {
 	d.errorf(n.off, path, "%s (expected %s)", found(n), want)
 }
 
+// is reports whether n is a k, as v needs; if not, it records the mismatch.
+func (d *decoder) is(n *node, k kind, v reflect.Value, path string, orNull bool) bool {
+	if n.kind != k {
+		d.mismatch(n, v, path, orNull)
+		return false
+	}
+	return true
+}
+
+// nullAsNil sets v, a map or slice, to nil for a null when nilAsNull accepts one.
+func (d *decoder) nullAsNil(n *node, v reflect.Value) bool {
+	if n.kind != nullKind || !d.nilAsNull {
+		return false
+	}
+	v.SetZero()
+	return true
+}
+
 var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 
 func (d *decoder) decode(n *node, v reflect.Value, path string) {
 	orNull := d.orNull
 	d.orNull = false
 	if v.Kind() != reflect.Pointer && v.CanAddr() && v.Addr().Type().Implements(textUnmarshalerType) {
-		if n.kind != stringKind {
-			d.mismatch(n, v, path, orNull)
+		if !d.is(n, stringKind, v, path, orNull) {
 			return
 		}
 		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.text)); err != nil {
@@ -231,12 +253,7 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path, orNull)
 	case reflect.Map:
-		if n.kind == nullKind && d.nilAsNull {
-			v.SetZero()
-			return
-		}
-		if n.kind != objectKind {
-			d.mismatch(n, v, path, orNull)
+		if d.nullAsNil(n, v) || !d.is(n, objectKind, v, path, orNull) {
 			return
 		}
 		if v.Type().Key().Kind() != reflect.String {
@@ -245,24 +262,13 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 		if v.IsNil() {
 			v.Set(reflect.MakeMapWithSize(v.Type(), len(n.members)))
 		}
-		seen := make(map[string]bool, len(n.members))
-		for _, m := range n.members {
-			if seen[m.key] {
-				d.errorf(m.off, path, "duplicate key %q", clip(m.key))
-				continue
-			}
-			seen[m.key] = true
+		for m := range d.members(n, path) {
 			elem := reflect.New(v.Type().Elem()).Elem()
 			d.decode(m.val, elem, FieldPath(path, m.key))
 			v.SetMapIndex(reflect.ValueOf(m.key).Convert(v.Type().Key()), elem)
 		}
 	case reflect.Slice:
-		if n.kind == nullKind && d.nilAsNull {
-			v.SetZero()
-			return
-		}
-		if n.kind != arrayKind {
-			d.mismatch(n, v, path, orNull)
+		if d.nullAsNil(n, v) || !d.is(n, arrayKind, v, path, orNull) {
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.elems), len(n.elems))
@@ -271,53 +277,52 @@ func (d *decoder) decode(n *node, v reflect.Value, path string) {
 		}
 		v.Set(s)
 	case reflect.String:
-		if n.kind != stringKind {
-			d.mismatch(n, v, path, orNull)
+		if !d.is(n, stringKind, v, path, orNull) {
 			return
 		}
 		v.SetString(n.text)
 	case reflect.Bool:
-		if n.kind != boolKind {
-			d.mismatch(n, v, path, orNull)
+		if !d.is(n, boolKind, v, path, orNull) {
 			return
 		}
 		v.SetBool(n.b)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if n.kind != numberKind {
-			d.mismatch(n, v, path, orNull)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		if !d.is(n, numberKind, v, path, orNull) {
 			return
 		}
-		i, err := strconv.ParseInt(n.text, 10, v.Type().Bits())
-		if err != nil {
+		if err := setNumber(v, n.text); err != nil {
 			d.numberError(n, v, path, err)
-			return
 		}
-		v.SetInt(i)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if n.kind != numberKind {
-			d.mismatch(n, v, path, orNull)
-			return
-		}
-		u, err := strconv.ParseUint(n.text, 10, v.Type().Bits())
-		if err != nil {
-			d.numberError(n, v, path, err)
-			return
-		}
-		v.SetUint(u)
-	case reflect.Float32, reflect.Float64:
-		if n.kind != numberKind {
-			d.mismatch(n, v, path, orNull)
-			return
-		}
-		f, err := strconv.ParseFloat(n.text, v.Type().Bits())
-		if err != nil {
-			d.numberError(n, v, path, err)
-			return
-		}
-		v.SetFloat(f)
 	default:
 		panic("statefile.DecodeJSON: unsupported target kind " + v.Kind().String())
 	}
+}
+
+// setNumber stores the JSON number text in v, an integer or float of any size;
+// v is left as it was when text does not fit.
+func setNumber(v reflect.Value, text string) error {
+	bits := v.Type().Bits()
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(text, bits)
+		if err == nil {
+			v.SetFloat(f)
+		}
+		return err
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		u, err := strconv.ParseUint(text, 10, bits)
+		if err == nil {
+			v.SetUint(u)
+		}
+		return err
+	}
+	i, err := strconv.ParseInt(text, 10, bits)
+	if err == nil {
+		v.SetInt(i)
+	}
+	return err
 }
 
 func (d *decoder) numberError(n *node, v reflect.Value, path string, err error) {
@@ -329,13 +334,15 @@ func (d *decoder) numberError(n *node, v reflect.Value, path string, err error) 
 }
 
 type field struct {
-	name     string
-	index    int
-	required bool
+	name      string
+	index     int
+	required  bool // `required`, this package's option: the key must be present
+	omitempty bool
 }
 
 // fields lists the JSON fields of a struct type as encoding/json would
-// name them, plus the `required` option this package adds.
+// name them, with their options (`required` is this package's own); the
+// decoder and the encoder both read struct tags through it.
 func fields(t reflect.Type) []field {
 	var fs []field
 	for i := range t.NumField() {
@@ -353,24 +360,38 @@ func fields(t reflect.Type) []field {
 		f := field{name: name, index: i}
 		for _, o := range strings.Split(opts, ",") {
 			f.required = f.required || o == "required"
+			f.omitempty = f.omitempty || o == "omitempty"
 		}
 		fs = append(fs, f)
 	}
 	return fs
 }
 
+// members yields the members of the object n in order, a repeated key reported
+// as a problem where it stands and skipped.
+func (d *decoder) members(n *node, path string) iter.Seq[member] {
+	return func(yield func(member) bool) {
+		seen := make(map[string]bool, len(n.members))
+		for _, m := range n.members {
+			if seen[m.key] {
+				d.errorf(m.off, path, "duplicate key %q", clip(m.key))
+				continue
+			}
+			seen[m.key] = true
+			if !yield(m) {
+				return
+			}
+		}
+	}
+}
+
 func (d *decoder) decodeStruct(n *node, v reflect.Value, path string, orNull bool) {
-	if n.kind != objectKind {
-		d.mismatch(n, v, path, orNull)
+	if !d.is(n, objectKind, v, path, orNull) {
 		return
 	}
 	fs := fields(v.Type())
 	seen := make(map[string]bool, len(n.members))
-	for _, m := range n.members {
-		if seen[m.key] {
-			d.errorf(m.off, path, "duplicate key %q", clip(m.key))
-			continue
-		}
+	for m := range d.members(n, path) {
 		seen[m.key] = true
 		var f *field
 		for i := range fs {

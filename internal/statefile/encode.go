@@ -179,24 +179,12 @@ type encField struct {
 
 func encFields(v reflect.Value) []encField {
 	var out []encField
-	t := v.Type()
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if !sf.IsExported() {
+	for _, f := range fields(v.Type()) {
+		fv := v.Field(f.index)
+		if f.omitempty && isEmpty(fv) {
 			continue
 		}
-		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "-" && opts == "" {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		fv := v.Field(i)
-		if slices.Contains(strings.Split(opts, ","), "omitempty") && isEmpty(fv) {
-			continue
-		}
-		out = append(out, encField{name, fv})
+		out = append(out, encField{f.name, fv})
 	}
 	return out
 }

@@ -145,84 +145,70 @@ func (p *parser) enter() error {
 	return nil
 }
 
-func (p *parser) object() (*node, error) {
+// container reads a '{' or '[' container at p.i, each member with member (at the
+// member's first byte), separated by ',' and ended by closing.
+func (p *parser) container(k kind, closing byte, member func(n *node) error) (*node, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
-	n := &node{kind: objectKind, off: p.i}
-	p.i++ // '{'
+	n := &node{kind: k, off: p.i}
+	p.i++
 	p.space()
-	if p.at('}') {
-		p.i++
-		p.depth--
-		return n, nil
+	if !p.at(closing) {
+		for {
+			p.space()
+			if err := member(n); err != nil {
+				return nil, err
+			}
+			p.space()
+			if p.at(closing) {
+				break
+			}
+			if !p.at(',') {
+				return nil, p.unexpected("',' or '" + string(closing) + "'")
+			}
+			p.i++
+		}
 	}
-	for {
-		p.space()
+	p.i++ // closing
+	p.depth--
+	return n, nil
+}
+
+func (p *parser) object() (*node, error) {
+	return p.container(objectKind, '}', func(n *node) error {
 		if !p.at('"') {
-			return nil, p.unexpected("a key in double quotes")
+			return p.unexpected("a key in double quotes")
 		}
 		koff := p.i
 		key, err := p.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.space()
 		if !p.at(':') {
-			return nil, p.unexpected("':' after the key")
+			return p.unexpected("':' after the key")
 		}
 		p.i++
 		p.space()
 		v, err := p.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.members = append(n.members, member{key: key, off: koff, val: v})
-		p.space()
-		switch {
-		case p.at(','):
-			p.i++
-		case p.at('}'):
-			p.i++
-			p.depth--
-			return n, nil
-		default:
-			return nil, p.unexpected("',' or '}'")
-		}
-	}
+		return nil
+	})
 }
 
 func (p *parser) array() (*node, error) {
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	n := &node{kind: arrayKind, off: p.i}
-	p.i++ // '['
-	p.space()
-	if p.at(']') {
-		p.i++
-		p.depth--
-		return n, nil
-	}
-	for {
-		p.space()
+	return p.container(arrayKind, ']', func(n *node) error {
 		v, err := p.value()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.elems = append(n.elems, v)
-		p.space()
-		switch {
-		case p.at(','):
-			p.i++
-		case p.at(']'):
-			p.i++
-			p.depth--
-			return n, nil
-		default:
-			return nil, p.unexpected("',' or ']'")
-		}
-	}
+		return nil
+	})
 }
 
 func isHex(c byte) bool {

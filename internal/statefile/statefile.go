@@ -84,6 +84,17 @@ func WriteAtomic(path string, data []byte) error {
 	return nil
 }
 
+// Load reads the state file at path and parses it; parse names path in its
+// messages. A missing file is an error "read WHAT: ..." wrapping fs.ErrNotExist.
+func Load[T any](path, what string, parse func(file string, data []byte) (T, error)) (T, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("read %s: %w", what, err)
+	}
+	return parse(path, data)
+}
+
 // TimeLayout is how state files write a time: UTC, to the second, with an
 // explicit +00:00 offset, as Python's datetime.isoformat(timespec="seconds")
 // writes an aware UTC time.
@@ -106,16 +117,23 @@ func IsTemp(name string) bool {
 	return digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
+// ReadDir is os.ReadDir with a missing dir read as empty: a workspace folder no
+// command has made yet.
+func ReadDir(dir string) ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return entries, err
+}
+
 // RemoveStale removes the temporary files in dir that isTemp names (IsTemp: those
 // WriteAtomic makes) last modified before before — left by a process killed, or a disk
 // that filled, between creating one and renaming it — and returns their paths. Callers
 // hold the lock every writer of dir holds, so no temporary file older than it is still
 // being written. A missing dir has none.
 func RemoveStale(dir string, isTemp func(name string) bool, before time.Time) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
