@@ -2,36 +2,9 @@
 
 package gitguard
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-// lstat returns the fields git keeps in the index, without following a
-// final symlink.
-func lstat(path string) (fileStat, error) {
-	var st syscall.Stat_t
-	for {
-		err := syscall.Lstat(path, &st)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileStat{}, err
-		}
-		break
-	}
-	return statT(&st), nil
-}
-
-// infoStat is the stat data of an open file from its FileInfo (fstat).
-func infoStat(fi os.FileInfo) fileStat {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return statT(st)
-	}
-	return fileStat{noCache: true}
-}
-
+// statT takes the fields git keeps in the index from this system's stat struct.
 func statT(st *syscall.Stat_t) fileStat {
 	return fileStat{
 		mode:   st.Mode,
