@@ -71,20 +71,30 @@ func (s Store) readPacked(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Obje
 	return 0, nil, false
 }
 
+// openSized opens a pack or index file and returns its size.
+func openSized(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
 var idxMagic = []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
 
 // findInIdx looks h up in a version-2 pack index and returns its offset in
 // the pack. ok is false when the file is not such an index.
 func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return 0, false, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, false, false
-	}
 	var head [8 + 256*4]byte
 	if _, err := f.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], idxMagic) {
 		return 0, false, false
@@ -93,7 +103,7 @@ func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
 	n := fan(255)
 	const hashes = int64(len(head))
 	// hashes, CRCs, 4-byte offsets, then the two checksums at least.
-	if fi.Size() < hashes+n*28+40 {
+	if size < hashes+n*28+40 {
 		return 0, false, false
 	}
 	lo, hi := int64(0), fan(int(h[0]))
@@ -146,16 +156,12 @@ func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
 // readPackedObject reads the object at off in a pack, undoing offset deltas
 // with go-git's patcher, and checks that it hashes to h.
 func readPackedObject(path string, off int64, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return 0, nil, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, nil, false
-	}
-	typ, data, ok := packObjectAt(f, fi.Size(), off, 0)
+	typ, data, ok := packObjectAt(f, size, off, 0)
 	if !ok || plumbing.ComputeHash(typ, data) != h {
 		return 0, nil, false
 	}
