@@ -44,6 +44,8 @@ type indexFile struct {
 	// mtime: its entries are racily clean against that time, not the index's.
 	shared                     string
 	sharedMtimeS, sharedMtimeN int64
+	// cacheTree is the TREE extension's data, unparsed (see cachetree.go).
+	cacheTree []byte
 }
 
 const (
@@ -265,13 +267,15 @@ func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 			if link, err = parseLink(body[off+8 : off+8+int(size)]); err != nil {
 				return nil, nil, err
 			}
+		case string(sig) == "TREE":
+			idx.cacheTree = body[off+8 : off+8+int(size)]
 		case string(sig) == "sdir":
 			return nil, nil, errors.New("sparse index is not supported; run git sparse-checkout disable")
 		case sig[0] < 'A' || sig[0] > 'Z':
 			// Lower-case extensions are required to understand the index.
 			return nil, nil, corrupt("unknown required extension %q", sig)
 		}
-		// TREE, REUC, UNTR, FSMN, EOIE, IEOT: caches the guard does not trust.
+		// REUC, UNTR, FSMN, EOIE, IEOT: caches the guard does not trust.
 		off += 8 + int(size)
 	}
 	return idx, link, nil

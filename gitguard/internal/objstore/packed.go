@@ -78,24 +78,48 @@ var idxMagic = []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
 // findInIdx looks h up in a version-2 pack index and returns its offset in
 // the pack. ok is false when the file is not such an index.
 func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
+	x, ok := openIdx(path)
+	if !ok {
+		return 0, false, false
+	}
+	defer x.f.Close()
+	return x.find(h)
+}
+
+// packIdx is an open version-2 pack index with its fan-out table read.
+type packIdx struct {
+	f    *os.File
+	size int64
+	head [8 + 256*4]byte
+}
+
+// openIdx opens a pack index; ok is false when it is not a version-2 one.
+func openIdx(path string) (*packIdx, bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, false, false
+		return nil, false
 	}
-	defer f.Close()
+	x := &packIdx{f: f}
 	fi, err := f.Stat()
-	if err != nil {
-		return 0, false, false
+	if err == nil {
+		x.size = fi.Size()
+		_, err = f.ReadAt(x.head[:], 0)
 	}
-	var head [8 + 256*4]byte
-	if _, err := f.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], idxMagic) {
-		return 0, false, false
+	if err != nil || !bytes.Equal(x.head[:8], idxMagic) {
+		f.Close()
+		return nil, false
 	}
+	return x, true
+}
+
+// find looks h up; ok is false when the index is malformed.
+func (x *packIdx) find(h plumbing.Hash) (off int64, found, ok bool) {
+	f, head := x.f, &x.head
 	fan := func(i int) int64 { return int64(binary.BigEndian.Uint32(head[8+4*i:])) }
 	n := fan(255)
 	const hashes = int64(len(head))
 	// hashes, CRCs, 4-byte offsets, then the two checksums at least.
-	if fi.Size() < hashes+n*28+40 {
+	if x.size < hashes+n*28+40 {
 		return 0, false, false
 	}
 	lo, hi := int64(0), fan(int(h[0]))
