@@ -3,6 +3,7 @@ package gitguard
 import (
 	"crypto/sha1"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -52,10 +53,9 @@ func (b *treeBuilder) build(prefix string, lo, hi int, n *ctNode) (plumbing.Hash
 		if slash := strings.IndexByte(rest, '/'); slash >= 0 {
 			dir := rest[:slash]
 			sub := e.path[:len(prefix)+slash+1]
-			j := i + 1
-			for j < hi && strings.HasPrefix(b.entries[j].path, sub) {
-				j++
-			}
+			// Sorted entries: sub's run ends at the first without its prefix,
+			// found by halving, as a trusted node below spares reading the run.
+			j := i + 1 + sort.Search(hi-i-1, func(k int) bool { return !strings.HasPrefix(b.entries[i+1+k].path, sub) })
 			b.levels[depth] = es // keep the grown buffer for the next tree at this depth
 			var subNode *ctNode
 			if n != nil {
