@@ -300,12 +300,8 @@ func (c *Checker) Has(h plumbing.Hash) (bool, error) {
 	if c.err != nil {
 		return false, c.err
 	}
-	hex := h.String()
-	if _, err := os.Lstat(filepath.Join(c.objects, hex[:2], hex[2:])); err == nil {
-		return true, nil
-	}
 	for _, x := range c.idxs {
-		_, found, ok := x.find(h)
+		_, _, found, ok := x.position(h)
 		if !ok {
 			c.other = true
 			break
@@ -313,6 +309,10 @@ func (c *Checker) Has(h plumbing.Hash) (bool, error) {
 		if found {
 			return true, nil
 		}
+	}
+	hex := h.String()
+	if _, err := os.Lstat(filepath.Join(c.objects, hex[:2], hex[2:])); err == nil {
+		return true, nil
 	}
 	if c.other && c.s.objects.HasEncodedObject(h) == nil {
 		return true, nil

@@ -112,29 +112,33 @@ func openIdx(path string) (*packIdx, bool) {
 	return x, true
 }
 
-// find looks h up; ok is false when the index is malformed.
-func (x *packIdx) find(h plumbing.Hash) (off int64, found, ok bool) {
+// idxHashes is where a version-2 index's table of hashes starts.
+const idxHashes = int64(8 + 256*4)
+
+// position looks h up and returns its position among the index's n
+// objects; ok is false when the index is malformed.
+func (x *packIdx) position(h plumbing.Hash) (i, n int64, found, ok bool) {
 	f, head := x.f, &x.head
 	fan := func(i int) int64 { return int64(binary.BigEndian.Uint32(head[8+4*i:])) }
-	n := fan(255)
-	const hashes = int64(len(head))
+	n = fan(255)
+	const hashes = idxHashes
 	// hashes, CRCs, 4-byte offsets, then the two checksums at least.
 	if x.size < hashes+n*28+40 {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	lo, hi := int64(0), fan(int(h[0]))
 	if h[0] > 0 {
 		lo = fan(int(h[0]) - 1)
 	}
 	if lo > hi || hi > n {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	if lo == hi {
-		return 0, false, true
+		return 0, 0, false, true
 	}
 	bucket := make([]byte, (hi-lo)*20)
 	if _, err := f.ReadAt(bucket, hashes+lo*20); err != nil {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	a, b := 0, int(hi-lo)
 	for a < b {
@@ -146,9 +150,19 @@ func (x *packIdx) find(h plumbing.Hash) (off int64, found, ok bool) {
 		}
 	}
 	if a == int(hi-lo) || !bytes.Equal(bucket[a*20:a*20+20], h[:]) {
-		return 0, false, true
+		return 0, 0, false, true
 	}
-	i := lo + int64(a)
+	return lo + int64(a), n, true, true
+}
+
+// find looks h up and returns its offset in the pack; ok is false when the
+// index is malformed.
+func (x *packIdx) find(h plumbing.Hash) (off int64, found, ok bool) {
+	i, n, found, ok := x.position(h)
+	if !found || !ok {
+		return 0, found, ok
+	}
+	f, hashes := x.f, idxHashes
 	var o [8]byte
 	if _, err := f.ReadAt(o[:4], hashes+n*24+i*4); err != nil {
 		return 0, false, false
