@@ -30,10 +30,22 @@ import (
 // does this check (see cachetree.go). Hints
 // unstage the change and keep the edit on disk. The result is sorted by path.
 func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error) {
+	// HEAD's tree is read while the index is; go-git's storage is then
+	// used by one goroutine at a time again.
+	type headResult struct {
+		tree plumbing.Hash
+		err  error
+	}
+	headDone := make(chan headResult, 1)
+	go func() {
+		_, t, err := r.Head()
+		headDone <- headResult{t, err}
+	}()
 	// The snapshot's reader resolves indexFile and explains a split index.
 	s := &snapshot{r: r}
-	var err error
-	if err = s.readIndex(Options{IndexFile: indexFile}); err != nil {
+	err := s.readIndex(Options{IndexFile: indexFile})
+	head := <-headDone
+	if err != nil {
 		return nil, err
 	}
 	for i := range s.idx.entries {
@@ -54,12 +66,12 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 		return nil, fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	headTree, unborn := objstore.EmptyTree, false
-	if _, t, err := r.Head(); errors.Is(err, ErrNoCommits) {
+	if errors.Is(head.err, ErrNoCommits) {
 		unborn = true
-	} else if err != nil {
-		return nil, err
+	} else if head.err != nil {
+		return nil, head.err
 	} else {
-		headTree = t
+		headTree = head.tree
 	}
 	changes, err := r.objects().Trees(mem).Diff(headTree, indexTree)
 	if err != nil {
