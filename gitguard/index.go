@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -43,6 +44,8 @@ type indexFile struct {
 	// mtime: its entries are racily clean against that time, not the index's.
 	shared                     string
 	sharedMtimeS, sharedMtimeN int64
+	// cacheTree is the TREE extension's data, unparsed (see cachetree.go).
+	cacheTree []byte
 }
 
 const (
@@ -106,6 +109,8 @@ func parseIndex(data []byte) (*indexFile, error) { return parseSplitIndex(data, 
 // what git itself would refuse (unsorted or duplicate entries, bad paths)
 // as well as the sparse format, which it does not read. A split index (a
 // "link" extension) is merged with the shared index that shared returns.
+// The entries' paths share memory with data and the shared index's bytes,
+// which must not change afterwards.
 func parseSplitIndex(data []byte, shared func(id string) ([]byte, error)) (*indexFile, error) {
 	idx, link, err := parseIndexFile(data)
 	if err != nil {
@@ -152,8 +157,9 @@ func parseIndexFile(data []byte) (*indexFile, *splitLink, error) {
 }
 
 func parseEntries(body []byte) (*indexFile, *splitLink, error) {
-	// One string holds every v2/v3 path; entries slice it without copying.
-	sbody := string(body)
+	// Entries' v2/v3 paths slice the file's bytes without copying: the
+	// caller never changes data after the parse (see parseSplitIndex).
+	sbody := unsafe.String(unsafe.SliceData(body), len(body))
 	data := body
 	idx := &indexFile{version: binary.BigEndian.Uint32(data[4:8])}
 	if idx.version < 2 || idx.version > 4 {
@@ -261,13 +267,15 @@ func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 			if link, err = parseLink(body[off+8 : off+8+int(size)]); err != nil {
 				return nil, nil, err
 			}
+		case string(sig) == "TREE":
+			idx.cacheTree = body[off+8 : off+8+int(size)]
 		case string(sig) == "sdir":
 			return nil, nil, errors.New("sparse index is not supported; run git sparse-checkout disable")
 		case sig[0] < 'A' || sig[0] > 'Z':
 			// Lower-case extensions are required to understand the index.
 			return nil, nil, corrupt("unknown required extension %q", sig)
 		}
-		// TREE, REUC, UNTR, FSMN, EOIE, IEOT: caches the guard does not trust.
+		// REUC, UNTR, FSMN, EOIE, IEOT: caches the guard does not trust.
 		off += 8 + int(size)
 	}
 	return idx, link, nil

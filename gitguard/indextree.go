@@ -3,6 +3,7 @@ package gitguard
 import (
 	"crypto/sha1"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -13,16 +14,16 @@ import (
 )
 
 // hashIndexTrees hashes the index's merged entries into trees in memory, as
-// git write-tree would, and returns the root hash; unmerged and intent-to-add
-// entries are left out. Entries must be sorted as the index sorts them.
+// git write-tree would without a cache tree, and returns the root hash;
+// unmerged and intent-to-add entries are left out. Entries must be sorted as
+// the index sorts them.
 func hashIndexTrees(entries []indexEntry) (plumbing.Hash, map[plumbing.Hash][]objstore.Entry, error) {
-	mem := map[plumbing.Hash][]objstore.Entry{}
-	b := &treeBuilder{entries: entries, mem: mem}
-	root, err := b.build("", 0, len(entries))
+	b := &treeBuilder{entries: entries, mem: map[plumbing.Hash][]objstore.Entry{}}
+	root, err := b.build("", 0, len(entries), nil)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	return root, mem, nil
+	return root, b.mem, nil
 }
 
 type treeBuilder struct {
@@ -30,10 +31,17 @@ type treeBuilder struct {
 	mem     map[plumbing.Hash][]objstore.Entry
 	levels  [][]objstore.Entry // scratch entries per depth, reused across trees
 	buf     []byte             // scratch tree object
+
+	// With a cache tree: whether an object exists, and how many nodes stood
+	// in for their entries.
+	has     func(plumbing.Hash) (bool, error)
+	trusted int
 }
 
-// build hashes entries[lo:hi], which all start with prefix.
-func (b *treeBuilder) build(prefix string, lo, hi int) (plumbing.Hash, error) {
+// build hashes entries[lo:hi], which all start with prefix; n is the cache
+// tree's node for prefix, or nil, and its valid subtrees stand in for their
+// entries.
+func (b *treeBuilder) build(prefix string, lo, hi int, n *ctNode) (plumbing.Hash, error) {
 	depth := strings.Count(prefix, "/")
 	for len(b.levels) <= depth {
 		b.levels = append(b.levels, nil)
@@ -45,19 +53,27 @@ func (b *treeBuilder) build(prefix string, lo, hi int) (plumbing.Hash, error) {
 		if slash := strings.IndexByte(rest, '/'); slash >= 0 {
 			dir := rest[:slash]
 			sub := e.path[:len(prefix)+slash+1]
-			j := i + 1
-			for j < hi && strings.HasPrefix(b.entries[j].path, sub) {
-				j++
-			}
+			// Sorted entries: sub's run ends at the first without its prefix,
+			// found by halving, as a trusted node below spares reading the run.
+			j := i + 1 + sort.Search(hi-i-1, func(k int) bool { return !strings.HasPrefix(b.entries[i+1+k].path, sub) })
 			b.levels[depth] = es // keep the grown buffer for the next tree at this depth
-			h, err := b.build(sub, i, j)
+			var subNode *ctNode
+			if n != nil {
+				subNode = n.subs[dir]
+			}
+			h, fromCache, err := b.cached(subNode, sub, i, j)
+			if err == nil && !fromCache {
+				h, err = b.build(sub, i, j, subNode)
+			}
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
 			if len(es) > 0 && es[len(es)-1].Name == dir {
 				return plumbing.ZeroHash, corrupt("%q is both a file and a directory", prefix+dir)
 			}
-			if h != objstore.EmptyTree || b.mem[h] != nil {
+			// git keeps an empty tree a valid node names; one it computed is
+			// empty only for intent-to-add entries, and left out.
+			if h != objstore.EmptyTree || b.mem[h] != nil || fromCache {
 				es = append(es, objstore.Entry{Name: dir, Mode: filemode.Dir, Hash: h})
 			}
 			i = j
@@ -91,4 +107,20 @@ func (b *treeBuilder) hash(es []objstore.Entry) plumbing.Hash {
 	buf = objstore.AppendTree(buf, es)
 	b.buf = buf
 	return plumbing.Hash(sha1.Sum(buf))
+}
+
+// commitTree is the tree git commit makes of the index: the cache tree's
+// valid nodes (see cachetree.go) where their objects exist, the entries
+// hashed elsewhere. trusted counts the nodes used; mem holds the trees
+// computed.
+func commitTree(entries []indexEntry, cache *ctNode, has func(plumbing.Hash) (bool, error)) (root plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry, trusted int, err error) {
+	b := &treeBuilder{entries: entries, mem: map[plumbing.Hash][]objstore.Entry{}, has: has}
+	root, ok, err := b.cached(cache, "", 0, len(entries))
+	if err == nil && !ok {
+		root, err = b.build("", 0, len(entries), cache)
+	}
+	if err != nil {
+		return plumbing.ZeroHash, nil, 0, err
+	}
+	return root, b.mem, b.trusted, nil
 }

@@ -25,12 +25,27 @@ import (
 // relative path is taken from the worktree root, where git runs hooks. The
 // entries are hashed into trees in memory and compared with HEAD's trees
 // one directory at a time, so only directories with staged changes are read
-// from the object database; the cache-tree extension is not trusted. Hints
+// from the object database. Where the index's cache-tree extension has a
+// valid node, git commit takes the node's tree instead of the entries, and so
+// does this check (see cachetree.go). Hints
 // unstage the change and keep the edit on disk. The result is sorted by path.
 func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error) {
+	// HEAD's tree is read while the index is; go-git's storage is then
+	// used by one goroutine at a time again.
+	type headResult struct {
+		tree plumbing.Hash
+		err  error
+	}
+	headDone := make(chan headResult, 1)
+	go func() {
+		_, t, err := r.Head()
+		headDone <- headResult{t, err}
+	}()
 	// The snapshot's reader resolves indexFile and explains a split index.
 	s := &snapshot{r: r}
-	if err := s.readIndex(Options{IndexFile: indexFile}); err != nil {
+	err := s.readIndex(Options{IndexFile: indexFile})
+	head := <-headDone
+	if err != nil {
 		return nil, err
 	}
 	for i := range s.idx.entries {
@@ -38,23 +53,42 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 			return nil, fmt.Errorf("read index %s: %w", s.indexPath, errUnmerged(e.path))
 		}
 	}
-	indexTree, mem, err := hashIndexTrees(s.idx.entries)
+	var cache *ctNode
+	if s.idx.cacheTree != nil {
+		if cache, err = parseCacheTree(s.idx.cacheTree); err != nil {
+			return nil, fmt.Errorf("read index %s: %w", s.indexPath, err)
+		}
+	}
+	objects := r.objects().Checker()
+	indexTree, mem, trusted, err := commitTree(s.idx.entries, cache, objects.Has)
+	objects.Close()
 	if err != nil {
 		return nil, fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	headTree, unborn := objstore.EmptyTree, false
-	if _, t, err := r.Head(); errors.Is(err, ErrNoCommits) {
+	if errors.Is(head.err, ErrNoCommits) {
 		unborn = true
-	} else if err != nil {
-		return nil, err
+	} else if head.err != nil {
+		return nil, head.err
 	} else {
-		headTree = t
+		headTree = head.tree
 	}
 	changes, err := r.objects().Trees(mem).Diff(headTree, indexTree)
 	if err != nil {
 		return nil, err
 	}
-	// Symlinks resolve in the tree being committed, built only when one changed.
+	// Symlinks resolve in the tree being committed, built from the entries
+	// only when one changed; where cache-tree nodes stood in for entries, the
+	// entries must make the same tree.
+	for _, c := range changes {
+		if c.To.Mode != filemode.Symlink || trusted == 0 {
+			continue
+		}
+		if full, _, err := hashIndexTrees(s.idx.entries); err != nil || full != indexTree {
+			return nil, fmt.Errorf("read index %s: its cache-tree extension does not match its entries; run git read-tree HEAD, then stage the changes again", s.indexPath)
+		}
+		break
+	}
 	view := func() *linkView {
 		v := newLinkView(func(p string) (string, error) {
 			k := s.entryIndex(p)

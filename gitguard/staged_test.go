@@ -1,6 +1,11 @@
 package gitguard_test
 
 import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,5 +93,72 @@ func TestCheckStagedUnborn(t *testing.T) {
 	}
 	if len(vs) != 1 || vs[0].Path != "benchmark.py" || vs[0].Kind != "added" || vs[0].Hint != "git rm --cached -q -- benchmark.py" {
 		t.Fatalf("violations = %+v", vs)
+	}
+}
+
+// TestCheckStagedCacheTree forges the index's cache-tree extension: entries
+// as in HEAD, and a valid root node naming a tree with benchmark.py edited.
+// git commit takes the node's tree, so the hook must judge that tree, not
+// the entries. A node covering another number of entries than the index
+// holds is refused: git would skip entries the hook cannot account for.
+func TestCheckStagedCacheTree(t *testing.T) {
+	r := newProject(t)
+	// indexA: benchmark.py edited, cache tree written; the index: as HEAD.
+	if out, err := r.Sh("echo evil >> benchmark.py; git add benchmark.py; git write-tree >/dev/null; cp .git/index .git/indexA; git reset -q; git checkout -q benchmark.py; git write-tree >/dev/null"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	forge := func(treeExt func([]byte) []byte) {
+		t.Helper()
+		a, err := os.ReadFile(r.Path(".git/indexA"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(r.Path(".git/index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ia, ib := bytes.LastIndex(a, []byte("TREE")), bytes.LastIndex(b, []byte("TREE"))
+		if ia < 0 || ib < 0 {
+			t.Fatal("no cache-tree extension")
+		}
+		out := append(b[:ib:ib], treeExt(a[ia:len(a)-sha1.Size])...)
+		sum := sha1.Sum(out)
+		if err := os.WriteFile(r.Path(".git/index"), append(out, sum[:]...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func() ([]gitguard.Violation, error) {
+		g, err := gitguard.Open(r.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.CheckStaged(allow, "")
+	}
+	forge(func(ext []byte) []byte { return ext })
+	if out, err := r.Sh("git diff --cached --name-only"); err != nil || out != "" {
+		t.Fatalf("the entries should match HEAD: %v %q", err, out)
+	}
+	vs, err := check()
+	if err != nil || len(vs) != 1 || vs[0].Path != "benchmark.py" || vs[0].Kind != "modified" {
+		t.Fatalf("CheckStaged = %+v, %v; want benchmark.py modified", vs, err)
+	}
+	// What git commits from this index, the reason for the check.
+	if out, err := r.Sh("git commit -q --allow-empty -m forged && git show HEAD:benchmark.py | tail -n 1 && git reset -q --soft HEAD~1"); err != nil || out != "evil\n" {
+		t.Fatalf("git commit: %v %q", err, out)
+	}
+
+	// The root node's count ("NNN" after "TREE", size, "\0") one too many.
+	forge(func(ext []byte) []byte {
+		c := bytes.IndexByte(ext[9:], ' ') + 9
+		n, err := strconv.Atoi(string(ext[9:c]))
+		if err != nil {
+			t.Fatalf("root count: %v", err)
+		}
+		body := append([]byte("\x00"+strconv.Itoa(n+1)), ext[c:]...)
+		out := append([]byte("TREE"), binary.BigEndian.AppendUint32(nil, uint32(len(body)))...)
+		return append(out, body...)
+	})
+	if vs, err := check(); err == nil || !strings.Contains(err.Error(), "cache-tree extension: its node for the root covers") {
+		t.Fatalf("CheckStaged = %+v, %v; want the count refused", vs, err)
 	}
 }

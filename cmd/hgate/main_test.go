@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha1"
 	"flag"
 	"fmt"
 	"os"
@@ -43,8 +44,9 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup:               hermeticGit,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile": waitFile,
-			"alive":    alive,
+			"waitfile":  waitFile,
+			"alive":     alive,
+			"cachetree": cacheTree,
 		},
 		// [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).
@@ -130,4 +132,21 @@ func alive(ts *testscript.TestScript, neg bool, args []string) {
 	if running == neg {
 		ts.Fatalf("process %d running: %v", pid, running)
 	}
+}
+
+// cacheTree forges an index: FROM's cache-tree extension (TREE) in place of
+// TO's, with the checksum redone. Both must end with the extension, as git
+// writes it after a commit or write-tree.
+func cacheTree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cachetree FROM TO")
+	}
+	from, to := ts.ReadFile(args[0]), ts.ReadFile(args[1])
+	i, j := strings.LastIndex(from, "TREE"), strings.LastIndex(to, "TREE")
+	if i < 0 || j < 0 {
+		ts.Fatalf("no cache-tree extension in %s or %s", args[0], args[1])
+	}
+	out := []byte(to[:j] + from[i:len(from)-sha1.Size])
+	sum := sha1.Sum(out)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), append(out, sum[:]...), 0o644))
 }

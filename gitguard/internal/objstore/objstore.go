@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -260,4 +262,70 @@ func (s Store) WriteCommit(tree plumbing.Hash, message string, author object.Sig
 		return plumbing.ZeroHash, fmt.Errorf("store commit: %w", err)
 	}
 	return h, nil
+}
+
+// Checker answers whether objects are in the repository's own object
+// database, loose or packed, as git's has_object_file does, with the pack
+// indexes opened once. Close releases them.
+type Checker struct {
+	s       Store
+	objects string
+	idxs    []*packIdx
+	other   bool // a pack index this reader does not know: go-git answers
+	err     error
+}
+
+// Checker opens the pack indexes for Has.
+func (s Store) Checker() *Checker {
+	c := &Checker{s: s, objects: filepath.Join(s.commonDir, "objects")}
+	paths, err := filepath.Glob(filepath.Join(c.objects, "pack", "pack-*.idx"))
+	if err != nil {
+		c.err = err
+	}
+	for _, p := range paths {
+		x, ok := openIdx(p)
+		if !ok {
+			c.other = true
+			continue
+		}
+		c.idxs = append(c.idxs, x)
+	}
+	return c
+}
+
+// Has reports whether object h is there. When it is not, and
+// objects/info/alternates names other databases, which hgate does not read,
+// the answer is an error rather than a guess.
+func (c *Checker) Has(h plumbing.Hash) (bool, error) {
+	if c.err != nil {
+		return false, c.err
+	}
+	for _, x := range c.idxs {
+		_, _, found, ok := x.position(h)
+		if !ok {
+			c.other = true
+			break
+		}
+		if found {
+			return true, nil
+		}
+	}
+	hex := h.String()
+	if _, err := os.Lstat(filepath.Join(c.objects, hex[:2], hex[2:])); err == nil {
+		return true, nil
+	}
+	if c.other && c.s.objects.HasEncodedObject(h) == nil {
+		return true, nil
+	}
+	if _, err := os.Lstat(filepath.Join(c.objects, "info", "alternates")); err == nil {
+		return false, fmt.Errorf("object %s is not in %s and objects/info/alternates names other object databases, which hgate does not read", h, c.objects)
+	}
+	return false, nil
+}
+
+// Close closes the pack indexes.
+func (c *Checker) Close() {
+	for _, x := range c.idxs {
+		x.f.Close()
+	}
 }

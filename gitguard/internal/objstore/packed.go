@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -71,54 +73,72 @@ func (s Store) readPacked(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Obje
 	return 0, nil, false
 }
 
-// openSized opens a pack or index file and returns its size.
-func openSized(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, fi.Size(), nil
-}
-
 var idxMagic = []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
 
 // findInIdx looks h up in a version-2 pack index and returns its offset in
 // the pack. ok is false when the file is not such an index.
 func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
-	f, size, err := openSized(path)
+	x, ok := openIdx(path)
+	if !ok {
+		return 0, false, false
+	}
+	defer x.f.Close()
+	return x.find(h)
+}
+
+// packIdx is an open version-2 pack index with its fan-out table read.
+type packIdx struct {
+	f    *os.File
+	size int64
+	head [8 + 256*4]byte
+}
+
+// openIdx opens a pack index; ok is false when it is not a version-2 one.
+func openIdx(path string) (*packIdx, bool) {
+	f, err := os.Open(path)
 	if err != nil {
-		return 0, false, false
+		return nil, false
 	}
-	defer f.Close()
-	var head [8 + 256*4]byte
-	if _, err := f.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], idxMagic) {
-		return 0, false, false
+	x := &packIdx{f: f}
+	fi, err := f.Stat()
+	if err == nil {
+		x.size = fi.Size()
+		_, err = f.ReadAt(x.head[:], 0)
 	}
+	if err != nil || !bytes.Equal(x.head[:8], idxMagic) {
+		f.Close()
+		return nil, false
+	}
+	return x, true
+}
+
+// idxHashes is where a version-2 index's table of hashes starts.
+const idxHashes = int64(8 + 256*4)
+
+// position looks h up and returns its position among the index's n
+// objects; ok is false when the index is malformed.
+func (x *packIdx) position(h plumbing.Hash) (i, n int64, found, ok bool) {
+	f, head := x.f, &x.head
 	fan := func(i int) int64 { return int64(binary.BigEndian.Uint32(head[8+4*i:])) }
-	n := fan(255)
-	const hashes = int64(len(head))
+	n = fan(255)
+	const hashes = idxHashes
 	// hashes, CRCs, 4-byte offsets, then the two checksums at least.
-	if size < hashes+n*28+40 {
-		return 0, false, false
+	if x.size < hashes+n*28+40 {
+		return 0, 0, false, false
 	}
 	lo, hi := int64(0), fan(int(h[0]))
 	if h[0] > 0 {
 		lo = fan(int(h[0]) - 1)
 	}
 	if lo > hi || hi > n {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	if lo == hi {
-		return 0, false, true
+		return 0, 0, false, true
 	}
 	bucket := make([]byte, (hi-lo)*20)
 	if _, err := f.ReadAt(bucket, hashes+lo*20); err != nil {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	a, b := 0, int(hi-lo)
 	for a < b {
@@ -130,9 +150,19 @@ func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
 		}
 	}
 	if a == int(hi-lo) || !bytes.Equal(bucket[a*20:a*20+20], h[:]) {
-		return 0, false, true
+		return 0, 0, false, true
 	}
-	i := lo + int64(a)
+	return lo + int64(a), n, true, true
+}
+
+// find looks h up and returns its offset in the pack; ok is false when the
+// index is malformed.
+func (x *packIdx) find(h plumbing.Hash) (off int64, found, ok bool) {
+	i, n, found, ok := x.position(h)
+	if !found || !ok {
+		return 0, found, ok
+	}
+	f, hashes := x.f, idxHashes
 	var o [8]byte
 	if _, err := f.ReadAt(o[:4], hashes+n*24+i*4); err != nil {
 		return 0, false, false
@@ -156,12 +186,16 @@ func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
 // readPackedObject reads the object at off in a pack, undoing offset deltas
 // with go-git's patcher, and checks that it hashes to h.
 func readPackedObject(path string, off int64, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
-	f, size, err := openSized(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, nil, false
 	}
 	defer f.Close()
-	typ, data, ok := packObjectAt(f, size, off, 0)
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, nil, false
+	}
+	typ, data, ok := packObjectAt(f, fi.Size(), off, 0)
 	if !ok || plumbing.ComputeHash(typ, data) != h {
 		return 0, nil, false
 	}
@@ -225,13 +259,8 @@ func packObjectAt(f *os.File, packSize, off int64, depth int) (plumbing.ObjectTy
 		return 0, nil, false
 	}
 	start := off + int64(used)
-	zr, err := zlib.NewReader(io.NewSectionReader(f, start, packSize-start))
-	if err != nil {
-		return 0, nil, false
-	}
-	defer zr.Close()
 	data := make([]byte, size)
-	if _, err := io.ReadFull(zr, data); err != nil {
+	if !inflate(io.NewSectionReader(f, start, packSize-start), data) {
 		return 0, nil, false
 	}
 	if typ != plumbing.OFSDeltaObject {
@@ -286,4 +315,34 @@ func parseCommitHeader(data []byte) (c packedCommit, ok bool) {
 		inParents = false
 	}
 	return c, true
+}
+
+// inflaters are zlib readers with their buffers, reused: a fresh one costs
+// about 40 KB, and one command reads a tree per changed directory.
+var inflaters sync.Pool
+
+type inflater struct {
+	br *bufio.Reader
+	zr io.ReadCloser
+}
+
+// inflate fills data from the zlib stream in r.
+func inflate(r io.Reader, data []byte) bool {
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{br: bufio.NewReader(r)}
+		zr, err := zlib.NewReader(in.br)
+		if err != nil {
+			return false
+		}
+		in.zr = zr
+	} else {
+		in.br.Reset(r)
+		if err := in.zr.(zlib.Resetter).Reset(in.br, nil); err != nil {
+			return false
+		}
+	}
+	_, err := io.ReadFull(in.zr, data)
+	inflaters.Put(in)
+	return err == nil
 }
