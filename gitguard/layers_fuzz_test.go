@@ -1,0 +1,302 @@
+package gitguard_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/gittest"
+)
+
+// FuzzIgnoreLayersVsGit checks how the guard layers ignore files — nested
+// .gitignore files, info/exclude, core.excludesFile — against git
+// check-ignore on a small repository built from the input:
+//
+//   - ignores: .gitignore lines, for the root's file until a line ">dir"
+//     switches to dir/.gitignore (committed: they are the base, and the
+//     working copies equal it, since the guard reads the base's on purpose);
+//   - excludes: core.excludesFile lines, then after a line "---" the lines
+//     of .git/info/exclude;
+//   - paths: untracked files, one a line (their parents are folders).
+//
+// Check with an empty allow reports every untracked file the guard does not
+// ignore. For each file, by the rule git names (one git call):
+//
+//   - not ignored by git: the guard reports it, with no "hidden from git";
+//   - ignored by a .gitignore: the guard does not report it (it would
+//     hide a file git shows if it did not report one git shows);
+//   - ignored by info/exclude or core.excludesFile: these never hide a file
+//     from the guard, so it reports it unless the .gitignore files alone
+//     ignore it, which one git call cannot tell.
+//
+// Every file the guard reports and git ignores must name git's rule
+// ("hidden from git by SOURCE:LINE").
+func FuzzIgnoreLayersVsGit(f *testing.F) {
+	if _, err := exec.LookPath("git"); err != nil {
+		f.Skip("git is not installed: FuzzIgnoreLayersVsGit compares the guard's ignore layering with git check-ignore")
+	}
+	for _, s := range layerSeeds {
+		f.Add(s[0], s[1], s[2])
+	}
+	shm := "/dev/shm"
+	if _, err := os.Stat(shm); err != nil {
+		shm = ""
+	}
+	f.Fuzz(func(t *testing.T, ignores, excludes, paths string) {
+		c, ok := newLayerCase(ignores, excludes, paths)
+		if !ok {
+			return
+		}
+		root := shm
+		if root == "" {
+			root = t.TempDir()
+		}
+		dir, err := os.MkdirTemp(root, "hgate-layers-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		c.check(t, dir)
+	})
+}
+
+// layerSeeds are {ignores, excludes, paths}: one per layering rule.
+var layerSeeds = [][3]string{
+	// A deeper .gitignore overrides a shallower one, both ways.
+	{"*.log\n>a\n!*.log\n>a/b\n*.log", "", "x.log\na/x.log\na/b/x.log\na/c/x.log"},
+	// A negation cannot re-include a file whose folder is excluded,
+	// not even from a .gitignore inside that folder.
+	{"a/\n!a/keep\n>a\n!keep", "", "a/keep\na/x\nb/a/keep"},
+	// Anchored patterns are relative to their .gitignore's folder.
+	{"/top\n>a\n/x\nb/y\n>a/b\n/z", "", "top\na/top\nx\na/x\na/c/x\na/b/y\nb/y\na/b/z\na/b/c/z\nz"},
+	// Dir-only patterns match folders, not files of that name.
+	{"d/\n>a\nf/", "", "d\nq/d/x\na/f\nb/f/x\na/c/f/x"},
+	// info/exclude and core.excludesFile rank below every .gitignore;
+	// info/exclude outranks core.excludesFile.
+	{"!*.tmp\n>a\n*.o", "*.tmp\n*.bak\n!*.swp\n---\n!*.bak\n*.swp\n/a/", "x.tmp\nx.bak\nx.swp\na/y.o\na/z\nb/a/w"},
+	// A pattern with a slash in a subfolder's .gitignore, and ** across levels.
+	{"**/gen/**\n>a\nb/**/c\n!gen/keep", "", "gen/x\na/gen/keep\na/b/c\na/b/x/c\nb/c"},
+	// A .gitignore that ignores itself still counts; * with negated folders.
+	{"*\n!*/\n!*.go\n>a\n!.gitignore\n!*.md", "", "x.go\ny.txt\na/z.md\na/w\na/b/v.go"},
+}
+
+type layerCase struct {
+	ignores  map[string][]string // "" or "dir/" → lines of its .gitignore
+	excludes []string            // core.excludesFile
+	info     []string            // .git/info/exclude
+	files    []string            // untracked files, sorted
+}
+
+// Limits that keep one input small and quick.
+const (
+	maxLayerLines = 24
+	maxLayerLine  = 48
+	maxLayerFiles = 24
+	maxLayerDeep  = 4 // a file three folders down
+)
+
+// layerName reports whether a path element is one the case may use.
+func layerName(p string) bool {
+	return p != "" && p != "." && p != ".." && !strings.EqualFold(p, ".git") && p != ".gitignore" &&
+		!strings.ContainsAny(p, "\x00\n") && len(p) <= 16
+}
+
+func splitDir(s string) ([]string, bool) {
+	var parts []string
+	for _, p := range strings.Split(s, "/") {
+		if p == "" {
+			continue
+		}
+		if !layerName(p) {
+			return nil, false
+		}
+		parts = append(parts, p)
+	}
+	return parts, true
+}
+
+func newLayerCase(ignores, excludes, paths string) (layerCase, bool) {
+	c := layerCase{ignores: map[string][]string{}}
+	if strings.Count(ignores, "\n")+strings.Count(excludes, "\n") >= maxLayerLines {
+		return c, false
+	}
+	dirs := map[string]bool{}
+	cur := ""
+	for _, l := range strings.Split(ignores, "\n") {
+		if len(l) > maxLayerLine {
+			return c, false
+		}
+		if d, ok := strings.CutPrefix(l, ">"); ok {
+			parts, ok := splitDir(d)
+			if !ok || len(parts) >= maxLayerDeep {
+				return c, false
+			}
+			cur = ""
+			for _, p := range parts {
+				cur += p + "/"
+				dirs[cur] = true
+			}
+			continue
+		}
+		c.ignores[cur] = append(c.ignores[cur], l)
+	}
+	ex, info, _ := strings.Cut(excludes, "\n---")
+	info = strings.TrimPrefix(info, "\n")
+	for _, l := range [...]string{ex, info} {
+		if len(l) > maxLayerLines*maxLayerLine {
+			return c, false
+		}
+	}
+	c.excludes = strings.Split(ex, "\n")
+	c.info = strings.Split(info, "\n")
+	files := map[string]bool{}
+	for _, raw := range strings.Split(paths, "\n") {
+		parts, ok := splitDir(raw)
+		if !ok || len(parts) > maxLayerDeep {
+			return c, false
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		d := ""
+		for _, p := range parts[:len(parts)-1] {
+			d += p + "/"
+			dirs[d] = true
+		}
+		files[strings.Join(parts, "/")] = true
+	}
+	for f := range files {
+		if dirs[f+"/"] {
+			return c, false // a file and a folder of the same name
+		}
+		c.files = append(c.files, f)
+	}
+	if len(c.files) == 0 || len(c.files) > maxLayerFiles {
+		return c, false
+	}
+	slices.Sort(c.files)
+	return c, true
+}
+
+// check builds the case in dir (dir/repo and dir/excludes), asks git and the
+// guard, and compares.
+func (c layerCase) check(t *testing.T, dir string) {
+	repo := filepath.Join(dir, "repo")
+	excludesFile := filepath.Join(dir, "excludes")
+	write := func(p, data string) {
+		full := filepath.Join(repo, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(excludesFile, []byte(strings.Join(c.excludes, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var gitignores []string
+	for d, lines := range c.ignores {
+		write(d+".gitignore", strings.Join(lines, "\n"))
+		gitignores = append(gitignores, d+".gitignore")
+	}
+	slices.Sort(gitignores)
+	for _, f := range c.files {
+		write(f, "x")
+	}
+	var stdin bytes.Buffer
+	for _, f := range c.files {
+		stdin.WriteString(f + "\x00")
+	}
+	// One process: a repository whose first commit holds the .gitignore
+	// files, then check-ignore on the untracked files.
+	script := `set -e
+git init -q
+git config core.excludesFile "$1"
+mkdir -p .git/info
+printf '%s' "$2" > .git/info/exclude
+shift 2
+git add -f -- "$@"
+git commit -q --allow-empty -m base
+exec git check-ignore -z -v -n --stdin`
+	args := append([]string{"-c", script, "sh", excludesFile, strings.Join(c.info, "\n")}, gitignores...)
+	cmd := exec.Command("sh", args...)
+	cmd.Dir = repo
+	cmd.Env = gittest.Env()
+	cmd.Stdin = &stdin
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+		err = nil // nothing ignored
+	}
+	if err != nil {
+		t.Fatalf("git: %v: %s", err, stderr.Bytes())
+	}
+	fields := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(fields)%4 != 0 {
+		t.Fatalf("git check-ignore: %d fields, not a multiple of 4: %q", len(fields), out)
+	}
+	type answer struct{ source, line, pattern string }
+	git := map[string]answer{}
+	for i := 0; i < len(fields); i += 4 {
+		git[fields[i+3]] = answer{fields[i], fields[i+1], fields[i+2]}
+	}
+	if len(git) != len(c.files) {
+		t.Fatalf("git check-ignore answered %d paths of %d", len(git), len(c.files))
+	}
+
+	g, err := gitguard.Open(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := g.Check(gitguard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := map[string]string{}
+	for _, v := range vs {
+		if v.Kind != "untracked" {
+			t.Fatalf("guard: %s %s (%s), want only untracked files", v.Path, v.Kind, v.Detail)
+		}
+		reported[v.Path] = v.Detail
+	}
+	layout := fmt.Sprintf(".gitignore files %q, core.excludesFile %q, info/exclude %q", c.ignores, c.excludes, c.info)
+	for _, f := range c.files {
+		a := git[f]
+		detail, rep := reported[f]
+		delete(reported, f)
+		gitIgnores := a.line != "" && !strings.HasPrefix(a.pattern, "!")
+		switch {
+		case !gitIgnores:
+			if !rep {
+				t.Fatalf("%s: the guard hides %q, git shows it (%s:%s %q)", layout, f, a.source, a.line, a.pattern)
+			}
+			if strings.Contains(detail, "hidden from git") {
+				t.Fatalf("%s: %q: the guard says %q, git shows it", layout, f, detail)
+			}
+			continue
+		case a.source != ".git/info/exclude" && a.source != excludesFile:
+			if rep {
+				t.Fatalf("%s: the guard reports %q, git ignores it by %s:%s %q", layout, f, a.source, a.line, a.pattern)
+			}
+			continue
+		}
+		source := a.source
+		if source == excludesFile {
+			source = "core.excludesFile " + excludesFile
+		}
+		if want := fmt.Sprintf("hidden from git by %s:%s (", source, a.line); rep && !strings.Contains(detail, want) {
+			t.Fatalf("%s: %q: the guard says %q, want %q…", layout, f, detail, want)
+		}
+	}
+	for p, d := range reported {
+		t.Fatalf("%s: the guard reports %q (%s), not one of the files", layout, p, d)
+	}
+}
