@@ -215,7 +215,9 @@ func (c layerCase) check(t *testing.T, dir string) {
 		stdin.WriteString(f + "\x00")
 	}
 	// One process: a repository whose first commit holds the .gitignore
-	// files, then check-ignore on the untracked files.
+	// files, then check-ignore on the untracked files; --no-index, or a
+	// file named "*" would read as a glob matching a tracked file, which
+	// check-ignore answers as not ignored.
 	script := `set -e
 git init -q
 git config core.excludesFile "$1"
@@ -224,7 +226,7 @@ printf '%s' "$2" > .git/info/exclude
 shift 2
 git add -f -- "$@"
 git commit -q --allow-empty -m base
-exec git check-ignore -z -v -n --stdin`
+exec git check-ignore --no-index -z -v -n --stdin`
 	args := append([]string{"-c", script, "sh", excludesFile, strings.Join(c.info, "\n")}, gitignores...)
 	cmd := exec.Command("sh", args...)
 	cmd.Dir = repo
