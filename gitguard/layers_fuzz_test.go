@@ -2,7 +2,9 @@ package gitguard_test
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -300,5 +302,61 @@ exec git check-ignore --no-index -z -v -n --stdin`
 	}
 	for p, d := range reported {
 		t.Fatalf("%s: the guard reports %q (%s), not one of the files", layout, p, d)
+	}
+}
+
+var layersRandom = flag.Int("layers.random", 0, "TestIgnoreLayersRandom: how many generated cases to check against git (0: skip)")
+
+var layersSeed = flag.Uint64("layers.seed", 1, "TestIgnoreLayersRandom: the seed of the generated cases")
+
+// TestIgnoreLayersRandom is FuzzIgnoreLayersVsGit's check on cases drawn
+// from a small alphabet of folders, patterns and file names, so that
+// patterns meet the paths they may match: a faster search than byte
+// mutation, run by hand (go test ./gitguard -run TestIgnoreLayersRandom
+// -args -layers.random=3000).
+func TestIgnoreLayersRandom(t *testing.T) {
+	if *layersRandom == 0 {
+		t.Skip("run with -args -layers.random=N")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dirs := []string{"a", "b", "a/b", "a/c", "b/a", "a/b/c"}
+	pats := []string{"a", "/a", "a/", "/a/", "!a", "!/a", "!a/", "b", "/b", "b/", "!b", "!b/", "*", "!*", "*/",
+		"!*/", "x", "!x", "/x", "*.o", "!*.o", "/*.o", "a/x", "/a/x", "b/x", "a/*", "!a/*", "**/x", "a/**", "!a/**",
+		"**/b/", "*/x", "c", "c/", "!c", "a/b/", "!a/b/x", "x/", ".gitignore", "!.gitignore"}
+	names := []string{"x", "a", "b", "c", "x.o", "y"}
+	rng := rand.New(rand.NewPCG(*layersSeed, 0))
+	pick := func(l []string) string { return l[rng.IntN(len(l))] }
+	lines := func(n int) string {
+		var b []string
+		for range rng.IntN(n + 1) {
+			b = append(b, pick(pats))
+		}
+		return strings.Join(b, "\n")
+	}
+	for done := 0; done < *layersRandom; {
+		ignores := lines(3)
+		for range rng.IntN(3) {
+			ignores += "\n>" + pick(dirs) + "\n" + lines(3)
+		}
+		excludes := ""
+		if rng.IntN(3) == 0 {
+			excludes = lines(2) + "\n---\n" + lines(2)
+		}
+		var files []string
+		for range 1 + rng.IntN(6) {
+			f := pick(names)
+			if rng.IntN(4) > 0 {
+				f = pick(dirs) + "/" + f
+			}
+			files = append(files, f)
+		}
+		c, ok := newLayerCase(ignores, excludes, strings.Join(files, "\n"))
+		if !ok {
+			continue
+		}
+		done++
+		c.check(t, t.TempDir())
 	}
 }
