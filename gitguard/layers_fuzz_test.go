@@ -24,12 +24,15 @@ import (
 //     switches to dir/.gitignore (committed: they are the base, and the
 //     working copies equal it, since the guard reads the base's on purpose);
 //   - excludes: core.excludesFile lines, then after a line "---" the lines
-//     of .git/info/exclude;
+//     of .git/info/exclude, then after a line "+++" hgate.yaml's ignore:
+//     list (read by git as the lone .gitignore of a second repository);
 //   - paths: untracked files, one a line (their parents are folders).
 //
 // Check with an empty allow reports every untracked file the guard does not
-// ignore. For each file, by the rule git names (one git call):
+// ignore. For each file, by the rule git names (one git process):
 //
+//   - ignored by the ignore: list: the guard does not report it, whatever
+//     the .gitignore files say (ignore: adds to them);
 //   - not ignored by git: the guard reports it, with no "hidden from git";
 //   - ignored by a .gitignore: the guard does not report it (it would
 //     hide a file git shows if it did not report one git shows);
@@ -86,12 +89,37 @@ var layerSeeds = [][3]string{
 	{"**/gen/**\n>a\nb/**/c\n!gen/keep", "", "gen/x\na/gen/keep\na/b/c\na/b/x/c\nb/c"},
 	// A .gitignore that ignores itself still counts; * with negated folders.
 	{"*\n!*/\n!*.go\n>a\n!.gitignore\n!*.md", "", "x.go\ny.txt\na/z.md\na/w\na/b/v.go"},
+	// ignore: adds to the .gitignore files: a .gitignore negation does not
+	// re-include what it ignores, and its own negations re-include only
+	// what it ignored itself.
+	{"*.o\n!keep.o\n>a\n!*.log", "\n+++\n*.log\nkeep.o\n!x.o\n/b/", "x.o\nkeep.o\na/x.log\nb/y\na/b/z\nc.log"},
+}
+
+type gitAnswer struct{ source, line, pattern string }
+
+func (a gitAnswer) ignores() bool { return a.line != "" && !strings.HasPrefix(a.pattern, "!") }
+
+// answers reads check-ignore -z -v -n output: the rule that decided, per file.
+func (c layerCase) answers(t *testing.T, out []byte) map[string]gitAnswer {
+	fields := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(fields)%4 != 0 {
+		t.Fatalf("git check-ignore: %d fields, not a multiple of 4: %q", len(fields), out)
+	}
+	got := map[string]gitAnswer{}
+	for i := 0; i < len(fields); i += 4 {
+		got[fields[i+3]] = gitAnswer{fields[i], fields[i+1], fields[i+2]}
+	}
+	if len(got) != len(c.files) {
+		t.Fatalf("git check-ignore answered %d paths of %d", len(got), len(c.files))
+	}
+	return got
 }
 
 type layerCase struct {
 	ignores  map[string][]string // "" or "dir/" → lines of its .gitignore
 	excludes []string            // core.excludesFile
 	info     []string            // .git/info/exclude
+	extra    []string            // hgate.yaml's ignore: (nil: none)
 	files    []string            // untracked files, sorted
 }
 
@@ -147,6 +175,10 @@ func newLayerCase(ignores, excludes, paths string) (layerCase, bool) {
 			continue
 		}
 		c.ignores[cur] = append(c.ignores[cur], l)
+	}
+	excludes, extra, hasExtra := strings.Cut(excludes, "\n+++")
+	if hasExtra {
+		c.extra = strings.Split(strings.TrimPrefix(extra, "\n"), "\n")
 	}
 	ex, info, _ := strings.Cut(excludes, "\n---")
 	info = strings.TrimPrefix(info, "\n")
@@ -209,58 +241,69 @@ func (c layerCase) check(t *testing.T, dir string) {
 		gitignores = append(gitignores, d+".gitignore")
 	}
 	slices.Sort(gitignores)
-	for _, f := range c.files {
-		write(f, "x")
-	}
 	var stdin bytes.Buffer
 	for _, f := range c.files {
+		write(f, "x")
 		stdin.WriteString(f + "\x00")
 	}
+	pathsFile, gitOut := filepath.Join(dir, "paths"), filepath.Join(dir, "git.out")
+	if err := os.WriteFile(pathsFile, stdin.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// hgate.yaml's ignore: lines, as the lone .gitignore of a repository
+	// of their own holding the same files.
+	extraRepo := ""
+	if c.extra != nil {
+		extraRepo = filepath.Join(dir, "extra")
+		for _, f := range c.files {
+			write("../extra/"+f, "x")
+		}
+		write("../extra/.gitignore", strings.Join(c.extra, "\n"))
+	}
 	// One process: a repository whose first commit holds the .gitignore
-	// files, then check-ignore on the untracked files; --no-index, or a
-	// file named "*" would read as a glob matching a tracked file, which
-	// check-ignore answers as not ignored.
+	// files, then check-ignore on the untracked files (and in the ignore:
+	// repository, if any); --no-index, or a file named "*" would read as a
+	// glob matching a tracked file, which check-ignore answers as not
+	// ignored.
 	script := `set -e
 git init -q
 git config core.excludesFile "$1"
 mkdir -p .git/info
 printf '%s' "$2" > .git/info/exclude
-shift 2
+paths=$3 out=$4 extra=$5
+shift 5
 git add -f -- "$@"
 git commit -q --allow-empty -m base
-exec git check-ignore --no-index -z -v -n --stdin`
-	args := append([]string{"-c", script, "sh", excludesFile, strings.Join(c.info, "\n")}, gitignores...)
+git check-ignore --no-index -z -v -n --stdin < "$paths" > "$out" || [ $? = 1 ]
+[ -n "$extra" ] || exit 0
+cd "$extra"
+git init -q
+git check-ignore --no-index -z -v -n --stdin < "$paths" || [ $? = 1 ]`
+	args := append([]string{"-c", script, "sh", excludesFile, strings.Join(c.info, "\n"), pathsFile, gitOut, extraRepo}, gitignores...)
 	cmd := exec.Command("sh", args...)
 	cmd.Dir = repo
 	cmd.Env = gittest.Env()
-	cmd.Stdin = &stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
-		err = nil // nothing ignored
-	}
+	extraOut, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("git: %v: %s", err, stderr.Bytes())
 	}
-	fields := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-	if len(fields)%4 != 0 {
-		t.Fatalf("git check-ignore: %d fields, not a multiple of 4: %q", len(fields), out)
+	out, err := os.ReadFile(gitOut)
+	if err != nil {
+		t.Fatal(err)
 	}
-	type answer struct{ source, line, pattern string }
-	git := map[string]answer{}
-	for i := 0; i < len(fields); i += 4 {
-		git[fields[i+3]] = answer{fields[i], fields[i+1], fields[i+2]}
-	}
-	if len(git) != len(c.files) {
-		t.Fatalf("git check-ignore answered %d paths of %d", len(git), len(c.files))
+	git := c.answers(t, out)
+	extraGit := map[string]gitAnswer{}
+	if c.extra != nil {
+		extraGit = c.answers(t, extraOut)
 	}
 
 	g, err := gitguard.Open(repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := g.Check(gitguard.Options{})
+	vs, err := g.Check(gitguard.Options{Ignore: c.extra})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,13 +314,19 @@ exec git check-ignore --no-index -z -v -n --stdin`
 		}
 		reported[v.Path] = v.Detail
 	}
-	layout := fmt.Sprintf(".gitignore files %q, core.excludesFile %q, info/exclude %q", c.ignores, c.excludes, c.info)
+	layout := fmt.Sprintf(".gitignore files %q, core.excludesFile %q, info/exclude %q, ignore: %q", c.ignores, c.excludes, c.info, c.extra)
 	for _, f := range c.files {
 		a := git[f]
 		detail, rep := reported[f]
 		delete(reported, f)
-		gitIgnores := a.line != "" && !strings.HasPrefix(a.pattern, "!")
+		gitIgnores := a.ignores()
 		switch {
+		case extraGit[f].ignores():
+			// ignore: ignores on its own, whatever the .gitignore files say.
+			if rep {
+				t.Fatalf("%s: the guard reports %q, ignore: holds %s:%s %q", layout, f, extraGit[f].source, extraGit[f].line, extraGit[f].pattern)
+			}
+			continue
 		case !gitIgnores:
 			if !rep {
 				t.Fatalf("%s: the guard hides %q, git shows it (%s:%s %q)", layout, f, a.source, a.line, a.pattern)
@@ -343,6 +392,9 @@ func TestIgnoreLayersRandom(t *testing.T) {
 		excludes := ""
 		if rng.IntN(3) == 0 {
 			excludes = lines(2) + "\n---\n" + lines(2)
+		}
+		if rng.IntN(3) == 0 {
+			excludes += "\n+++\n" + lines(2)
 		}
 		var files []string
 		for range 1 + rng.IntN(6) {
