@@ -24,7 +24,7 @@ The server is the hgate-mcp binary, found next to hgate (symlinks resolved), els
 func (c *mcpCmd) Run(ctx context.Context, g *Globals) error {
 	path, err := proc.Sibling(mcpBinary)
 	if err != nil {
-		return fmt.Errorf("%v: hgate mcp needs it; install both binaries with go install ./cmd/... in hgate's source (or go install github.com/hgate/hgate/cmd/...@latest)", err)
+		return fmt.Errorf("%v: install it next to hgate with go install ./cmd/... in hgate's source (it installs both)", err)
 	}
 	args := []string{mcpBinary, "-C", g.Dir}
 	if g.Config != "" {
