@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +21,6 @@ import (
 // Exit codes of hgate (README, "Exit codes").
 const (
 	exitOK          = 0
-	exitNo          = 1
 	exitCannot      = 2
 	exitInterrupted = 130
 )
@@ -100,19 +98,8 @@ func toolResult[T any](ctx context.Context, exec Exec, args []string, write func
 	}
 	text.Write(stderr.Bytes())
 	if code != exitOK {
-		fmt.Fprintf(&text, "hgate %s: exit status %d (%s)\n", args[0], code, exitMeaning(code))
+		fmt.Fprintf(&text, "hgate %s: exit status %d (%s)\n", args[0], code, agentapi.ExitMeaning(code))
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}, IsError: code >= exitCannot}
 	return res, structured, nil
-}
-
-// exitMeaning says what an exit code of hgate means.
-func exitMeaning(code int) string {
-	switch code {
-	case exitNo:
-		return "the answer is no"
-	case exitInterrupted:
-		return "interrupted"
-	}
-	return "could not answer"
 }

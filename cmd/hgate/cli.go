@@ -31,17 +31,6 @@ const (
 	exitInterrupted = 130 // SIGINT or SIGTERM
 )
 
-// exitMeaning says what an exit code means, for a message that has nothing better.
-func exitMeaning(code int) string {
-	switch code {
-	case exitNo:
-		return "the answer is no"
-	case exitInterrupted:
-		return "interrupted"
-	}
-	return "could not answer"
-}
-
 // Globals are the flags every command takes.
 type Globals struct {
 	Dir     string           `short:"C" name:"directory" placeholder:"DIR" default:"." help:"Run as if hgate was started in DIR."`
