@@ -34,11 +34,11 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 		fmt.Fprintf(g.stderr, "hgate: note: file_guard is false in %s: the gate skips this check\n", cfg.File)
 	}
 	if g.JSON {
-		if err := g.printJSON(gate.GuardJSON{OK: len(vs) == 0, FileGuard: cfg.FileGuard, Violations: vs}); err != nil {
+		if err := g.printJSON(guardJSON{OK: len(vs) == 0, FileGuard: cfg.FileGuard, Violations: vs}); err != nil {
 			return err
 		}
 	} else {
-		(&gate.GuardJSON{Violations: vs}).WriteText(g.stdout)
+		(&guardJSON{Violations: vs}).WriteText(g.stdout)
 	}
 	if len(vs) > 0 {
 		fmt.Fprintf(g.stderr, "hgate: %d path(s) changed outside allow in %s\n", len(vs), cfg.File)

@@ -41,7 +41,7 @@ type hookRunJSON struct {
 	Violations []gitguard.Violation `json:"violations"`
 }
 
-// guardJSON is hgate guard --json.
+// guardJSON is hgate guard --json, gate's: the MCP server renders its text too.
 type guardJSON = gate.GuardJSON
 
 // errorJSON is what --json prints when a command could not answer or was interrupted
