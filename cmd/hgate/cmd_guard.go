@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
@@ -40,40 +38,11 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 			return err
 		}
 	} else {
-		writeGuardText(g.stdout, vs)
+		(&guardJSON{Violations: vs}).WriteText(g.stdout)
 	}
 	if len(vs) > 0 {
 		fmt.Fprintf(g.stderr, "hgate: %d path(s) changed outside allow in %s\n", len(vs), cfg.File)
 		return answerNo{}
 	}
 	return nil
-}
-
-// writeGuardText prints the guard's answer as text: hgate guard and its MCP tool.
-func writeGuardText(w io.Writer, vs []gitguard.Violation) {
-	if len(vs) == 0 {
-		fmt.Fprintln(w, "clean: only allowed paths changed")
-	}
-	for _, v := range vs {
-		fmt.Fprintln(w, violationLine(v, "revert"))
-	}
-}
-
-// violationLine formats a violation on one line: KIND  PATH  (DETAIL; VERB: HINT).
-func violationLine(v gitguard.Violation, verb string) string {
-	line := fmt.Sprintf("%-10s", v.Kind)
-	if v.Path != "" {
-		line += " " + v.Path
-	}
-	var notes []string
-	if v.Detail != "" {
-		notes = append(notes, v.Detail)
-	}
-	if v.Hint != "" {
-		notes = append(notes, verb+": "+v.Hint)
-	}
-	if len(notes) > 0 {
-		line += "  (" + strings.Join(notes, "; ") + ")"
-	}
-	return line
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/hooks"
 )
@@ -126,7 +127,7 @@ func (c *hooksRunCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) e
 	}
 	fmt.Fprintf(g.stderr, "hgate: commit refused: %d staged path(s) outside allow in %s:\n", len(vs), cfg.File)
 	for _, v := range vs {
-		fmt.Fprintf(g.stderr, "  %s\n", violationLine(v, "unstage"))
+		fmt.Fprintf(g.stderr, "  %s\n", gate.ViolationLine(v, "unstage"))
 	}
 	return answerNo{}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/mcpserver"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -32,6 +33,10 @@ func TestMain(m *testing.M) {
 			stop()
 			os.Exit(code)
 		},
+		// hgate mcp finds it on PATH, in the folder testscript puts both commands in.
+		"hgate-mcp": func() { os.Exit(mcpserver.Main(os.Args[1:])) },
+		// mcp-call is a script's MCP client (see mcpCall).
+		"mcp-call": mcpCall,
 	})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/hooks"
 	"github.com/hgate/hgate/loop"
@@ -40,12 +41,8 @@ type hookRunJSON struct {
 	Violations []gitguard.Violation `json:"violations"`
 }
 
-// guardJSON is hgate guard --json.
-type guardJSON struct {
-	FileGuard  bool                 `json:"file_guard"`
-	OK         bool                 `json:"ok"`
-	Violations []gitguard.Violation `json:"violations"`
-}
+// guardJSON is hgate guard --json, gate's: the MCP server renders its text too.
+type guardJSON = gate.GuardJSON
 
 // errorJSON is what --json prints when a command could not answer or was interrupted
 // before printing its own object.

@@ -22,7 +22,8 @@ var layer = map[string]int{
 	"agentapi": 8,
 	"loop":     9, "hooks": 9,
 	"report":    10,
-	"cmd/hgate": 11,
+	"mcpserver": 11,
+	"cmd/hgate": 12, "cmd/hgate-mcp": 12,
 }
 
 // sameLayer are the imports the diagram allows inside one layer.
@@ -37,7 +38,7 @@ var only = map[string]string{
 	"go.yaml.in/yaml/v3":                     "config",
 	"github.com/go-git/go-git/v5":            "gitguard",
 	"github.com/landlock-lsm/go-landlock":    "internal/sandbox",
-	"github.com/modelcontextprotocol/go-sdk": "cmd/hgate",
+	"github.com/modelcontextprotocol/go-sdk": "mcpserver",
 }
 
 // TestImportsFollowTheDiagram: every hgate package is in the diagram, and imports only

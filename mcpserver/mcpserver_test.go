@@ -1,10 +1,14 @@
-package main
+package mcpserver
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +17,47 @@ import (
 
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/internal/proc"
 )
+
+// TestMain builds the hgate binary the tools run into a folder on PATH, where
+// hgate-mcp looks for it when it is not next to its own executable.
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		bin, err := os.MkdirTemp("", "mcpserver-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer os.RemoveAll(bin)
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, "hgate"), "github.com/hgate/hgate/cmd/hgate")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build hgate: %v\n%s", err, out)
+			return 2
+		}
+		os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		return m.Run()
+	}())
+}
+
+// exitProject is a project whose agent.sh passes the tasks its case names.
+const exitProject = `allow: [agent.sh]
+benchmark:
+  tasks: {file: tasks.txt}
+  run: ["sh", "-c", "sh agent.sh {task}"]
+  concurrency: 2
+  task_timeout: 1m
+`
+
+// hgate is the hgate binary TestMain built, found as hgate-mcp finds it.
+func hgate(t *testing.T) string {
+	t.Helper()
+	path, err := proc.Sibling("hgate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 // mcpRepo is a prepared repository whose agent solves t01..t05 of ten tasks.
 func mcpRepo(t *testing.T) *gittest.Repo {
@@ -26,19 +70,18 @@ func mcpRepo(t *testing.T) *gittest.Repo {
 		"agent.sh":   "case $1 in t0[1-5]) exit 0;; esac; exit 1\n",
 	})
 	repo.Commit("init")
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"-C", repo.Path("."), "prepare"}, &out, &errb); code != 0 {
-		t.Fatalf("prepare: exit %d\n%s%s", code, out.String(), errb.String())
+	if out, err := exec.Command(hgate(t), "-C", repo.Path("."), "prepare").CombinedOutput(); err != nil {
+		t.Fatalf("prepare: %v\n%s", err, out)
 	}
 	return repo
 }
 
-// connect starts newMCPServer(exec) and an SDK client on in-memory transports.
-func connect(t *testing.T, exec execFunc) *mcp.ClientSession {
+// connect starts New(exec) and an SDK client on in-memory transports.
+func connect(t *testing.T, exec Exec) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := newMCPServer(exec).Connect(ctx, st, nil)
+	ss, err := New("test", exec).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +124,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 
 func TestMCPTools(t *testing.T) {
 	repo := mcpRepo(t)
-	g := &Globals{Dir: repo.Path(".")}
-	cs := connect(t, g.execFor())
+	cs := connect(t, Child(hgate(t), repo.Path("."), ""))
 
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -139,8 +181,20 @@ func TestMCPThroughSocket(t *testing.T) {
 	repo := mcpRepo(t)
 	root := repo.Path(".")
 	srv, err := agentapi.Listen(context.Background(), agentapi.Options{
+		// The loop runs the command itself, outside the sandbox (not through its socket),
+		// and in its own process, where hgate gate reports the tree it decided: a
+		// child hgate's gate --json tells it here.
 		Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return run(ctx, append([]string{"-C", root}, args...), stdout, stderr)
+			var out bytes.Buffer
+			cmd := exec.CommandContext(ctx, hgate(t), append([]string{"-C", root}, args...)...)
+			cmd.Env = append(os.Environ(), agentapi.EnvSocket+"=")
+			cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, &out), stderr
+			cmd.Run()
+			var verdict struct{ Tree, Verdict string }
+			if args[0] == "gate" && json.Unmarshal(out.Bytes(), &verdict) == nil {
+				agentapi.ReportGate(ctx, verdict.Tree, verdict.Verdict)
+			}
+			return cmd.ProcessState.ExitCode()
 		},
 		Status: func() (agentapi.Status, error) {
 			return agentapi.Status{Iteration: 2, RunID: "r", SuiteSize: 1, Allow: []string{"agent.sh"}}, nil
@@ -152,7 +206,7 @@ func TestMCPThroughSocket(t *testing.T) {
 	defer srv.Close()
 	t.Setenv(agentapi.EnvSocket, srv.Path())
 	// -C points nowhere useful: through the socket, the loop's repository is used.
-	cs := connect(t, (&Globals{Dir: t.TempDir()}).execFor())
+	cs := connect(t, Child(hgate(t), t.TempDir(), ""))
 
 	a := call(t, cs, "status", nil)
 	if a.isError || a.structured["iteration"] != 2.0 || !strings.HasPrefix(a.text, "iteration 2 of run r\n") {
