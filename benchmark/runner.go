@@ -82,9 +82,6 @@ func NewPool(n int) *Pool {
 	return &Pool{sem: make(chan struct{}, n)}
 }
 
-// Size is the number of slots.
-func (p *Pool) Size() int { return cap(p.sem) }
-
 func (p *Pool) acquire(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -517,3 +517,6 @@ func TestRunEscapedChatterbox(t *testing.T) {
 		t.Errorf("chatter: %s", describe(r))
 	}
 }
+
+// Size is the number of slots.
+func (p *Pool) Size() int { return cap(p.sem) }

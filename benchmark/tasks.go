@@ -21,7 +21,7 @@ import (
 // become trace file names and command arguments).
 func CheckID(id string) error { return statefile.CheckTaskID(id) }
 
-// ListTasks returns the benchmark's task ids, sorted, from exactly one of
+// ListTasksAs returns the benchmark's task ids, sorted, from exactly one of
 // cfg.Tasks' sources, all relative to dir:
 //   - glob: the base name of each match; names starting with "." are
 //     skipped unless the pattern's last element starts with "." itself;
@@ -31,13 +31,10 @@ func CheckID(id string) error { return statefile.CheckTaskID(id) }
 //
 // Every invalid or duplicate id is reported at once; an empty list is an
 // error too.
-func ListTasks(ctx context.Context, dir string, cfg config.Benchmark) ([]string, error) {
-	return ListTasksAs(ctx, dir, "", cfg)
-}
-
-// ListTasksAs is ListTasks in dir, a copy of the folder shown (a clean room's copy of
-// the repository): messages name shown, where a human looks, and say it was the copy
-// that was read. An empty shown is dir itself.
+//
+// shown is the folder dir is a copy of (a clean room's copy of the repository): messages
+// name it, where a human looks, and say it was the copy that was read. An empty shown is
+// dir itself.
 func ListTasksAs(ctx context.Context, dir, shown string, cfg config.Benchmark) ([]string, error) {
 	src := cfg.Tasks
 	n := 0

@@ -101,10 +101,6 @@ func readIndexFile(path, gitDir string) (*indexFile, error) {
 	return idx, nil
 }
 
-// parseIndex parses a whole index file that needs no shared index (see
-// parseSplitIndex).
-func parseIndex(data []byte) (*indexFile, error) { return parseSplitIndex(data, nil) }
-
 // parseSplitIndex parses a whole index file, checksum included, and rejects
 // what git itself would refuse (unsorted or duplicate entries, bad paths)
 // as well as the sparse format, which it does not read. A split index (a

@@ -182,3 +182,7 @@ func TestHashIndexTrees(t *testing.T) {
 		t.Errorf("no entries: %s, %v; want the empty tree", h, err)
 	}
 }
+
+// parseIndex parses a whole index file that needs no shared index (see
+// parseSplitIndex).
+func parseIndex(data []byte) (*indexFile, error) { return parseSplitIndex(data, nil) }

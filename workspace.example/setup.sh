@@ -38,7 +38,7 @@ if [ -n "${HGATE:-}" ]; then
 else
 	echo "== building hgate"
 	hgate=$tmp/bin/hgate
-	(cd "$root" && go build -o "$hgate" ./cmd/hgate) || die "go build failed"
+	(cd "$root" && CGO_ENABLED=0 go build -o "$hgate" ./cmd/hgate) || die "go build failed"
 fi
 
 echo "== copying the example into $proj"

@@ -92,10 +92,11 @@ func median(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
-// buildHgate builds this command the way the README installs it: a plain go build.
+// buildHgate builds this command the way the README installs it: CGO_ENABLED=0, a static
+// binary that loads no C library at start.
 func buildHgate(b *testing.B) string {
 	out := filepath.Join(b.TempDir(), exe("hgate"))
-	goBuild(b, ".", out, nil)
+	goBuild(b, ".", out, []string{"CGO_ENABLED=0"})
 	return out
 }
 
@@ -111,7 +112,7 @@ func buildHello(b *testing.B) string {
 		}
 	}
 	out := filepath.Join(b.TempDir(), exe("hello"))
-	goBuild(b, src, out, []string{"GOWORK=off", "GOFLAGS="})
+	goBuild(b, src, out, []string{"GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0"})
 	return out
 }
 

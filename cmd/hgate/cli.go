@@ -45,23 +45,95 @@ type Globals struct {
 	repoRoot       string // the repository root, once opened
 }
 
+// cli is the command line: the global flags, and one field per command, which Kong sees
+// only through commands (see reachable).
 type cli struct {
 	Globals
 
-	Prepare prepareCmd `cmd:"" help:"Set up the workspace: run the baseline on every task, write the train/test split and results.tsv row 0."`
-	Bench   benchCmd   `cmd:"" help:"Run train tasks for failure analysis and write their traces to traces/latest."`
-	Gate    gateCmd    `cmd:"" help:"Decide whether the current change is kept: file guard, regression suite, held-out score, promotion."`
-	Record  recordCmd  `cmd:"" help:"Append the results.tsv row for HEAD, from the receipt of the gate run that passed its tree."`
-	State   stateCmd   `cmd:"" help:"Inspect, restore or accept hgate's own state files as kept in git (refs/hgate/ledger)."`
-	Loop    loopCmd    `cmd:"" help:"Run the coding agent unattended: agent, gate, commit or set aside, record, until a stop condition."`
-	Guard   guardCmd   `cmd:"" help:"Run the file guard (gate Step 0) alone: list paths changed outside allow, with how to revert each."`
-	Hooks   hooksCmd   `cmd:"" help:"Install, uninstall or run hgate's git pre-commit hook."`
-	Status  statusCmd  `cmd:"" help:"Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id)."`
-	Report  reportCmd  `cmd:"" help:"Write the repository's hgate history as one self-contained HTML page (workspace/report.html), or print it with --json."`
-	Mcp     mcpCmd     `cmd:"" name:"mcp" help:"Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call."`
-
-	Completion completionCmd `cmd:"" help:"Print the shell code that turns on tab completion of hgate's commands and flags in bash, zsh or fish."`
+	Prepare    prepareCmd    `kong:"-"`
+	Bench      benchCmd      `kong:"-"`
+	Gate       gateCmd       `kong:"-"`
+	Record     recordCmd     `kong:"-"`
+	State      stateCmd      `kong:"-"`
+	Loop       loopCmd       `kong:"-"`
+	Guard      guardCmd      `kong:"-"`
+	Hooks      hooksCmd      `kong:"-"`
+	Status     statusCmd     `kong:"-"`
+	Report     reportCmd     `kong:"-"`
+	Mcp        mcpCmd        `kong:"-"`
+	Completion completionCmd `kong:"-"`
 }
+
+// command is one of hgate's commands as Kong registers it.
+type command struct {
+	name, help string
+	cmd        any
+}
+
+// commands are hgate's commands, in the order help lists them.
+func (c *cli) commands() []command {
+	return []command{
+		{"prepare", "Set up the workspace: run the baseline on every task, write the train/test split and results.tsv row 0.", &c.Prepare},
+		{"bench", "Run train tasks for failure analysis and write their traces to traces/latest.", &c.Bench},
+		{"gate", "Decide whether the current change is kept: file guard, regression suite, held-out score, promotion.", &c.Gate},
+		{"record", "Append the results.tsv row for HEAD, from the receipt of the gate run that passed its tree.", &c.Record},
+		{"state", "Inspect, restore or accept hgate's own state files as kept in git (refs/hgate/ledger).", &c.State},
+		{"loop", "Run the coding agent unattended: agent, gate, commit or set aside, record, until a stop condition.", &c.Loop},
+		{"guard", "Run the file guard (gate Step 0) alone: list paths changed outside allow, with how to revert each.", &c.Guard},
+		{"hooks", "Install, uninstall or run hgate's git pre-commit hook.", &c.Hooks},
+		{"status", "Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id).", &c.Status},
+		{"report", "Write the repository's hgate history as one self-contained HTML page (workspace/report.html), or print it with --json.", &c.Report},
+		{"mcp", "Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call.", &c.Mcp},
+		{"completion", "Print the shell code that turns on tab completion of hgate's commands and flags in bash, zsh or fish.", &c.Completion},
+	}
+}
+
+// reachable returns the commands Kong's model must hold to parse args: the one args name;
+// none when args are global flags alone, --version among them (Kong prints the version
+// before it would ask for a command); all of them otherwise, for the help, completion and
+// usage errors that list them. Kong builds its model by reflection on every start, about
+// 0.5 ms for every command, and a command line runs one command.
+func reachable(all []command, args []string, full bool) []command {
+	if full {
+		return all
+	}
+	version := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-h" || a == "--help" {
+			return all
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			for _, c := range all {
+				if c.name == a {
+					return []command{c}
+				}
+			}
+			return all // a word that is no command: Kong's error lists them
+		}
+		version = version || a == "--version"
+		if takesValue(a) {
+			i++ // the flag's value, which may look like a command's name
+		}
+	}
+	if version {
+		return nil
+	}
+	return all
+}
+
+// takesValue reports whether the global flag a (alone, not --flag=value or -Cvalue) is
+// followed by its value: -C/--directory and --config, also at the end of a cluster of short
+// flags (-vC). TestReachableKnowsTheGlobalFlags holds this to Globals.
+func takesValue(a string) bool {
+	if strings.HasPrefix(a, "--") {
+		return a == "--directory" || a == "--config"
+	}
+	return strings.TrimLeft(a[1:], boolShorts) == "C"
+}
+
+// boolShorts are the short global flags that take no value.
+const boolShorts = "vh"
 
 // completionCmd prints the init code of jotaen/kong-completion for a shell: it makes the
 // shell ask hgate itself (COMP_LINE set; see run) what completes a command line.
@@ -89,6 +161,12 @@ Run "hgate prepare" once, then "hgate gate" after each edit: exit 0 keeps the ch
 type exitPanic struct{ code int }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	return runWith(ctx, args, stdout, stderr, false)
+}
+
+// runWith is run; full builds Kong's model of every command whatever args name (the
+// completion does, and tests compare the two).
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, full bool) (code int) {
 	var errMsg string // the error report printed on stderr, for --json
 	var c cli
 	out := &countingWriter{w: stdout}
@@ -116,7 +194,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			}
 		}
 	}()
-	parser, err := kong.New(&c,
+	// A shell asking for completions (COMP_LINE set) gets them on stdout and exit 0; they
+	// need every command.
+	completing := os.Getenv("COMP_LINE") != ""
+	options := []kong.Option{
 		kong.Name("hgate"),
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
@@ -129,14 +210,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		kong.BindSingletonProvider(loadConfig),
 		kong.BindSingletonProvider(openRepo),
 		kong.BindSingletonProvider(newEnv),
-	)
+	}
+	for _, cmd := range reachable(c.commands(), args, full || completing) {
+		options = append(options, kong.DynamicCommand(cmd.name, cmd.help, "", cmd.cmd))
+	}
+	parser, err := kong.New(&c, options...)
 	if err != nil {
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		return exitCannot
 	}
-	// A shell asking for completions (COMP_LINE set) gets them on stdout and exit 0. The
-	// completion model is built only then: every other start would pay for it.
-	if os.Getenv("COMP_LINE") != "" {
+	// The completion model is built only then: every other start would pay for it.
+	if completing {
 		kongcompletion.Register(parser)
 	}
 	kctx, err := parser.Parse(args)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/hgate/hgate/internal/gittest"
 )
 
@@ -97,6 +99,71 @@ func TestVersionFrom(t *testing.T) {
 	for _, tt := range tests {
 		if got := versionFrom(tt.linked, tt.bi); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestReachableKnowsTheGlobalFlags: reachable skips the value of each global flag that
+// takes one, as Kong's model of them says, so a value named like a command (-C gate) is
+// not taken for the command.
+func TestReachableKnowsTheGlobalFlags(t *testing.T) {
+	var c cli
+	parser, err := kong.New(&c, kong.Name("hgate"), kong.Exit(func(int) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shorts := ""
+	for _, f := range parser.Model.Flags {
+		value := !f.IsBool()
+		if got := takesValue("--" + f.Name); got != value {
+			t.Errorf("takesValue(--%s) = %v; Kong: the flag takes a value = %v", f.Name, got, value)
+		}
+		if f.Short == 0 {
+			continue
+		}
+		if got := takesValue("-" + string(f.Short)); got != value {
+			t.Errorf("takesValue(-%c) = %v; Kong: the flag takes a value = %v", f.Short, got, value)
+		}
+		if !value {
+			shorts += string(f.Short)
+		}
+	}
+	if len(shorts) != len(boolShorts) || strings.Trim(shorts, boolShorts) != "" {
+		t.Errorf("Kong's short flags without a value are %q; boolShorts says %q", shorts, boolShorts)
+	}
+	for _, a := range []string{"-vC", "-hvC"} {
+		if !takesValue(a) {
+			t.Errorf("takesValue(%s) = false: C ends the cluster, the value follows", a)
+		}
+	}
+	for _, a := range []string{"-C/tmp/C", "--directory=/tmp", "--config=x", "-vh"} {
+		if takesValue(a) {
+			t.Errorf("takesValue(%s) = true: no value follows", a)
+		}
+	}
+}
+
+// TestReachableParsesAsEveryCommand: run with Kong's model of only the commands the
+// command line can reach prints, exits and runs exactly as with the model of all of
+// them.
+func TestReachableParsesAsEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{}, {"--help"}, {"-h"}, {"--version"}, {"--json"}, {"--version", "--json"},
+		{"-C", dir, "--version"}, {"--directory=" + dir, "--version"}, {"-vC", dir, "--version"},
+		{"--version", "bogus"}, {"bogus", "--version"}, {"bogus"}, {"gaurd"}, {"--json", "bogus"},
+		{"guard", "--help"}, {"state"}, {"state", "--help"}, {"state", "log", "--help"},
+		{"hooks"}, {"hooks", "run", "--help"}, {"loop", "--help"}, {"completion"},
+		{"-C", "guard", "--help"}, {"-C", "gate", "guard", "--help"}, {"--config", "gate", "gate", "--help"},
+		{"-v", "guard", "--help"}, {"guard", "--bogus"}, {"-C", dir, "guard"}, {"-C", dir, "status", "--json"},
+		{"-C", dir, "--", "guard"}, {"-C"}, {"--config"}, {"-C" + dir, "guard"},
+	} {
+		var pruned, every [2]bytes.Buffer
+		got := runWith(context.Background(), args, &pruned[0], &pruned[1], false)
+		want := runWith(context.Background(), args, &every[0], &every[1], true)
+		if got != want || pruned[0].String() != every[0].String() || pruned[1].String() != every[1].String() {
+			t.Errorf("hgate %q: exit %d, stdout %q, stderr %q\nwith every command's model: exit %d, stdout %q, stderr %q",
+				args, got, pruned[0].String(), pruned[1].String(), want, every[0].String(), every[1].String())
 		}
 	}
 }

@@ -26,8 +26,3 @@ func readStat(pid int) (procStat, error) {
 	st, err := proc.ReadStat(pid)
 	return procStat{state: st.State, ticks: st.StartTicks}, err
 }
-
-func parseStat(data []byte) (procStat, error) {
-	st, err := proc.ParseStat(data)
-	return procStat{state: st.State, ticks: st.StartTicks}, err
-}

@@ -3,6 +3,8 @@ package lock
 import (
 	"os"
 	"testing"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 func TestParseStat(t *testing.T) {
@@ -51,4 +53,9 @@ func TestRunning(t *testing.T) {
 			t.Errorf("%s: running = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+func parseStat(data []byte) (procStat, error) {
+	st, err := proc.ParseStat(data)
+	return procStat{state: st.State, ticks: st.StartTicks}, err
 }

@@ -52,6 +52,3 @@ func (p *Rule) matchSelfOrParent(path string, isDir bool) bool {
 	}
 	return false
 }
-
-// Empty reports whether the matcher has no patterns.
-func (m *Matcher) Empty() bool { return m == nil || len(m.list) == 0 }

@@ -352,3 +352,6 @@ func TestMatcherEmpty(t *testing.T) {
 		t.Errorf("one pattern: empty")
 	}
 }
+
+// Empty reports whether the matcher has no patterns.
+func (m *Matcher) Empty() bool { return m == nil || len(m.list) == 0 }
