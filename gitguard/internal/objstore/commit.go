@@ -114,6 +114,9 @@ func decodeSignature(v []byte) Signature {
 	open := bytes.IndexByte(v, '<')
 	end := bytes.LastIndexByte(v, '>')
 	if open < 0 || end < open {
+		if i := bytes.IndexAny(v, "<>"); i >= 0 {
+			v = v[:i] // a name never holds them, or it would not encode back
+		}
 		s.Name = string(bytes.TrimSpace(v))
 		return s
 	}
