@@ -310,3 +310,34 @@ func gitWritten(data []byte, c *Commit) bool {
 	}
 	return true
 }
+
+// A tree that decodes encodes back to the same bytes unless a mode is
+// spelled otherwise than git spells it (zero-padded, say).
+func FuzzTreeRoundTrip(f *testing.F) {
+	h := strings.Repeat("\x01", 20)
+	f.Add([]byte("100644 a.txt\x00" + h + "40000 a\x00" + h + "120000 link\x00" + h))
+	f.Add([]byte("040000 padded\x00" + h))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		es, err := DecodeTree(data)
+		if err != nil {
+			return
+		}
+		enc := AppendTree(nil, es)
+		if bytes.Equal(enc, data) {
+			return
+		}
+		again, err := DecodeTree(enc)
+		if err != nil || !slices.Equal(again, es) {
+			t.Fatalf("re-encoded tree decodes to %v (%v), was %v", again, err, es)
+		}
+		rest := data
+		for _, e := range es {
+			mode, _, _ := bytes.Cut(rest, []byte(" "))
+			if string(mode) != ModeText(e.Mode) {
+				return // a mode spelled another way
+			}
+			rest = rest[len(mode)+1+len(e.Name)+1+len(e.Hash):]
+		}
+		t.Fatalf("a tree with git's modes re-encodes differently:\n%q\n%q", data, enc)
+	})
+}

@@ -4,7 +4,8 @@
 // under a blob's id would be scored, restored or compared as if it were the
 // committed file. It also knows commits: the tree of one, its parents and
 // whether one is an ancestor of another, reading a packed commit without
-// go-git's pack index (see packed.go).
+// go-git's pack index (see packed.go). It decodes and encodes commits and
+// trees itself (commit.go, tree.go), without go-git's plumbing/object.
 package objstore
 
 import (
