@@ -32,7 +32,6 @@ import (
 	gogitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
@@ -205,7 +204,7 @@ func gitDirs(root string) (gitDir, commonDir string, err error) {
 func (r *Repo) Root() string { return r.root }
 
 // Commit reads commit h, checked against its id.
-func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) { return r.objects().Commit(h) }
+func (r *Repo) Commit(h plumbing.Hash) (*Commit, error) { return r.objects().Commit(h) }
 
 // CommitByPrefix finds the commit whose id starts with prefix (hex, such as the short
 // ids of results.tsv), as git rev-parse finds an abbreviated one; with several, the

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
@@ -22,14 +21,14 @@ import (
 // same thing everywhere and ignored paths (the workspace) are never touched.
 
 // Signature is a commit's author: who, and when.
-type Signature = object.Signature
+type Signature = objstore.Signature
 
 // CommitCandidate commits exactly the candidate tree (HEAD's tree plus the
 // allowed changes on disk) with HEAD as parent, moves the current branch (or a
 // detached HEAD) to it with compare-and-set, and updates the index entries of
 // the committed paths so git status shows them clean. Forbidden changes stay
 // where they are, uncommitted.
-func (r *Repo) CommitCandidate(opts Options, message string, author object.Signature) (plumbing.Hash, error) {
+func (r *Repo) CommitCandidate(opts Options, message string, author Signature) (plumbing.Hash, error) {
 	since := time.Now()
 	head, headTree, err := r.Head()
 	if err != nil {
@@ -77,7 +76,7 @@ func (r *Repo) SyncIndex(from plumbing.Hash) error {
 // changes, untracked files that are not ignored, forbidden edits included —
 // as a commit whose parent is HEAD, under ref (which must not exist yet). No
 // branch moves and nothing on disk changes. Ignored paths are not saved.
-func (r *Repo) SaveAttempt(opts Options, ref, message string, author object.Signature) (plumbing.Hash, error) {
+func (r *Repo) SaveAttempt(opts Options, ref, message string, author Signature) (plumbing.Hash, error) {
 	head, _, s, st, err := r.headState(opts)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -102,7 +101,7 @@ func (r *Repo) RestoreHead(opts Options) error {
 // the worktree (saving changes nothing on disk), so what is removed or
 // written back is exactly what was saved. A file that appears between the
 // walk and the restore is neither saved nor touched.
-func (r *Repo) SaveAttemptAndRestore(opts Options, ref, message string, author object.Signature) (plumbing.Hash, error) {
+func (r *Repo) SaveAttemptAndRestore(opts Options, ref, message string, author Signature) (plumbing.Hash, error) {
 	since := time.Now()
 	head, headTree, s, st, err := r.headState(opts)
 	if err != nil {
@@ -129,7 +128,7 @@ func (r *Repo) headState(opts Options) (head, headTree plumbing.Hash, s *snapsho
 	return
 }
 
-func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, message string, author object.Signature) (plumbing.Hash, error) {
+func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, message string, author Signature) (plumbing.Hash, error) {
 	root := &objstore.Edit{}
 	for _, p := range sortedPaths(st) {
 		ps := st.paths[p]

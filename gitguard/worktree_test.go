@@ -6,15 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
 )
 
 var loopAllow = []string{"agent/*.py", "PROGRAM.md"}
 
-var loopAuthor = object.Signature{Name: "hgate", Email: "hgate@hgate.invalid", When: time.Unix(1700000000, 0).UTC()}
+var loopAuthor = gitguard.Signature{Name: "hgate", Email: "hgate@hgate.invalid", When: time.Unix(1700000000, 0).UTC()}
 
 func loopProject(t *testing.T) *gittest.Repo {
 	t.Helper()

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/statefile"
@@ -38,7 +36,7 @@ func BenchmarkIterationOverhead(b *testing.B) {
 	if err := appendRow(results, record.Row{Iteration: 0, Commit: "baseline", Timestamp: time.Now()}); err != nil {
 		b.Fatal(err)
 	}
-	author := object.Signature{Name: "hgate", Email: "hgate@localhost"}
+	author := gitguard.Signature{Name: "hgate", Email: "hgate@localhost"}
 	attempts := 0 // attempt refs must be new across -count runs too
 	for _, kept := range []bool{true, false} {
 		name := map[bool]string{true: "kept", false: "rejected"}[kept]

@@ -4,7 +4,8 @@
 // under a blob's id would be scored, restored or compared as if it were the
 // committed file. It also knows commits: the tree of one, its parents and
 // whether one is an ancestor of another, reading a packed commit without
-// go-git's pack index (see packed.go).
+// go-git's pack index (see packed.go). It decodes and encodes commits and
+// trees itself (commit.go, tree.go), without go-git's plumbing/object.
 package objstore
 
 import (
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -99,44 +99,23 @@ func (s Store) Blob(h plumbing.Hash) ([]byte, error) {
 	return data, nil
 }
 
-// decoder is what go-git's object types decode from.
-type decoder interface {
-	Decode(plumbing.EncodedObject) error
-}
-
-// decode reads object h of type t, checked against its id, into v.
-func (s Store) decode(t plumbing.ObjectType, h plumbing.Hash, v decoder) error {
-	_, data, err := s.Read(t, h)
-	if err != nil {
-		return err
-	}
-	return v.Decode(memObject(t, data))
-}
-
-// memObject wraps checked content for go-git's decoders.
-func memObject(t plumbing.ObjectType, data []byte) *plumbing.MemoryObject {
-	o := &plumbing.MemoryObject{}
-	o.SetType(t)
-	o.Write(data)
-	return o
-}
-
 // Commit reads and decodes commit h, checked against its id.
-func (s Store) Commit(h plumbing.Hash) (*object.Commit, error) {
-	c := &object.Commit{}
-	if err := s.decode(plumbing.CommitObject, h, c); err != nil {
+func (s Store) Commit(h plumbing.Hash) (*Commit, error) {
+	_, data, err := s.Read(plumbing.CommitObject, h)
+	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	return DecodeCommit(data)
 }
 
-// Tree reads and decodes tree h, checked against its id.
-func (s Store) Tree(h plumbing.Hash) (*object.Tree, error) {
-	t := &object.Tree{}
-	if err := s.decode(plumbing.TreeObject, h, t); err != nil {
+// Tree reads and decodes tree h, checked against its id: its entries in
+// git's order.
+func (s Store) Tree(h plumbing.Hash) ([]Entry, error) {
+	_, data, err := s.Read(plumbing.TreeObject, h)
+	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return DecodeTree(data)
 }
 
 // TreeOf returns the tree of a commit, or h itself when it names a tree; zero
@@ -157,8 +136,8 @@ func (s Store) TreeOf(h plumbing.Hash) (plumbing.Hash, error) {
 	case plumbing.TreeObject:
 		return h, nil
 	case plumbing.CommitObject:
-		c := &object.Commit{}
-		if err := c.Decode(memObject(t, data)); err != nil {
+		c, err := DecodeCommit(data)
+		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
 		}
 		return c.TreeHash, nil
@@ -242,7 +221,7 @@ func (s Store) Write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) 
 // WriteCommit stores a commit whose committer is its author (now, when the
 // author has no time). It is the one commit encoder: candidates, attempts
 // and records.
-func (s Store) WriteCommit(tree plumbing.Hash, message string, author object.Signature, parents ...plumbing.Hash) (plumbing.Hash, error) {
+func (s Store) WriteCommit(tree plumbing.Hash, message string, author Signature, parents ...plumbing.Hash) (plumbing.Hash, error) {
 	if author.When.IsZero() {
 		author.When = time.Now()
 	}
@@ -252,12 +231,8 @@ func (s Store) WriteCommit(tree plumbing.Hash, message string, author object.Sig
 			return plumbing.ZeroHash, err
 		}
 	}
-	c := &object.Commit{Author: author, Committer: author, Message: message, TreeHash: tree, ParentHashes: parents}
-	o := s.objects.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
-	}
-	h, err := s.objects.SetEncodedObject(o)
+	c := &Commit{Author: author, Committer: author, Message: message, TreeHash: tree, ParentHashes: parents}
+	h, err := s.Write(plumbing.CommitObject, c.Encode())
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("store commit: %w", err)
 	}

@@ -40,7 +40,11 @@ func (s Store) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
 	if !ok {
 		return c, false
 	}
-	return parseCommitHeader(data)
+	dc, err := DecodeCommit(data)
+	if err != nil {
+		return c, false
+	}
+	return packedCommit{tree: dc.TreeHash, parents: dc.ParentHashes}, true
 }
 
 // readPacked reads object h of type t (AnyObject for any) from a pack of the
@@ -275,46 +279,6 @@ func packObjectAt(f *os.File, packSize, off int64, depth int) (plumbing.ObjectTy
 		return 0, nil, false
 	}
 	return btyp, out, true
-}
-
-// parseCommitHeader reads the tree and parents of a commit. git reads
-// parents only right after the tree line; a parent line anywhere else is
-// left to go-git.
-func parseCommitHeader(data []byte) (c packedCommit, ok bool) {
-	hexHash := func(line, key string) (plumbing.Hash, bool) {
-		v, found := strings.CutPrefix(line, key)
-		if !found || len(v) != 40 {
-			return plumbing.ZeroHash, false
-		}
-		for i := 0; i < len(v); i++ {
-			if !(v[i] >= '0' && v[i] <= '9' || v[i] >= 'a' && v[i] <= 'f') {
-				return plumbing.ZeroHash, false
-			}
-		}
-		return plumbing.NewHash(v), true
-	}
-	s := string(data)
-	line, s, _ := strings.Cut(s, "\n")
-	if c.tree, ok = hexHash(line, "tree "); !ok {
-		return c, false
-	}
-	inParents := true
-	for s != "" {
-		line, s, _ = strings.Cut(s, "\n")
-		if line == "" {
-			break // end of the header
-		}
-		if strings.HasPrefix(line, "parent ") {
-			p, ok := hexHash(line, "parent ")
-			if !ok || !inParents {
-				return c, false
-			}
-			c.parents = append(c.parents, p)
-			continue
-		}
-		inParents = false
-	}
-	return c, true
 }
 
 // inflaters are zlib readers with their buffers, reused: a fresh one costs

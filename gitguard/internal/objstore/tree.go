@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -59,13 +60,11 @@ func (t *Trees) Entries(h plumbing.Hash) ([]Entry, error) {
 	if h == EmptyTree {
 		return nil, nil
 	}
-	tr, err := t.s.Tree(h)
+	es, err := t.s.Tree(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
-	es := make([]Entry, len(tr.Entries))
-	for i, e := range tr.Entries {
-		es[i] = Entry{Name: e.Name, Mode: e.Mode, Hash: e.Hash}
+	for _, e := range es {
 		if err := CheckName(e.Name); err != nil {
 			return nil, fmt.Errorf("tree %s: %w", h, err)
 		}
@@ -212,6 +211,33 @@ func AppendTree(buf []byte, es []Entry) []byte {
 		buf = append(buf, e.Hash[:]...)
 	}
 	return buf
+}
+
+// DecodeTree decodes a tree object's content (without its header), entries
+// "<octal mode> <name>\0<20-byte hash>" kept in their stored order, which is
+// git's. A tree written as git writes one encodes back (AppendTree) to the
+// same bytes; a zero-padded mode, which git's fsck warns about, does not.
+func DecodeTree(data []byte) ([]Entry, error) {
+	var es []Entry
+	for len(data) > 0 {
+		mode, rest, ok := bytes.Cut(data, []byte(" "))
+		if !ok {
+			return nil, fmt.Errorf("tree: entry without a mode")
+		}
+		m, err := strconv.ParseUint(string(mode), 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("tree: bad mode %q", mode)
+		}
+		name, rest, ok := bytes.Cut(rest, []byte{0})
+		if !ok || len(rest) < len(plumbing.ZeroHash) {
+			return nil, fmt.Errorf("tree: truncated entry %q", name)
+		}
+		e := Entry{Name: string(name), Mode: filemode.FileMode(m)}
+		copy(e.Hash[:], rest)
+		es = append(es, e)
+		data = rest[len(e.Hash):]
+	}
+	return es, nil
 }
 
 // Edit is a set of path changes arranged as a directory tree.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/gitguard/internal/refs"
@@ -133,7 +132,7 @@ func (s Store) commitOnce(ref string, files map[string][]byte, blobs map[string]
 	if !strings.HasSuffix(message, "\n") {
 		message += "\n"
 	}
-	sig := object.Signature{Name: AuthorName, Email: AuthorEmail, When: time.Now()}
+	sig := objstore.Signature{Name: AuthorName, Email: AuthorEmail, When: time.Now()}
 	h, err := s.Objects.WriteCommit(tree, message, sig, parents...)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ref, err)
