@@ -167,3 +167,40 @@ func TestReachableParsesAsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalsCaughtWhereACommandStopsCleanly: run catches SIGINT and SIGTERM (exit 130,
+// state files as they were) for exactly the commands that take a context and stop on
+// it; the others (they read, or write atomically) are ended by the signal, as git's are.
+func TestSignalsCaughtWhereACommandStopsCleanly(t *testing.T) {
+	want := map[string]bool{
+		"prepare": true, "bench": true, "gate": true, "record": true, "loop": true, "mcp": true,
+		"state restore": true, "state accept": true, "state rebase": true,
+		"state log": false, "guard": false, "status": false, "report": false, "completion": false,
+		"hooks install": false, "hooks uninstall": false, "hooks run": false,
+	}
+	var c cli
+	var options []kong.Option
+	for _, cmd := range c.commands() {
+		options = append(options, kong.DynamicCommand(cmd.name, cmd.help, "", cmd.cmd))
+	}
+	parser, err := kong.New(&c, options...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, node := range parser.Model.Leaves(false) {
+		path := node.Path()
+		stops, ok := want[path]
+		if !ok {
+			t.Errorf("hgate %s: not in this test: does it stop cleanly on SIGINT?", path)
+			continue
+		}
+		seen++
+		if got := takesContext(node); got != stops {
+			t.Errorf("hgate %s: signals caught = %v, want %v", path, got, stops)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("saw %d of the %d commands this test names", seen, len(want))
+	}
+}

@@ -3,13 +3,11 @@
 package main
 
 import (
-	"context"
 	"crypto/sha1"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,12 +25,7 @@ var update = flag.Bool("update", false, "rewrite the cmp files of the scripts wi
 func TestMain(m *testing.M) {
 	sandbox.Main() // before testscript.Main, which dispatches on argv[0] too
 	testscript.Main(m, map[string]func(){
-		"hgate": func() {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-			stop()
-			os.Exit(code)
-		},
+		"hgate": main,
 		// hgate mcp finds it on PATH, in the folder testscript puts both commands in.
 		"hgate-mcp": func() { os.Exit(mcpserver.Main(os.Args[1:])) },
 		// mcp-call is a script's MCP client (see mcpCall).
