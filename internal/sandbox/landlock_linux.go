@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // maxKnownABI is the newest ABI go-landlock v0.11 knows the rights of.
@@ -122,6 +124,47 @@ func restrict(p Policy) error {
 	return nil
 }
 
+// keptCapabilities are root's file-permission capabilities. Landlock checks its rules on
+// top of them, so they reach nothing it denies, and they let a root agent edit an allowed
+// file another user owns (a checkout mounted into a container).
+const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
+
+// dropCapabilities leaves the calling thread no capability but keptCapabilities. A command
+// run as root keeps uid 0, but what root may do past file permissions (load kernel code or
+// BPF, make a device node and open the disk through it, raw I/O, open_by_handle_at, set
+// the clock, reboot) would reach around Landlock, which governs paths. The bounding set is
+// cut too where the thread may (CAP_SETPCAP, which root has), and the no_new_privs that
+// Landlock set keeps the exec from granting any back.
+func dropCapabilities() error {
+	for c := 0; ; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
+			break // past the last capability this kernel knows
+		}
+		if keptCapabilities&(1<<c) != 0 {
+			continue
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear the ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var caps [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &caps[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	caps[0].Effective &= keptCapabilities
+	caps[0].Permitted &= keptCapabilities
+	caps[0].Inheritable = 0
+	caps[1] = unix.CapUserData{} // capabilities 32 and up: none is kept
+	if err := unix.Capset(&hdr, &caps[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
 // existing resolves the hidden paths that exist to their real location; rules follow
 // symlinks, so the real path is what must not be granted.
 func existing(paths []string) []string {
@@ -187,7 +230,12 @@ func within(path, dir string) bool {
 }
 
 func applyAndExec(p Policy, path string, argv []string) int {
+	// Capabilities belong to a thread: the one that drops them must be the one that execs.
+	runtime.LockOSThread()
 	if err := restrict(p); err != nil {
+		return fail(err.Error())
+	}
+	if err := dropCapabilities(); err != nil {
 		return fail(err.Error())
 	}
 	if !strings.Contains(path, "/") {

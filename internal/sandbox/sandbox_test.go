@@ -280,3 +280,44 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
+
+// TestRootLosesCapabilities: a command run as root in the sandbox keeps uid 0 and root's
+// file-permission capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, which
+// Landlock bounds), and no other: its effective, permitted and bounding sets hold those
+// four at most, nothing is inheritable or ambient, and making a device node (CAP_MKNOD: a
+// block device in a writable folder would open the disk past Landlock) is refused.
+func TestRootLosesCapabilities(t *testing.T) {
+	needSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("not root: there are no capabilities to drop")
+	}
+	dir := t.TempDir()
+	for _, reap := range []bool{false, true} {
+		out, err := sh(t, &Policy{Write: []string{dir}, Reap: reap}, dir,
+			`grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; id -u; mknod null c 1 3 && echo made; rm -f null; true`)
+		if err != nil {
+			t.Fatalf("reap=%v: %v\n%s", reap, err, out)
+		}
+		for _, set := range []string{"CapInh", "CapAmb"} {
+			if !strings.Contains(out, set+":\t0000000000000000\n") {
+				t.Errorf("reap=%v: %s is not empty:\n%s", reap, set, out)
+			}
+		}
+		for _, set := range []string{"CapPrm", "CapEff", "CapBnd"} {
+			i := strings.Index(out, set+":\t")
+			if i < 0 {
+				t.Fatalf("reap=%v: no %s line:\n%s", reap, set, out)
+			}
+			v, err := strconv.ParseUint(out[i+len(set)+2:i+len(set)+18], 16, 64)
+			if err != nil || v&^keptCapabilities != 0 {
+				t.Errorf("reap=%v: %s holds more than the file-permission capabilities:\n%s", reap, set, out)
+			}
+		}
+		if !strings.Contains(out, "\n0\n") {
+			t.Errorf("reap=%v: not uid 0 any more:\n%s", reap, out)
+		}
+		if strings.Contains(out, "made") {
+			t.Errorf("reap=%v: mknod worked without CAP_MKNOD:\n%s", reap, out)
+		}
+	}
+}
