@@ -99,33 +99,3 @@ func TestImportsFollowTheDiagram(t *testing.T) {
 		t.Errorf("go list showed %d of the diagram's %d packages", seen, len(layer))
 	}
 }
-
-// notInHgate are packages the hgate binary must not link, even indirectly:
-// go-git's plumbing/object brings OpenPGP (ProtonMail/go-crypto, cloudflare/circl,
-// crypto/rsa, compress/bzip2, image, go-diff) for commit signatures hgate never
-// checks, about half a millisecond of package init and page faults on every
-// start. Package objstore decodes commits and trees instead.
-var notInHgate = []string{
-	"github.com/go-git/go-git/v5/plumbing/object",
-	"github.com/ProtonMail/go-crypto/",
-	"github.com/cloudflare/circl/",
-}
-
-// TestHgateLinksNoOpenPGP: no package in notInHgate is among cmd/hgate's
-// dependencies.
-func TestHgateLinksNoOpenPGP(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not on PATH: cannot list the packages")
-	}
-	out, err := exec.Command("go", "list", "-deps", module+"cmd/hgate").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, bad := range notInHgate {
-			if dep == bad || strings.HasSuffix(bad, "/") && strings.HasPrefix(dep, bad) {
-				t.Errorf("cmd/hgate links %s: it costs start-up time (see notInHgate)", dep)
-			}
-		}
-	}
-}
