@@ -38,3 +38,42 @@ func TestHgateStartsLean(t *testing.T) {
 		}
 	}
 }
+
+// notInShim are packages the hgate-sandbox binary must not link: it starts twice for every
+// sandboxed command (the reaping shim and its sandboxed leader), and exists only so that
+// those starts skip hgate's package initialisation (README, Install). Anything more than
+// internal/sandbox and what it needs brings that cost back.
+var notInShim = map[string]string{
+	"github.com/go-git/":      "go-git",
+	"go.yaml.in/yaml/":        "yaml",
+	"github.com/alecthomas/":  "Kong",
+	"github.com/jotaen/":      "kong-completion",
+	"html/template":           "the report's templates",
+	"github.com/hgate/hgate/": "hgate's packages other than the sandbox's",
+}
+
+// shimMayLink are hgate's own packages hgate-sandbox links.
+var shimMayLink = map[string]bool{
+	module + "cmd/hgate-sandbox": true, module + "internal/sandbox": true, module + "internal/proc": true,
+}
+
+// TestShimStartsLean: cmd/hgate-sandbox links none of notInShim.
+func TestShimStartsLean(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot list the packages")
+	}
+	out, err := exec.Command("go", "list", "-deps", module+"cmd/hgate-sandbox").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if shimMayLink[dep] {
+			continue
+		}
+		for bad, what := range notInShim {
+			if dep == bad || strings.HasSuffix(bad, "/") && strings.HasPrefix(dep, bad) {
+				t.Errorf("cmd/hgate-sandbox links %s (%s): it costs every sandboxed command two starts' time (go list -deps shows which package brings it)", dep, what)
+			}
+		}
+	}
+}
