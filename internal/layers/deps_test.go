@@ -23,20 +23,7 @@ var notInHgate = map[string]string{
 
 // TestHgateStartsLean: no package of notInHgate is among cmd/hgate's dependencies.
 func TestHgateStartsLean(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not on PATH: cannot list the packages")
-	}
-	out, err := exec.Command("go", "list", "-deps", module+"cmd/hgate").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for bad, what := range notInHgate {
-			if dep == bad || strings.HasSuffix(bad, "/") && strings.HasPrefix(dep, bad) {
-				t.Errorf("cmd/hgate links %s (%s): it costs every start time (go list -deps shows which package brings it)", dep, what)
-			}
-		}
-	}
+	checkLinks(t, "cmd/hgate", notInHgate, nil, "every start")
 }
 
 // notInShim are packages the hgate-sandbox binary must not link: it starts twice for every
@@ -59,20 +46,27 @@ var shimMayLink = map[string]bool{
 
 // TestShimStartsLean: cmd/hgate-sandbox links none of notInShim.
 func TestShimStartsLean(t *testing.T) {
+	checkLinks(t, "cmd/hgate-sandbox", notInShim, shimMayLink, "every sandboxed command two starts'")
+}
+
+// checkLinks fails for every package cmd links (but those of may) that matches a key of
+// bad (a key ending in "/" stands for everything below it); cost says whose time it costs.
+func checkLinks(t *testing.T, cmd string, bad map[string]string, may map[string]bool, cost string) {
+	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not on PATH: cannot list the packages")
 	}
-	out, err := exec.Command("go", "list", "-deps", module+"cmd/hgate-sandbox").Output()
+	out, err := exec.Command("go", "list", "-deps", module+cmd).Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if shimMayLink[dep] {
+		if may[dep] {
 			continue
 		}
-		for bad, what := range notInShim {
-			if dep == bad || strings.HasSuffix(bad, "/") && strings.HasPrefix(dep, bad) {
-				t.Errorf("cmd/hgate-sandbox links %s (%s): it costs every sandboxed command two starts' time (go list -deps shows which package brings it)", dep, what)
+		for b, what := range bad {
+			if dep == b || strings.HasSuffix(b, "/") && strings.HasPrefix(dep, b) {
+				t.Errorf("%s links %s (%s): it costs %s time (go list -deps shows which package brings it)", cmd, dep, what, cost)
 			}
 		}
 	}
