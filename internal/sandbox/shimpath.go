@@ -3,8 +3,10 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,10 +55,16 @@ func chooseShim(exe string, w io.Writer) string {
 	}
 	sib := filepath.Join(filepath.Dir(exe), shimName)
 	fi, err := os.Stat(sib)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+	if errors.Is(err, fs.ErrNotExist) {
 		return self // not installed: hgate is its own shim, as before hgate-sandbox existed
 	}
-	if err := probe(sib); err != nil {
+	if err == nil && (!fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0) {
+		err = errors.New("it is not an executable file")
+	}
+	if err == nil {
+		err = probe(sib)
+	}
+	if err != nil {
 		fmt.Fprintf(w, "hgate: warning: not using %s: %v; hgate runs its sandbox itself, more slowly (reinstall both with go install ./cmd/...)\n", sib, err)
 		return self
 	}

@@ -76,8 +76,9 @@ func TestChooseShim(t *testing.T) {
 		if err := os.Chmod(sib, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := chooseShim(fakeHgate(t, dir), &bytes.Buffer{}); got != self {
-			t.Errorf("chooseShim = %q, want %q", got, self)
+		var warn bytes.Buffer
+		if got := chooseShim(fakeHgate(t, dir), &warn); got != self || !strings.Contains(warn.String(), "not an executable file") {
+			t.Errorf("chooseShim = %q, warning %q; want %q and a warning", got, warn.String(), self)
 		}
 	})
 }
