@@ -23,7 +23,7 @@ var layer = map[string]int{
 	"loop":     9, "hooks": 9,
 	"report":    10,
 	"mcpserver": 11,
-	"cmd/hgate": 12, "cmd/hgate-mcp": 12,
+	"cmd/hgate": 12, "cmd/hgate-mcp": 12, "cmd/hgate-sandbox": 12,
 }
 
 // sameLayer are the imports the diagram allows inside one layer.

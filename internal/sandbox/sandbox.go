@@ -2,8 +2,9 @@
 // filesystem except the Hidden paths and write only the Write paths, cannot signal or reach
 // abstract unix sockets of processes outside it, and (with Reap) cannot outlive its leader.
 //
-// Wrap rewrites an exec.Cmd to start this binary again as a shim (argv[0] "hgate-sandbox"); the
-// shim applies the policy to itself and execs the command in place, so nothing runs before the
+// Wrap rewrites an exec.Cmd to start a shim (argv[0] "hgate-sandbox"): the small hgate-sandbox
+// binary when it is installed next to this process's executable (and answers the probe with this
+// build's protocol), else this binary again. The shim applies the policy to itself and execs the command in place, so nothing runs before the
 // policy holds. With Reap the shim stays outside the sandbox as the tree's parent and reaper and
 // starts a second, sandboxed shim as the leader. Every binary that wraps commands calls Main
 // first thing in main (and in TestMain).
@@ -46,8 +47,21 @@ type Policy struct {
 	Reap bool
 }
 
-// shimName is argv[0] of a wrapped command: how Main knows it is the shim.
+// shimName is argv[0] of a wrapped command, how Main knows it is the shim, and the name of the
+// shim's own binary next to hgate.
 const shimName = "hgate-sandbox"
+
+// Protocol is the version of what Wrap hands the shim (the encoded policy and the argv
+// around it) and of what the shim does with it. Bump it with every change to either: a
+// hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
+// refuses a policy of another protocol (exit 125, the command never runs).
+const Protocol = 1
+
+// probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
+// protocol a hgate-sandbox binary speaks before trusting it with a policy.
+const probeArg = "--protocol"
+
+func probeAnswer() string { return fmt.Sprintf("%s protocol %d\n", shimName, Protocol) }
 
 // MinABI is the oldest Landlock ABI the sandbox accepts: ABI 3 is the first that restricts
 // truncate(2), without which a read-only file could still be emptied.
@@ -61,7 +75,7 @@ const (
 )
 
 // Wrap rewrites a not-yet-started cmd (from exec.Command/CommandContext) so that it runs under p: cmd.Path becomes
-// /proc/self/exe, cmd.Args becomes ["hgate-sandbox", <encoded policy>, "--", original path, original args...].
+// the hgate-sandbox binary next to this executable (see shimPath) or /proc/self/exe, cmd.Args becomes ["hgate-sandbox", <encoded policy>, "--", original path, original args...].
 // cmd.Dir, Env, Stdin/Stdout/Stderr, SysProcAttr are left as the caller set them. Relative paths in p are taken
 // from the caller's working directory. Returns an error when Available() does.
 func Wrap(cmd *exec.Cmd, p Policy) error {
@@ -84,9 +98,15 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	if len(args) == 0 {
 		args = []string{path}
 	}
-	cmd.Path = "/proc/self/exe"
+	cmd.Path = shimPath()
 	cmd.Args = append([]string{shimName, enc, "--", path}, args...)
 	return nil
+}
+
+// wirePolicy is the encoded form: the policy with the protocol it was written for.
+type wirePolicy struct {
+	Protocol int
+	Policy
 }
 
 // encodePolicy turns p into one argv word; paths become absolute so the shim, which may run
@@ -117,7 +137,7 @@ func encodePolicy(p Policy) (string, error) {
 	if q.Hidden, err = abs(p.Hidden); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(q)
+	b, err := json.Marshal(wirePolicy{Protocol, q})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode policy: %w", err)
 	}
@@ -125,11 +145,15 @@ func encodePolicy(p Policy) (string, error) {
 }
 
 func decodePolicy(s string) (Policy, error) {
-	var p Policy
+	var w wirePolicy
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("decode policy: %w", err)
+	if err := dec.Decode(&w); err != nil {
+		return w.Policy, fmt.Errorf("decode policy: %w", err)
+	}
+	p := w.Policy
+	if w.Protocol != Protocol {
+		return p, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", w.Protocol, Protocol)
 	}
 	for _, list := range [][]string{p.Write, p.Hidden} {
 		for _, s := range list {
@@ -153,6 +177,10 @@ func Main() {
 
 // shim parses [policy, "--", path, argv...] and runs it; it returns only on failure.
 func shim(args []string) int {
+	if len(args) == 1 && args[0] == probeArg {
+		fmt.Print(probeAnswer())
+		return 0
+	}
 	if len(args) < 4 || args[1] != "--" {
 		return fail("usage: hgate-sandbox POLICY -- PATH ARGV0 [ARG...]")
 	}
