@@ -36,9 +36,10 @@ export GIT_CONFIG_NOSYSTEM GIT_CONFIG_GLOBAL GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
 if [ -n "${HGATE:-}" ]; then
 	hgate=$HGATE
 else
-	echo "== building hgate"
+	echo "== building hgate and hgate-sandbox"
 	hgate=$tmp/bin/hgate
-	(cd "$root" && CGO_ENABLED=0 go build -o "$hgate" ./cmd/hgate) || die "go build failed"
+	# hgate-sandbox next to hgate is the shim of every sandboxed task (README, Install).
+	(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/hgate ./cmd/hgate-sandbox) || die "go build failed"
 fi
 
 echo "== copying the example into $proj"
