@@ -21,6 +21,8 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/internal/lock"
+	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/loop"
 	"github.com/hgate/hgate/record"
 )
@@ -41,7 +43,17 @@ func child(dir string, resume bool) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	_, err = loop.Run(context.Background(), loop.Options{Env: env, Loop: env.Config.Loop, Resume: resume, Log: os.Stderr, Grace: 100 * time.Millisecond})
+	// The child locks as hgate loop does (cmd/hgate's Globals.lock): holding the
+	// repository lock, it removes the ref lock files a killed round left.
+	lockRepo := func(ctx context.Context) (func(), error) {
+		l, err := lock.Acquire(ctx, filepath.Join(env.Repo.CommonDir(), "hgate.lock"), lock.Options{Wait: true, Command: "loop"})
+		if err != nil {
+			return nil, err
+		}
+		env.Repo.BreakRefLocks(ledger.Ref, gitguard.GatedRef, gate.BestRef)
+		return func() { l.Release() }, nil
+	}
+	_, err = loop.Run(context.Background(), loop.Options{Env: env, Loop: env.Config.Loop, Resume: resume, Log: os.Stderr, Grace: 100 * time.Millisecond, Lock: lockRepo})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
