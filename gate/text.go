@@ -56,17 +56,17 @@ func (v *BenchJSON) WriteText(w io.Writer) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	width := IDWidth(ids)
+	width := idWidth(ids)
 	for _, id := range ids {
 		r := v.Results[id]
-		fmt.Fprintln(w, BenchLine(id, width, r.Passed, r.Reward, r.Reason))
+		fmt.Fprintln(w, benchLine(id, width, r.Passed, r.Reward, r.Reason))
 	}
 	fmt.Fprintf(w, "%d/%d train tasks passed\n", v.Passed, v.Total)
 }
 
-// IDWidth is the width of the id column: the longest id, so that no id
+// idWidth is the width of the id column: the longest id, so that no id
 // pushes its score out of line.
-func IDWidth(ids []string) int {
+func idWidth(ids []string) int {
 	w := 0
 	for _, id := range ids {
 		w = max(w, utf8.RuneCountInString(id))
@@ -74,9 +74,9 @@ func IDWidth(ids []string) int {
 	return w
 }
 
-// BenchLine is one task's line of hgate bench and its MCP tool; width is the
-// id column's (IDWidth).
-func BenchLine(id string, width int, passed bool, reward *float64, reason string) string {
+// benchLine is one task's line of hgate bench and its MCP tool; width is the
+// id column's (idWidth).
+func benchLine(id string, width int, passed bool, reward *float64, reason string) string {
 	status, score := "FAIL", "null"
 	if passed {
 		status = "PASS"

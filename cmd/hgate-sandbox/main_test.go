@@ -35,6 +35,14 @@ func TestBenchUsesTheSibling(t *testing.T) {
 	}
 	hgate, sibling := filepath.Join(bin, "hgate"), filepath.Join(bin, "hgate-sandbox")
 
+	// Run by hand (argv[0] its path, not the shim's name) it says what it is and exits 2.
+	byHand := exec.Command(sibling)
+	out, err := byHand.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 ||
+		string(out) != "hgate-sandbox: hgate's sandbox shim, started by hgate for each sandboxed command; not a command to run by hand\n" {
+		t.Errorf("hgate-sandbox run by hand: %v, %q; want exit 2 and the one line saying it is not a command", err, out)
+	}
+
 	repo := t.TempDir()
 	files := map[string]string{
 		"hgate.yaml": "allow: [agent.sh]\nbenchmark:\n  tasks: {file: tasks.txt}\n  run: [\"sh\", \"agent.sh\", \"{task}\"]\n  concurrency: 1\n",

@@ -180,7 +180,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, full 
 		if c.JSON && out.n == 0 && (code == exitCannot || code == exitInterrupted) {
 			msg := errMsg
 			if msg == "" {
-				msg = exitMeaning(code)
+				msg = agentapi.ExitMeaning(code)
 			}
 			json.NewEncoder(stdout).Encode(errorJSON{msg, code})
 		}

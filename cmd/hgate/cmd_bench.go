@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hgate/hgate/gate"
 )
@@ -24,11 +23,7 @@ func (c *benchCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	if g.JSON {
 		return g.printJSON(rep.JSON())
 	}
-	width := gate.IDWidth(rep.Tasks)
-	for _, id := range rep.Tasks {
-		r := rep.Results[id]
-		fmt.Fprintln(g.stdout, gate.BenchLine(id, width, r.Passed(), r.Reward, r.Reason))
-	}
-	fmt.Fprintf(g.stdout, "%d/%d train tasks passed\n", rep.Passed, len(rep.Tasks))
+	js := rep.JSON() // the text is rendered from it, as the MCP tool renders it
+	js.WriteText(g.stdout)
 	return nil
 }

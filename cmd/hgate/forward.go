@@ -9,9 +9,6 @@ import (
 	"github.com/hgate/hgate/agentapi"
 )
 
-// exitMeaning says what an exit code means, for a message that has nothing better.
-var exitMeaning = agentapi.ExitMeaning
-
 // outsideOnly says, for each command the sandboxed agent may not run, why the loop
 // keeps it to itself.
 var outsideOnly = map[string]string{
