@@ -235,6 +235,11 @@ func (c layerCase) check(t *testing.T, dir string) {
 	if err := os.WriteFile(excludesFile, []byte(strings.Join(c.excludes, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// info/exclude goes through a file too: its lines may hold a NUL, which no argv can.
+	infoFile := filepath.Join(dir, "info-exclude")
+	if err := os.WriteFile(infoFile, []byte(strings.Join(c.info, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var gitignores []string
 	for d, lines := range c.ignores {
 		write(d+".gitignore", strings.Join(lines, "\n"))
@@ -269,7 +274,7 @@ func (c layerCase) check(t *testing.T, dir string) {
 git init -q
 git config core.excludesFile "$1"
 mkdir -p .git/info
-printf '%s' "$2" > .git/info/exclude
+cp "$2" .git/info/exclude
 paths=$3 out=$4 extra=$5
 shift 5
 git add -f -- "$@"
@@ -279,7 +284,7 @@ git check-ignore --no-index -z -v -n --stdin < "$paths" > "$out" || [ $? = 1 ]
 cd "$extra"
 git init -q
 git check-ignore --no-index -z -v -n --stdin < "$paths" || [ $? = 1 ]`
-	args := append([]string{"-c", script, "sh", excludesFile, strings.Join(c.info, "\n"), pathsFile, gitOut, extraRepo}, gitignores...)
+	args := append([]string{"-c", script, "sh", excludesFile, infoFile, pathsFile, gitOut, extraRepo}, gitignores...)
 	cmd := exec.Command("sh", args...)
 	cmd.Dir = repo
 	cmd.Env = gittest.Env()
