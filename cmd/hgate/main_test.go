@@ -24,6 +24,11 @@ var update = flag.Bool("update", false, "rewrite the cmp files of the scripts wi
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // before testscript.Main, which dispatches on argv[0] too
+	if os.Getenv("GORACE") == "" {
+		// Every hgate a script runs is this race-built binary, which otherwise sleeps a
+		// second at exit (the race runtime's atexit_sleep_ms); testscript passes GORACE on.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	testscript.Main(m, map[string]func(){
 		"hgate": main,
 		// hgate mcp finds it on PATH, in the folder testscript puts both commands in.

@@ -229,7 +229,8 @@ func within(path, dir string) bool {
 	return strings.HasPrefix(path, dir+"/")
 }
 
-func applyAndExec(p Policy, path string, argv []string) int {
+// applyAndExec restricts this process to p and execs path with argv and env.
+func applyAndExec(p Policy, env []string, path string, argv []string) int {
 	// Capabilities belong to a thread: the one that drops them must be the one that execs.
 	runtime.LockOSThread()
 	if err := restrict(p); err != nil {
@@ -243,7 +244,7 @@ func applyAndExec(p Policy, path string, argv []string) int {
 		fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", shimName, path)
 		return exitNotFound
 	}
-	err := syscall.Exec(path, argv, os.Environ())
+	err := syscall.Exec(path, argv, env)
 	fmt.Fprintf(os.Stderr, "%s: exec %s: %v\n", shimName, path, err)
 	if errors.Is(err, syscall.ENOENT) {
 		return exitNotFound

@@ -10,6 +10,6 @@ func Available() (int, error) {
 	return 0, proc.ErrNotSupported
 }
 
-func reap(Policy, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
+func reap(Policy, []string, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
 
-func applyAndExec(Policy, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
+func applyAndExec(Policy, []string, string, []string) int { return fail(proc.ErrNotSupported.Error()) }

@@ -18,7 +18,10 @@ import (
 // reap runs the command as a sandboxed leader below this unsandboxed shim, then kills
 // whatever the tree left behind and exits as the leader did. The shim stays outside the
 // Landlock domain so that, where signals are scoped, the tree cannot kill it to escape.
-func reap(p Policy, path string, argv []string) int {
+//
+// unset passes on to the leader, which unsets those variables before the exec: they are
+// this shim's and the leader shim's alone (see raceEnv).
+func reap(p Policy, unset []string, path string, argv []string) int {
 	if _, err := Available(); err != nil {
 		return fail(err.Error())
 	}
@@ -26,7 +29,7 @@ func reap(p Policy, path string, argv []string) int {
 		return fail("become subreaper: " + err.Error())
 	}
 	p.Reap = false
-	enc, err := encodePolicy(p)
+	enc, err := encodePolicy(p, unset)
 	if err != nil {
 		return fail(err.Error())
 	}

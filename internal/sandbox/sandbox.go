@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -55,7 +56,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 1
+const Protocol = 2
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.
@@ -76,8 +77,9 @@ const (
 
 // Wrap rewrites a not-yet-started cmd (from exec.Command/CommandContext) so that it runs under p: cmd.Path becomes
 // the hgate-sandbox binary next to this executable (see shimPath) or /proc/self/exe, cmd.Args becomes ["hgate-sandbox", <encoded policy>, "--", original path, original args...].
-// cmd.Dir, Env, Stdin/Stdout/Stderr, SysProcAttr are left as the caller set them. Relative paths in p are taken
-// from the caller's working directory. Returns an error when Available() does.
+// cmd.Dir, Stdin/Stdout/Stderr, SysProcAttr are left as the caller set them, and so is the command's environment:
+// in a race build the shim alone also gets GORACE (see raceEnv), which it unsets before the command starts. Relative
+// paths in p are taken from the caller's working directory. Returns an error when Available() does.
 func Wrap(cmd *exec.Cmd, p Policy) error {
 	if cmd.Process != nil {
 		return errors.New("sandbox: command already started")
@@ -88,10 +90,12 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	if _, err := Available(); err != nil {
 		return err
 	}
-	enc, err := encodePolicy(p)
+	env, unset := shimEnv(cmd.Env)
+	enc, err := encodePolicy(p, unset)
 	if err != nil {
 		return err
 	}
+	cmd.Env = env
 	// A relative cmd.Path resolves against cmd.Dir, as without Wrap: the shim starts there.
 	path := cmd.Path
 	args := cmd.Args
@@ -103,15 +107,46 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	return nil
 }
 
-// wirePolicy is the encoded form: the policy with the protocol it was written for.
+// wirePolicy is the encoded form: the policy with the protocol it was written for, and the
+// environment variables Wrap added for the shim alone, which the shim unsets before the exec.
 type wirePolicy struct {
 	Protocol int
 	Policy
+	Unset []string `json:",omitempty"`
 }
 
-// encodePolicy turns p into one argv word; paths become absolute so the shim, which may run
-// in another directory, means the same files.
-func encodePolicy(p Policy) (string, error) {
+// shimEnv returns the environment to start the shim with and the variables in it that are
+// the shim's alone: env itself outside race builds, and wherever env sets GORACE already.
+func shimEnv(env []string) ([]string, []string) {
+	if raceEnv == "" {
+		return env, nil
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	name, _, _ := strings.Cut(raceEnv, "=")
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return env, nil
+		}
+	}
+	return append(slices.Clip(env), raceEnv), []string{name}
+}
+
+// without returns environ less the variables named in unset.
+func without(environ, unset []string) []string {
+	if len(unset) == 0 {
+		return environ
+	}
+	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(unset, name)
+	})
+}
+
+// encodePolicy turns p and unset into one argv word; paths become absolute so the shim,
+// which may run in another directory, means the same files.
+func encodePolicy(p Policy, unset []string) (string, error) {
 	abs := func(list []string) ([]string, error) {
 		out := make([]string, 0, len(list))
 		for _, s := range list {
@@ -137,32 +172,32 @@ func encodePolicy(p Policy) (string, error) {
 	if q.Hidden, err = abs(p.Hidden); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(wirePolicy{Protocol, q})
+	b, err := json.Marshal(wirePolicy{Protocol, q, unset})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode policy: %w", err)
 	}
 	return string(b), nil
 }
 
-func decodePolicy(s string) (Policy, error) {
+func decodePolicy(s string) (wirePolicy, error) {
 	var w wirePolicy
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return w.Policy, fmt.Errorf("decode policy: %w", err)
+		return w, fmt.Errorf("decode policy: %w", err)
 	}
 	p := w.Policy
 	if w.Protocol != Protocol {
-		return p, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", w.Protocol, Protocol)
+		return w, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", w.Protocol, Protocol)
 	}
 	for _, list := range [][]string{p.Write, p.Hidden} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
-				return p, fmt.Errorf("decode policy: path %q is not absolute", s)
+				return w, fmt.Errorf("decode policy: path %q is not absolute", s)
 			}
 		}
 	}
-	return p, nil
+	return w, nil
 }
 
 // Main runs the shim when this process was started by Wrap (os.Args[0] == "hgate-sandbox") and never returns then;
@@ -184,14 +219,14 @@ func shim(args []string) int {
 	if len(args) < 4 || args[1] != "--" {
 		return fail("usage: hgate-sandbox POLICY -- PATH ARGV0 [ARG...]")
 	}
-	p, err := decodePolicy(args[0])
+	w, err := decodePolicy(args[0])
 	if err != nil {
 		return fail(err.Error())
 	}
-	if p.Reap {
-		return reap(p, args[2], args[3:])
+	if w.Reap {
+		return reap(w.Policy, w.Unset, args[2], args[3:])
 	}
-	return applyAndExec(p, args[2], args[3:])
+	return applyAndExec(w.Policy, without(os.Environ(), w.Unset), args[2], args[3:])
 }
 
 // fail prints the shim's one-line diagnostic and returns the policy exit code.
