@@ -1,6 +1,7 @@
 package gitguard_test
 
 import (
+	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -67,17 +68,19 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
+var (
+	diffCases = flag.Int("diff.cases", 200, "TestDifferentialAgainstGitStatus: how many generated cases (40 with -short)")
+	diffSeed  = flag.Int64("diff.seed", 1, "TestDifferentialAgainstGitStatus: the seed of the generated cases")
+)
+
+// TestDifferentialAgainstGitStatus checks the same cases on every run (a failure comes
+// back); -args -diff.seed=N -diff.cases=M searches others.
 func TestDifferentialAgainstGitStatus(t *testing.T) {
-	cases := 200
+	cases := *diffCases
 	if testing.Short() {
-		cases = 40
+		cases = min(cases, 40)
 	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("HGATE_DIFF_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
-	}
-	t.Logf("seed %d (set HGATE_DIFF_SEED to replay)", seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := rand.New(rand.NewSource(*diffSeed))
 	for c := 0; c < cases; c++ {
 		caseSeed := rng.Int63()
 		if failed := !t.Run(fmt.Sprintf("case%d", c), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"flag"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -182,9 +183,15 @@ func TestPreCommitCannotAnswer(t *testing.T) {
 	}
 }
 
+var (
+	preCommitCases = flag.Int("precommit.cases", 60, "TestPreCommitAgainstGit: how many generated cases (15 with -short)")
+	preCommitSeed  = flag.Int64("precommit.seed", 7, "TestPreCommitAgainstGit: the seed of the generated cases")
+)
+
 // TestPreCommitAgainstGit is a seeded differential test: after random staged edits, the
 // paths PreCommit reports with an empty allowlist are exactly those of
-// git diff --cached --name-only --no-renames.
+// git diff --cached --name-only --no-renames. The same cases every run; -args
+// -precommit.seed=N -precommit.cases=M searches others.
 func TestPreCommitAgainstGit(t *testing.T) {
 	r := gittest.New(t)
 	var files []string
@@ -200,10 +207,10 @@ func TestPreCommitAgainstGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewSource(7))
-	cases := 60
+	rng := rand.New(rand.NewSource(*preCommitSeed))
+	cases := *preCommitCases
 	if testing.Short() {
-		cases = 15
+		cases = min(cases, 15)
 	}
 	for c := 0; c < cases; c++ {
 		r.Git("reset", "-q", "--hard", "HEAD")
