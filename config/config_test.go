@@ -1,7 +1,6 @@
 package config
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,9 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/invalid/*.err from the current messages")
+	"github.com/hgate/hgate/internal/golden"
+)
 
 const testDir = "/repo"
 
@@ -197,21 +196,8 @@ func TestParseInvalid(t *testing.T) {
 			if cfg != nil {
 				t.Errorf("Parse returned a config along with the error")
 			}
-			golden := strings.TrimSuffix(path, ".yaml") + ".err"
 			got := err.Error() + "\n"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("missing expected error (run go test -run TestParseInvalid -update and review it): %v", err)
-			}
-			if got != string(want) {
-				t.Errorf("error for %s\n got:\n%s\nwant:\n%s", path, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(path, ".yaml")+".err", got)
 			for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
 				if !strings.HasPrefix(line, FileName+":") {
 					t.Errorf("line does not start with the file name: %q", line)

@@ -2,7 +2,6 @@ package record
 
 import (
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,9 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/invalid/*.err from the current errors")
+	"github.com/hgate/hgate/internal/golden"
+)
 
 func at(h, m, s int) time.Time { return time.Date(2026, 11, 22, h, m, s, 0, time.UTC) }
 
@@ -68,17 +67,7 @@ func TestInvalidFixtures(t *testing.T) {
 			if rows != nil {
 				t.Error("rows returned along with an error")
 			}
-			errFile := strings.TrimSuffix(file, ".tsv") + ".err"
-			if *update {
-				os.WriteFile(errFile, []byte(err.Error()+"\n"), 0o644)
-			}
-			want, rerr := os.ReadFile(errFile)
-			if rerr != nil {
-				t.Fatal(rerr)
-			}
-			if got := err.Error() + "\n"; got != string(want) {
-				t.Errorf("error:\n%s\nwant:\n%s", got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(file, ".tsv")+".err", err.Error()+"\n")
 		})
 	}
 }

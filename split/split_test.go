@@ -2,7 +2,6 @@ package split
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,9 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/invalid/*.err from the current errors")
+	"github.com/hgate/hgate/internal/golden"
+)
 
 func fp(f float64) *float64 { return &f }
 
@@ -58,17 +57,7 @@ func TestInvalidFixtures(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			errFile := strings.TrimSuffix(file, ".json") + ".err"
-			if *update {
-				os.WriteFile(errFile, []byte(err.Error()+"\n"), 0o644)
-			}
-			want, rerr := os.ReadFile(errFile)
-			if rerr != nil {
-				t.Fatal(rerr)
-			}
-			if got := err.Error() + "\n"; got != string(want) {
-				t.Errorf("error:\n%s\nwant:\n%s", got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(file, ".json")+".err", err.Error()+"\n")
 		})
 	}
 }

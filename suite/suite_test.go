@@ -2,7 +2,6 @@ package suite
 
 import (
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,9 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/invalid/*.err from the current errors")
+	"github.com/hgate/hgate/internal/golden"
+)
 
 func fp(f float64) *float64 { return &f }
 
@@ -88,19 +87,7 @@ func TestInvalidFixtures(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			errFile := strings.TrimSuffix(file, ".json") + ".err"
-			if *update {
-				if err := os.WriteFile(errFile, []byte(err.Error()+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, rerr := os.ReadFile(errFile)
-			if rerr != nil {
-				t.Fatal(rerr)
-			}
-			if got := err.Error() + "\n"; got != string(want) {
-				t.Errorf("error:\n%s\nwant:\n%s", got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(file, ".json")+".err", err.Error()+"\n")
 		})
 	}
 }

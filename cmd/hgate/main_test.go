@@ -4,7 +4,6 @@ package main
 
 import (
 	"crypto/sha1"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,12 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgate/hgate/internal/golden"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/mcpserver"
 	"github.com/rogpeppe/go-internal/testscript"
 )
-
-var update = flag.Bool("update", false, "rewrite the cmp files of the scripts with what hgate prints (review the diff!)")
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // before testscript.Main, which dispatches on argv[0] too
@@ -44,7 +42,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
-		UpdateScripts:       *update,
+		UpdateScripts:       golden.Updating(), // -update rewrites the cmp files with what hgate prints
 		Setup:               hermeticGit,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile":  waitFile,
