@@ -164,7 +164,6 @@ var (
 		nodeField("caches", func(d *decoder, e entry, p string, c *CleanRoom) { c.Caches = d.caches(e.val, p, d.cfg.Benchmark.Env) }),
 	}
 
-	rootKeys      = keysOf(rootFields)
 	benchmarkKeys = keysOf(benchmarkFields)
 	tasksKeys     = keysOf(tasksFields)
 )

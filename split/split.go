@@ -14,6 +14,8 @@
 // made once and then read from split.json.
 package split
 
+//lint:file-ignore SA5008 `required` is internal/statefile's own json tag option (the key must be present), which encoding/json ignores
+
 import (
 	"fmt"
 	"maps"

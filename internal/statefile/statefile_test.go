@@ -1,5 +1,7 @@
 package statefile
 
+//lint:file-ignore SA5008 `required` is internal/statefile's own json tag option (the key must be present), which encoding/json ignores
+
 import (
 	"encoding/json"
 	"errors"
