@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand"
@@ -119,15 +120,21 @@ esac
 	return r
 }
 
+var killSeeds = flag.Int("kill.seeds", 1, "TestKillAndResume: how many seeded kill campaigns to run (seeds 1..N)")
+
 // TestKillAndResume kills the loop with SIGKILL at seeded random moments,
 // resumes it each time, and checks that results.tsv, the gated commits, the
-// attempt refs, learnings.md and summary.json agree once it has finished.
+// attempt refs, learnings.md and summary.json agree once it has finished. The
+// test command runs one campaign; -args -kill.seeds=N runs more (README, Development).
 func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a kill campaign: kills and resumes the loop several times")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seed := int64(1); seed <= 4; seed++ {
+	for seed := int64(1); seed <= int64(*killSeeds); seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
 			r := project(t)
