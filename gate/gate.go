@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
@@ -129,7 +130,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rm.close()
+	defer rm.Close()
 
 	// Steps 1 and 2 share one pool and run at the same time.
 	pool := benchmark.NewPool(cfg.Benchmark.Concurrency)
@@ -156,12 +157,12 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	// with the train tasks.
 	var run1, run2 *benchmark.Runner
 	if len(s.Tasks) > 0 {
-		if run1, err = rm.runner(e, pool); err != nil {
+		if run1, err = rm.Runner(pool); err != nil {
 			return nil, err
 		}
 	}
 	if !cached {
-		if run2, err = rm.runner(e, pool); err != nil {
+		if run2, err = rm.Runner(pool); err != nil {
 			return nil, err
 		}
 	}
@@ -359,12 +360,12 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 // Their results go into the suite's last_results, next to Step 1's.
 // With trials, a task that passed is run again, up to trials times in all, and joins
 // the suite only when it passed every one; one that passed some and failed one is flaky.
-func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
+func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
 	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
 	}
-	run, err := rm.runner(e, nil)
+	run, err := rm.Runner(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +384,7 @@ func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []str
 		}
 	}
 	for trial := 2; trial <= trials && len(now) > 0; trial++ {
-		run, err := rm.runner(e, nil)
+		run, err := rm.Runner(nil)
 		if err != nil {
 			return nil, err
 		}
