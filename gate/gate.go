@@ -25,9 +25,10 @@ type Options struct {
 	FailFast bool
 	// Rerun runs the test split even when this candidate tree was scored before.
 	Rerun bool
-	// Reuse, when set, decides whether an earlier receipt of the tree may stand in for
-	// a new test-split run; the loop reuses only receipts its own process wrote.
-	Reuse func(tree string) bool
+	// Trust, when set, holds the trees whose receipts may stand in for a new test-split
+	// run, and the gate adds the tree it scores: the loop passes its own to its own gates,
+	// so that it reuses only what they wrote. nil: any receipt of the tree is reused.
+	Trust *Trust
 }
 
 // errDecided cancels outstanding tasks once --fail-fast knows the verdict.
@@ -116,7 +117,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		return nil, err
 	}
 	cached := prior != nil && prior.TestTasks == len(sp.Test) && !opts.Rerun && (prior.CleanRoom || !e.CleanRoom) &&
-		(opts.Reuse == nil || opts.Reuse(rep.Tree)) && (!noisy || prior.TestResults != nil)
+		(opts.Trust == nil || opts.Trust.Wrote(rep.Tree)) && (!noisy || prior.TestResults != nil)
 
 	// With trials, a tree's trials pool: --rerun adds to its earlier ones instead of
 	// replacing them, so running a tree again refines its estimate and cannot fish for luck.
@@ -352,7 +353,9 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if err := e.apply(msg, c); err != nil {
 		return nil, err
 	}
-	wrote.add(rep.Tree)
+	if opts.Trust != nil {
+		opts.Trust.add(rep.Tree)
+	}
 	return rep, nil
 }
 
