@@ -107,6 +107,15 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if hasBest {
 		rep.Best = &best
 	}
+	// Step 2 must not lose to the commit the candidate replaces either.
+	gref, err := e.gatedFor(sp.Test, st.rows, noisy)
+	if err != nil {
+		return nil, err
+	}
+	bar := best // what the one-trial val_score must reach
+	if gref != nil && !noisy {
+		bar, hasBest = max(bar, gref.score), true
+	}
 
 	// No second look at the test split: a tree scored before keeps its score, so an agent
 	// cannot fish for a lucky run by gating the same candidate again.
@@ -138,14 +147,14 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	ff := &decider{
 		failFast: opts.FailFast, cancel: cancel, policy: cfg.Benchmark.TimeoutPolicy,
 		suiteTotal: len(s.Tasks), needed: neededToPass(s.Threshold, len(s.Tasks)),
-		testTotal: len(sp.Test), best: best, hasBest: hasBest && !noisy, // trials decide Step 2 later
+		testTotal: len(sp.Test), best: bar, hasBest: hasBest && !noisy, // trials decide Step 2 later
 		bar: e.progress("gate", len(s.Tasks)+len(sp.Test)), total: len(s.Tasks) + len(sp.Test),
 	}
 	if cached {
 		ff.hasBest = false // Step 2 is decided already; only the suite is followed
 		ff.bar = e.progress("gate", len(s.Tasks))
 		ff.total = len(s.Tasks)
-		if opts.FailFast && hasBest && !noisy && prior.ValScore < best {
+		if opts.FailFast && hasBest && !noisy && prior.ValScore < bar {
 			cancel(errDecided)
 		}
 	}
@@ -237,7 +246,11 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 			candTrials.add(sp.Test, outcomeResults(out2))
 		}
 		if !stoppedEarly {
-			dec, err = e.decide(ctx, rm, pool, sp.Test, candTrials, bestTrials, s1.OK && !cached)
+			refs := []Trials{bestTrials}
+			if gref != nil {
+				refs = append(refs, gref.trials)
+			}
+			dec, err = e.decide(ctx, rm, pool, sp.Test, candTrials, refs, s1.OK && !cached)
 			if err != nil {
 				return nil, err
 			}
@@ -260,7 +273,8 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		mean = &m
 		scoredAt = statefile.Timestamp(e.now())
 	}
-	s2 := &Step2{OK: !hasBest || score >= best, ValScore: score, Tasks: len(sp.Test), Nulls: nulls,
+	ok2, against := notWorse(score, best, rep.Best != nil, refScores(gref))
+	s2 := &Step2{OK: ok2, ValScore: score, Tasks: len(sp.Test), Nulls: nulls,
 		StoppedEarly: stoppedEarly && !cached && !ff.testCertain(), Cached: cached}
 	if noisy {
 		s2.StoppedEarly = stoppedEarly && !cached
@@ -301,9 +315,14 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	case s2.OK || s2.StoppedEarly:
 	case allNull:
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: no test task returned a reward (%d of %d null; timeout_policy: infra leaves nulls out), so there is no val_score to keep", nulls, len(sp.Test)))
+	case noisy && dec.against > 0:
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is worse than %s, %.4f, by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
+			score, gref.name(), gref.score, cfg.Gate.Margin, dec.cmps[dec.against].Delta, s2.Trials, dec.why))
 	case noisy:
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is worse than the best %.4f by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
 			score, best, cfg.Gate.Margin, dec.cmp.Delta, s2.Trials, dec.why))
+	case against >= 0:
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is below %s, %.4f", score, gref.name(), gref.score))
 	default:
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is below the best on record %.4f", score, best))
 	}
