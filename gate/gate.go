@@ -187,7 +187,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if !cached {
 		wg.Go(func() {
 			// The held-out split keeps no traces: TraceDir "" never writes its output to disk.
-			out2, err2 = run2.Run(runCtx, benchmark.Request{
+			out2, err2 = runRetrying(runCtx, run2, benchmark.Request{
 				Split: "test", Tasks: sp.Test, Progress: ff.onTest, Trial: firstTrial,
 			})
 		})
@@ -237,19 +237,30 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	var scoredAt string
 	var candTrials Trials
 	var dec *decision
+	// The null policy (nulls.go): a null the code under test caused counts 0.0 where the
+	// commits compared with scored the task; all null is no score at all.
+	refs := []Trials{bestTrials}
+	if gref != nil {
+		refs = append(refs, gref.trials)
+	}
+	test := outcomeResults(out2)
+	charged := charge(sp.Test, test, scoredBy(refs...))
+	everyNull, infraOnly, why := false, false, ""
+	if !cached && !stoppedEarly {
+		everyNull, infraOnly, why = allNull(sp.Test, test)
+	}
+	if everyNull && infraOnly {
+		return nil, errAllInfra(len(sp.Test), why)
+	}
 	if noisy {
 		candTrials = Trials{}
 		if cached || pooled {
 			candTrials.merge(prior.TestResults)
 		}
 		if !cached {
-			candTrials.add(sp.Test, outcomeResults(out2))
+			candTrials.add(sp.Test, charged)
 		}
 		if !stoppedEarly {
-			refs := []Trials{bestTrials}
-			if gref != nil {
-				refs = append(refs, gref.trials)
-			}
 			dec, err = e.decide(ctx, rm, pool, sp.Test, candTrials, refs, s1.OK && !cached)
 			if err != nil {
 				return nil, err
@@ -268,8 +279,9 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	} else if cached {
 		score, nulls, scoredAt, mean = prior.ValScore, prior.Nulls, prior.ScoredAt, prior.ValMean
 	} else {
-		m, _ := valMean(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
-		score, nulls = valScore(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
+		m, _ := valMean(sp.Test, charged, cfg.Benchmark.TimeoutPolicy)
+		score, _ = valScore(sp.Test, charged, cfg.Benchmark.TimeoutPolicy)
+		_, nulls = valScore(sp.Test, test, cfg.Benchmark.TimeoutPolicy) // every null, charged or not
 		mean = &m
 		scoredAt = statefile.Timestamp(e.now())
 	}
@@ -302,11 +314,11 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	if s2.StoppedEarly {
 		s2.OK = false
 	}
-	// No gate over nothing: under timeout_policy infra a null is left out, and a split of
-	// nulls would score 0 over no task — enough to pass a best of 0.
-	allNull := !s2.StoppedEarly && nulls == len(sp.Test) && cfg.Benchmark.TimeoutPolicy == "infra"
+	// No gate over nothing: a split of nulls scores 0 (or nothing, under timeout_policy
+	// infra) — enough to pass a best of 0.
+	allNull := !s2.StoppedEarly && nulls == len(sp.Test)
 	if noisy {
-		allNull = dec != nil && dec.cmp.N == 0 // no task with a reward on both sides to compare
+		allNull = everyNull || dec != nil && dec.cmp.N == 0 // no task with a reward on both sides to compare
 	}
 	if allNull {
 		s2.OK = false
@@ -314,7 +326,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	switch {
 	case s2.OK || s2.StoppedEarly:
 	case allNull:
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: no test task returned a reward (%d of %d null; timeout_policy: infra leaves nulls out), so there is no val_score to keep", nulls, len(sp.Test)))
+		rep.Reasons = append(rep.Reasons, allNullReason(len(sp.Test), why))
 	case noisy && dec.against > 0:
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is worse than %s, %.4f, by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
 			score, gref.name(), gref.score, cfg.Gate.Margin, dec.cmps[dec.against].Delta, s2.Trials, dec.why))
@@ -476,12 +488,16 @@ func (d *decider) onTest(_, _ int, r benchmark.Result) {
 	if d.decided {
 		return
 	}
+	if r.Reward == nil && r.Null == benchmark.NullInfra {
+		d.tick(r) // for Step 2 still to come: runRetrying runs it again, with no progress
+		return
+	}
 	d.testDone++
 	if r.Reward != nil {
 		d.testSum += *r.Reward
 		d.testCounted++
-	} else if d.policy != "infra" {
-		d.testCounted++
+	} else if d.policy != "infra" || r.Null == benchmark.NullCode {
+		d.testCounted++ // a null the code caused counts 0.0 (nulls.go)
 	}
 	d.tick(r)
 }

@@ -174,7 +174,7 @@ func (e *Env) decide(ctx context.Context, rm *room, pool *benchmark.Pool, tasks 
 	z := zFor(g.Confidence)
 	round := func(trial int) (Trials, error) {
 		t := Trials{}
-		return t, e.runTrials(ctx, rm, pool, tasks, trial, trial, "trial %d", t)
+		return t, e.runTrials(ctx, rm, pool, tasks, trial, trial, "trial %d", scoredBy(refs...), t)
 	}
 	d := &decision{}
 	for r := len(cand[tasks[0]]); ; r++ {
@@ -248,19 +248,24 @@ func (e *Env) bestRecord() (*bestRecord, error) {
 
 // runTrials runs the test tasks in rm once for each trial number from first to last (on
 // pool; nil gives each run a pool of its own) and adds each task's rewards to t. progress
-// names a trial on the progress line, e.g. "trial %d".
-func (e *Env) runTrials(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, first, last int, progress string, t Trials) error {
+// names a trial on the progress line, e.g. "trial %d". With scored, the null policy
+// charges the candidate's nulls against the commits it is compared with (see charge).
+func (e *Env) runTrials(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, first, last int, progress string, scored func(string) bool, t Trials) error {
 	for trial := first; trial <= last; trial++ {
 		run, err := rm.runner(e, pool)
 		if err != nil {
 			return err
 		}
-		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+		out, err := runRetrying(ctx, run, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
 			Progress: e.progress(fmt.Sprintf(progress, trial), len(tasks))})
 		if err != nil {
 			return err
 		}
-		t.add(tasks, out.Results)
+		results := out.Results
+		if scored != nil {
+			results = charge(tasks, results, scored)
+		}
+		t.add(tasks, results)
 	}
 	return nil
 }
@@ -277,7 +282,7 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	}
 	defer rm.close()
 	t := Trials{}
-	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", t); err != nil {
+	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", nil, t); err != nil {
 		return err
 	}
 	b.trials = t
