@@ -13,7 +13,6 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
-	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
 )
@@ -78,7 +77,8 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("the workspace %s is incomplete (suite.json, train_results.json and results.tsv are needed): run hgate prepare", ws)
 	}
 	s := st.suite
-	best, hasBest := record.Best(st.rows)
+	b, hasBest := bestOf(st.rows, nil, nil, "", 0) // the best as without trials; with them, below
+	best := b.ValScore
 	// With trials or a margin, Step 2 compares task by task with the best's own trials.
 	noisy := cfg.Gate.Noisy()
 	var bestTrials Trials
@@ -100,7 +100,8 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 			fmt.Fprintf(e.log(), "hgate: warning: gate: trials/margin are set but the best has no per-task record and its tree is unknown (a workspace prepared by an older hgate); Step 2 compares val_score with the best as without them\n")
 			noisy = false
 		} else {
-			best, _ = bestTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
+			b, _ = bestOf(st.rows, bestTrials, sp.Test, cfg.Benchmark.TimeoutPolicy, cfg.Gate.Confidence)
+			best = b.ValScore
 			hasBest = true
 		}
 	}
