@@ -125,3 +125,18 @@ func allNullReason(n int, why string) string {
 	}
 	return fmt.Sprintf("step 2: no test task returned a reward (%d of %d null, e.g. %s): the change broke every test task, so there is no val_score to keep", n, n, why)
 }
+
+// chargeTest applies the policy to the test split's run against the commits Step 2
+// compares with, and notes in sc whether every task was null (and why). Every task null
+// for infrastructure reasons, even when run again, is no answer: an error.
+func (in *inputs) chargeTest(r *ran, sc *scored) (map[string]benchmark.Result, error) {
+	test := outcomeResults(r.test)
+	if !in.cached && !r.stoppedEarly {
+		every, infra, why := allNull(in.sp.Test, test)
+		if every && infra {
+			return nil, errAllInfra(len(in.sp.Test), why)
+		}
+		sc.allNull, sc.nullWhy = every, why
+	}
+	return charge(in.sp.Test, test, scoredBy(in.refs()...)), nil
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/workspace"
 )
 
@@ -169,7 +170,7 @@ type decision struct {
 //
 // more false (Step 1 failed, or the score is the tree's earlier one) runs no trial: the
 // answer comes from the trials at hand.
-func (e *Env) decide(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, cand Trials, refs []Trials, more bool) (*decision, error) {
+func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, cand Trials, refs []Trials, more bool) (*decision, error) {
 	g, policy := e.Config.Gate, e.Config.Benchmark.TimeoutPolicy
 	z := zFor(g.Confidence)
 	round := func(trial int) (Trials, error) {
@@ -250,9 +251,9 @@ func (e *Env) bestRecord() (*bestRecord, error) {
 // pool; nil gives each run a pool of its own) and adds each task's rewards to t. progress
 // names a trial on the progress line, e.g. "trial %d". With scored, the null policy
 // charges the candidate's nulls against the commits it is compared with (see charge).
-func (e *Env) runTrials(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, first, last int, progress string, scored func(string) bool, t Trials) error {
+func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, first, last int, progress string, scored func(string) bool, t Trials) error {
 	for trial := first; trial <= last; trial++ {
-		run, err := rm.runner(e, pool)
+		run, err := rm.Runner(pool)
 		if err != nil {
 			return err
 		}
@@ -280,7 +281,7 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	if err != nil {
 		return err
 	}
-	defer rm.close()
+	defer rm.Close()
 	t := Trials{}
 	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", nil, t); err != nil {
 		return err
