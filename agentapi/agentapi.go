@@ -126,9 +126,11 @@ func Check(args []string) (command string, norm []string, err error) {
 type Status struct {
 	Iteration int      `json:"iteration,omitempty"` // the iteration in progress; 0 outside a loop
 	RunID     string   `json:"run_id,omitempty"`
-	Best      *float64 `json:"best_val_score"` // the best val_score in results.tsv; null before prepare
-	SuiteSize int      `json:"suite_size"`     // the regression suite's tasks
-	Allow     []string `json:"allow"`          // the paths the agent may change
+	Best      *float64 `json:"best_val_score"` // the gate's best (refs/hgate/best's estimate); null before prepare
+	// BestInterval is the best's interval from its trials (gate.trials); absent without them.
+	BestInterval []float64 `json:"best_interval,omitempty"`
+	SuiteSize    int       `json:"suite_size"` // the regression suite's tasks
+	Allow        []string  `json:"allow"`      // the paths the agent may change
 }
 
 // WriteText prints s as hgate status does without --json.
@@ -139,6 +141,9 @@ func (s Status) WriteText(w io.Writer) {
 	best := "none"
 	if s.Best != nil {
 		best = fmt.Sprintf("%.4f", *s.Best)
+	}
+	if len(s.BestInterval) == 2 {
+		best += fmt.Sprintf(" (in [%.4f, %.4f] from its trials)", s.BestInterval[0], s.BestInterval[1])
 	}
 	fmt.Fprintf(w, "best val_score: %s\n", best)
 	fmt.Fprintf(w, "regression suite: %d task(s)\n", s.SuiteSize)

@@ -51,14 +51,14 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 // scoreBatch scores every requested task from a batch command's outcome.
 func (r *Runner) scoreBatch(tasks []string, pr proc.Result, stdout []byte) (map[string]Result, []string) {
 	results := make(map[string]Result, len(tasks))
-	all := func(reason string) map[string]Result {
+	all := func(reason string, kind NullKind) map[string]Result {
 		for _, id := range tasks {
-			results[id] = Result{Task: id, Reason: reason, Duration: pr.Duration}
+			results[id] = Result{Task: id, Null: kind, Reason: reason, Duration: pr.Duration}
 		}
 		return results
 	}
-	if why := r.nullReason(pr); why != "" {
-		return all(why), nil
+	if why, kind := r.nullReason(pr); why != "" {
+		return all(why, kind), nil
 	}
 	rewards, err := ParseBatch(stdout)
 	if err != nil {
@@ -66,7 +66,7 @@ func (r *Runner) scoreBatch(tasks []string, pr proc.Result, stdout []byte) (map[
 		if pr.ExitCode != 0 {
 			reason = fmt.Sprintf("%s; exit status %d", reason, pr.ExitCode)
 		}
-		return all(reason), nil
+		return all(reason, NullCode), nil
 	}
 	want := make(map[string]bool, len(tasks))
 	for _, id := range tasks {
@@ -74,8 +74,14 @@ func (r *Runner) scoreBatch(tasks []string, pr proc.Result, stdout []byte) (map[
 		res := Result{Task: id, Duration: pr.Duration}
 		if v, ok := rewards[id]; ok {
 			res.Reward, res.Reason = v.Reward, v.Reason
+			if v.Reward == nil {
+				res.Null = NullCode
+				if v.Infra {
+					res.Null = NullInfra
+				}
+			}
 		} else {
-			res.Reason = "missing from batch output"
+			res.Reason, res.Null = "missing from batch output", NullCode
 		}
 		results[id] = res
 	}
@@ -93,6 +99,7 @@ func (r *Runner) scoreBatch(tasks []string, pr proc.Result, stdout []byte) (map[
 type BatchReward struct {
 	Reward *float64 // nil = null
 	Reason string   // why null
+	Infra  bool     // a null the benchmark says its environment caused ({"reward": null, "infra_error": "..."})
 }
 
 // ParseBatch reads a batch command's stdout: a JSON object {id: reward|null},
@@ -118,6 +125,11 @@ func ParseBatch(stdout []byte) (map[string]BatchReward, error) {
 		br.Reward, br.Reason = judgeJSON(v)
 		if br.Reason == "reward is null" {
 			br.Reason = "null in batch output"
+		}
+		if br.Reward == nil {
+			if why, ok := infraError(v); ok {
+				br.Reason, br.Infra = why, true
+			}
 		}
 		rewards[id] = br
 	}

@@ -28,6 +28,11 @@ func TestRunBatch(t *testing.T) {
 			want:   map[string]string{"a": "1", "b": "0.25", "c": "null (null in batch output)"},
 		},
 		{
+			name:   "an environment error the benchmark reports",
+			script: `echo '{"a": {"reward": null, "infra_error": "sandbox image missing"}, "b": {"reward": null}, "c": 1}'`,
+			want:   map[string]string{"a": "infra null (infra error: sandbox image missing)", "b": "null (null in batch output)", "c": "1"},
+		},
+		{
 			name:     "last line after logs, unknown and missing ids",
 			script:   `echo "tasks=$1 env=$HGATE_TASKS" >&2; echo evaluating; echo '{"a": 0, "b": 1.7, "zz": 1}'`,
 			want:     map[string]string{"a": "0", "b": "null (reward 1.7 is outside [0, 1])", "c": "null (missing from batch output)"},
@@ -120,7 +125,7 @@ func TestRunBatchCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if got := describe(out.Results["a"]); got != "null (cancelled)" {
+	if got := describe(out.Results["a"]); got != "infra null (cancelled)" {
 		t.Errorf("a: %s", got)
 	}
 	assertDead(t, "cancelled batch", readPid(t, filepath.Join(dir, "batch.pid")))

@@ -27,6 +27,38 @@ const quoteLimit = 80
 // line rather than as ordinary output: the task clearly meant to report a
 // reward, and silently scoring its exit status would hide the bug.
 func ParseReward(stdout []byte) (reward *float64, reason string, found bool) {
+	reward, reason, _, found = parseReward(stdout)
+	return reward, reason, found
+}
+
+// parseReward is ParseReward with the kind of a null: NullInfra when the reward line is
+// {"reward": null, "infra_error": "..."}, the benchmark's own word that its environment
+// failed; NullCode for every other null.
+func parseReward(stdout []byte) (reward *float64, reason string, kind NullKind, found bool) {
+	reward, reason, found = parseRewardLine(stdout)
+	if found && reward == nil {
+		kind = NullCode
+		if why, ok := infraError([]byte(lastLine(stdout))); ok {
+			reason, kind = why, NullInfra
+		}
+	}
+	return reward, reason, kind, found
+}
+
+// infraError reads a null reward object's "infra_error": the benchmark says the task could
+// not be measured for a reason of its environment (Harbor's environment errors).
+func infraError(raw []byte) (string, bool) {
+	var obj struct {
+		Reward     json.RawMessage `json:"reward"`
+		InfraError string          `json:"infra_error"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil || obj.InfraError == "" || string(bytes.TrimSpace(obj.Reward)) != "null" {
+		return "", false
+	}
+	return "infra error: " + clip(obj.InfraError), true
+}
+
+func parseRewardLine(stdout []byte) (reward *float64, reason string, found bool) {
 	line := lastLine(stdout)
 	if line == "" {
 		return nil, "", false

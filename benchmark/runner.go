@@ -62,9 +62,25 @@ const TailLimit = 1 << 20
 type Result struct {
 	Task     string
 	Reward   *float64 // nil = null
+	Null     NullKind // with a nil Reward: who could cause it
 	Reason   string   // why null, or anything odd, e.g. "timed out after 10s"
 	Duration time.Duration
 }
+
+// NullKind says who can cause a null reward, which decides how the gate counts it.
+type NullKind int
+
+const (
+	// NotNull is the kind of a result with a reward.
+	NotNull NullKind = iota
+	// NullCode is a null the code under test can cause: a timeout, a crash or signal, a
+	// missing or malformed reward (the task ran and said nothing usable).
+	NullCode
+	// NullInfra is a null from outside it: hgate could not start or run the command, the
+	// run was cancelled, or the benchmark reported an environment error
+	// ({"reward": null, "infra_error": "..."}).
+	NullInfra
+)
 
 // Passed reports whether r meets the pass mark (suite.Passed).
 func (r Result) Passed() bool { return suite.Passed(r.Reward) }
@@ -267,7 +283,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 		if err != nil {
 			cleanup()
 			pool.release()
-			finish(Result{Task: id, Reason: "cannot start: " + err.Error()}, t.finish())
+			finish(Result{Task: id, Null: NullInfra, Reason: "cannot start: " + err.Error()}, t.finish())
 			continue
 		}
 		wg.Add(1)
@@ -350,12 +366,12 @@ func RemoveAll(dir string) {
 // score turns how a per-task command ended into its Result.
 func (r *Runner) score(id string, pr proc.Result, stdout []byte) Result {
 	res := Result{Task: id, Duration: pr.Duration}
-	if why := r.nullReason(pr); why != "" {
-		res.Reason = why
+	if why, kind := r.nullReason(pr); why != "" {
+		res.Reason, res.Null = why, kind
 		return res
 	}
-	if reward, why, found := ParseReward(stdout); found {
-		res.Reward, res.Reason = reward, why
+	if reward, why, kind, found := parseReward(stdout); found {
+		res.Reward, res.Reason, res.Null = reward, why, kind
 		return res
 	}
 	v := 1.0
@@ -367,17 +383,19 @@ func (r *Runner) score(id string, pr proc.Result, stdout []byte) Result {
 	return res
 }
 
-// nullReason is why a command's output cannot be scored at all, or "".
-func (r *Runner) nullReason(pr proc.Result) string {
+// nullReason is why a command's output cannot be scored at all, or "", and whose doing
+// that can be: a timeout or a signal the code under test can bring about; hgate failing to
+// run the command, or a cancellation, it cannot.
+func (r *Runner) nullReason(pr proc.Result) (string, NullKind) {
 	switch {
 	case pr.Err != nil:
-		return "cannot run: " + pr.Err.Error()
+		return "cannot run: " + pr.Err.Error(), NullInfra
 	case pr.Cancelled:
-		return reasonCancelled
+		return reasonCancelled, NullInfra
 	case pr.TimedOut:
-		return "timed out after " + formatDuration(r.Config.TaskTimeout)
+		return "timed out after " + formatDuration(r.Config.TaskTimeout), NullCode
 	case pr.Signal != 0:
-		return fmt.Sprintf("killed by signal %d", int(pr.Signal))
+		return fmt.Sprintf("killed by signal %d", int(pr.Signal)), NullCode
 	}
-	return ""
+	return "", NotNull
 }

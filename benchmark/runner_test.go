@@ -65,8 +65,16 @@ func run(t *testing.T, r *Runner, req Request) *Outcome {
 	return out
 }
 
+// describe shows a result as "0.5", "null (why)" for a null the code under test can
+// cause, "infra null (why)" for one it cannot, and flags a kind that does not fit.
 func describe(r Result) string {
 	s := fmtReward(r.Reward)
+	switch {
+	case (r.Reward == nil) != (r.Null != NotNull):
+		s += fmt.Sprintf(" <kind %d>", r.Null)
+	case r.Null == NullInfra:
+		s = "infra " + s
+	}
 	if r.Reason != "" {
 		s += " (" + r.Reason + ")"
 	}
@@ -103,6 +111,9 @@ func TestRunScores(t *testing.T) {
 		{"empty_failed", "exit 2", "0 (exit status 2)"},
 		{"signal", "echo 1; kill -9 $$", "null (killed by signal 9)"},
 		{"python_dict", `echo "{'reward': 1.0}"`, `null (malformed reward line "{'reward': 1.0}")`},
+		{"json_null", `echo '{"reward": null}'`, `null (reward is null)`},
+		{"infra_error", `echo '{"reward": null, "infra_error": "docker pull failed"}'`, `infra null (infra error: docker pull failed)`},
+		{"infra_error_with_reward", `echo '{"reward": 0.5, "infra_error": "ignored"}'`, `0.5`},
 	}
 	dir := t.TempDir()
 	scripts := map[string]string{}
@@ -141,7 +152,7 @@ func TestRunCannotStart(t *testing.T) {
 	if got := describe(out.Results["ok"]); got != "1" {
 		t.Errorf("ok: %s", got)
 	}
-	if got := out.Results["missing"]; got.Reward != nil || !strings.HasPrefix(got.Reason, "cannot start: ") {
+	if got := out.Results["missing"]; got.Reward != nil || got.Null != NullInfra || !strings.HasPrefix(got.Reason, "cannot start: ") {
 		t.Errorf("missing: %s", describe(got))
 	}
 	if trace, _ := os.ReadFile(filepath.Join(traces, "missing.log")); !strings.HasPrefix(string(trace), "hgate: cannot start: ") {
@@ -388,7 +399,7 @@ func TestRunCancel(t *testing.T) {
 	if got := strings.Join(sortedKeys(out.Results), " "); got != "quick slow" {
 		t.Errorf("results for %s, want quick slow", got)
 	}
-	if got := describe(out.Results["slow"]); got != "null (cancelled)" {
+	if got := describe(out.Results["slow"]); got != "infra null (cancelled)" {
 		t.Errorf("slow: %s", got)
 	}
 	assertDead(t, "cancelled task", readPid(t, filepath.Join(dir, "slow.pid")))

@@ -159,7 +159,7 @@ func listCommand(ctx context.Context, dir string, cfg config.Benchmark) ([]strin
 		return nil, fmt.Errorf("benchmark: %s: %w", name, err)
 	}
 	pr := p.Wait(ctx)
-	if why := r.nullReason(pr); why != "" {
+	if why, _ := r.nullReason(pr); why != "" {
 		return nil, fmt.Errorf("benchmark: %s: %s", name, why)
 	}
 	if pr.ExitCode != 0 {

@@ -237,12 +237,16 @@ func (d *decider) onTest(_, _ int, r benchmark.Result) {
 	if d.decided {
 		return
 	}
+	if r.Reward == nil && r.Null == benchmark.NullInfra {
+		d.tick(r) // for Step 2 still to come: runRetrying runs it again, with no progress
+		return
+	}
 	d.testDone++
 	if r.Reward != nil {
 		d.testSum += *r.Reward
 		d.testCounted++
-	} else if d.policy != "infra" {
-		d.testCounted++
+	} else if d.policy != "infra" || r.Null == benchmark.NullCode {
+		d.testCounted++ // a null the code caused counts 0.0 (nulls.go)
 	}
 	d.tick(r)
 }

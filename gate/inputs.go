@@ -7,7 +7,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/gitguard"
-	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
 )
 
@@ -26,6 +25,10 @@ type inputs struct {
 	// own trials (bestTrials).
 	noisy      bool
 	bestTrials Trials
+
+	// gated is the gated commit, the one the candidate replaces, as a second reference
+	// (compared.go); nil when it is the best's tree or has no score to compare with.
+	gated *reference
 
 	prior  *Receipt // the tree's earlier receipt; nil when never gated
 	cached bool     // Step 2 is prior's score, not run again
@@ -101,7 +104,8 @@ func (e *Env) readState(in *inputs) error {
 		return fmt.Errorf("the workspace %s is incomplete (suite.json, train_results.json and results.tsv are needed): run hgate prepare", ws)
 	}
 	in.sp, in.st = sp, st
-	in.best, in.hasBest = record.Best(st.rows)
+	b, ok := bestOf(st.rows, nil, nil, "", 0) // the best as without trials; with them, bestToBeat
+	in.best, in.hasBest = b.ValScore, ok
 	return nil
 }
 
@@ -127,14 +131,34 @@ func (e *Env) bestToBeat(ctx context.Context, in *inputs) error {
 			fmt.Fprintf(e.log(), "hgate: warning: gate: trials/margin are set but the best has no per-task record and its tree is unknown (a workspace prepared by an older hgate); Step 2 compares val_score with the best as without them\n")
 			in.noisy = false
 		} else {
-			in.best, _ = in.bestTrials.score(in.sp.Test, e.Config.Benchmark.TimeoutPolicy)
-			in.hasBest = true
+			b, _ := bestOf(in.st.rows, in.bestTrials, in.sp.Test, e.Config.Benchmark.TimeoutPolicy, e.Config.Gate.Confidence)
+			in.best, in.hasBest = b.ValScore, true
 		}
 	}
 	if in.hasBest {
 		in.rep.Best = &in.best
 	}
-	return nil
+	// Step 2 must not lose to the commit the candidate replaces either.
+	g, err := e.gatedFor(in.sp.Test, in.st.rows, in.noisy)
+	in.gated = g
+	return err
+}
+
+// bar is what a one-trial val_score must reach: the best, and the gated commit's score.
+func (in *inputs) bar() float64 {
+	if in.gated != nil && !in.noisy {
+		return max(in.best, in.gated.score)
+	}
+	return in.best
+}
+
+// refs are the per-task records Step 2 compares with: the best's, then the gated commit's.
+func (in *inputs) refs() []Trials {
+	refs := []Trials{in.bestTrials}
+	if in.gated != nil {
+		refs = append(refs, in.gated.trials)
+	}
+	return refs
 }
 
 // reuse decides whether Step 2 is prior's score (cached) and whether new trials pool with

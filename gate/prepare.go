@@ -467,7 +467,7 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results map[string]benchmark.Result) (Trials, error) {
 	t := Trials{}
 	t.add(tasks, results)
-	if err := e.runTrials(ctx, rm, nil, tasks, 2, e.Config.Gate.TrialsMax, "baseline trial %d", t); err != nil {
+	if err := e.runTrials(ctx, rm, nil, tasks, 2, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -102,7 +102,8 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 		return nil, err
 	}
 
-	best, hasBest := record.Best(rows)
+	b, hasBest := bestOf(rows, nil, nil, "", 0) // without trials; with them the receipt decides
+	best := b.ValScore
 	rep := &RecordReport{}
 	c := changes{}
 	for _, r := range rows {
@@ -124,6 +125,14 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 			// a kept change that merely scored higher by luck does not become the best.
 			rep.NewBest = rc.NewBest
 		}
+	}
+	if rep.Already {
+		// HEAD is the best exactly when it was the new best when recorded.
+		at, err := e.Repo.Ref(BestRef)
+		if err != nil {
+			return nil, err
+		}
+		rep.NewBest = at == head
 	}
 	// The row and the anchors' new places are one ledger commit; the refs move after the
 	// row is written, and a crash in between is finished by the next hgate command.

@@ -149,15 +149,19 @@ func zFor(confidence float64) float64 { return math.Sqrt2 * math.Erfinv(2*confid
 // decision is Step 2's answer with trials.
 type decision struct {
 	keep, newBest, replicated bool
-	cmp                       comparison
-	why                       string // how the answer was reached, for the report
+	cmp                       comparison   // with the best
+	cmps                      []comparison // with the best, then with each other reference
+	against                   int          // with keep false: the index in cmps that rejected
+	why                       string       // how the answer was reached, for the report
 }
 
 // decide is the sequential paired comparison. It runs one trial of every test task per
 // round, up to gate.trials.max rounds, and after each round from trials.min on stops at
-// once on a clear answer: a clear loser (even the interval's top is worse than the best by
-// more than the margin) or a clear keep (its bottom is not). Undecided after the last
-// round, the estimate decides: kept when the difference is not below −margin.
+// once on a clear answer: a clear loser (even the interval's top is worse than the best,
+// or than another reference, by more than the margin) or a clear keep (its bottom is not,
+// against every reference). Undecided after the last round, the estimates decide: kept
+// when no difference is below −margin. refs[0] is the best; the others (the gated commit
+// the candidate replaces) must not be lost to either.
 //
 // A kept candidate whose interval lies wholly above the best claims a new best; the claim
 // stands only if an independent replication — trials.max fresh rounds — shows it again,
@@ -166,27 +170,18 @@ type decision struct {
 //
 // more false (Step 1 failed, or the score is the tree's earlier one) runs no trial: the
 // answer comes from the trials at hand.
-func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, cand, best Trials, more bool) (*decision, error) {
+func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, cand Trials, refs []Trials, more bool) (*decision, error) {
 	g, policy := e.Config.Gate, e.Config.Benchmark.TimeoutPolicy
-	z, m := zFor(g.Confidence), g.Margin
+	z := zFor(g.Confidence)
 	round := func(trial int) (Trials, error) {
 		t := Trials{}
-		return t, e.runTrials(ctx, rm, pool, tasks, trial, trial, "trial %d", t)
+		return t, e.runTrials(ctx, rm, pool, tasks, trial, trial, "trial %d", scoredBy(refs...), t)
 	}
 	d := &decision{}
 	for r := len(cand[tasks[0]]); ; r++ {
-		d.cmp = compare(cand, best, tasks, policy, z)
-		if r >= g.TrialsMin && d.cmp.High < -m {
-			d.why = fmt.Sprintf("a clear loser at %.0f%% confidence", 100*g.Confidence)
-			return d, nil
-		}
-		if r >= g.TrialsMin && d.cmp.Low >= -m {
-			d.keep, d.why = true, fmt.Sprintf("not worse at %.0f%% confidence", 100*g.Confidence)
-			break
-		}
-		if r >= g.TrialsMax || !more {
-			d.keep = d.cmp.Delta >= -m
-			d.why = "undecided at the last trial: the estimate decides"
+		d.cmps = compareAll(cand, refs, tasks, policy, z)
+		d.cmp = d.cmps[0]
+		if d.step(r, g.TrialsMin, g.Margin, g.Confidence, r >= g.TrialsMax || !more) {
 			break
 		}
 		t, err := round(r + 1)
@@ -206,10 +201,11 @@ func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Po
 		}
 		rep.merge(t)
 	}
-	again := compare(rep, best, tasks, policy, z)
+	again := compare(rep, refs[0], tasks, policy, z)
 	cand.merge(rep)
 	d.replicated, d.newBest = true, again.Low > 0
-	d.cmp = compare(cand, best, tasks, policy, z)
+	d.cmps = compareAll(cand, refs, tasks, policy, z)
+	d.cmp = d.cmps[0]
 	return d, nil
 }
 
@@ -253,19 +249,24 @@ func (e *Env) bestRecord() (*bestRecord, error) {
 
 // runTrials runs the test tasks in rm once for each trial number from first to last (on
 // pool; nil gives each run a pool of its own) and adds each task's rewards to t. progress
-// names a trial on the progress line, e.g. "trial %d".
-func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, first, last int, progress string, t Trials) error {
+// names a trial on the progress line, e.g. "trial %d". With scored, the null policy
+// charges the candidate's nulls against the commits it is compared with (see charge).
+func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, first, last int, progress string, scored func(string) bool, t Trials) error {
 	for trial := first; trial <= last; trial++ {
 		run, err := rm.Runner(pool)
 		if err != nil {
 			return err
 		}
-		out, err := run.Run(ctx, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
+		out, err := runRetrying(ctx, run, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
 			Progress: e.progress(fmt.Sprintf(progress, trial), len(tasks))})
 		if err != nil {
 			return err
 		}
-		t.add(tasks, out.Results)
+		results := out.Results
+		if scored != nil {
+			results = charge(tasks, results, scored)
+		}
+		t.add(tasks, results)
 	}
 	return nil
 }
@@ -282,7 +283,7 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	}
 	defer rm.Close()
 	t := Trials{}
-	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", t); err != nil {
+	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", nil, t); err != nil {
 		return err
 	}
 	b.trials = t

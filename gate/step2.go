@@ -23,6 +23,7 @@ type scored struct {
 	mean     *float64 // score unrounded, when known
 	trials   Trials   // with trials: the candidate's, every one
 	allNull  bool     // no task with a reward to compare: no val_score to keep
+	nullWhy  string   // with allNull: one task's reason, to quote
 	worse    string   // the reason when Step 2 fails on its score
 }
 
@@ -41,20 +42,29 @@ type oneSample struct{}
 func (oneSample) score(_ context.Context, e *Env, _ *cleanroom.Room, in *inputs, r *ran, _ bool) (*scored, error) {
 	test, policy := in.sp.Test, e.Config.Benchmark.TimeoutPolicy
 	sc := &scored{}
+	charged, err := in.chargeTest(r, sc)
+	if err != nil {
+		return nil, err
+	}
 	if in.cached {
 		p := in.prior
 		sc.score, sc.nulls, sc.scoredAt, sc.mean = p.ValScore, p.Nulls, p.ScoredAt, p.ValMean
 	} else {
-		m, _ := valMean(test, outcomeResults(r.test), policy)
-		sc.score, sc.nulls = valScore(test, outcomeResults(r.test), policy)
+		m, _ := valMean(test, charged, policy)
+		sc.score, _ = valScore(test, charged, policy)
+		_, sc.nulls = valScore(test, outcomeResults(r.test), policy) // every null, charged or not
 		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
 	}
-	sc.s2 = &Step2{OK: !in.hasBest || sc.score >= in.best, ValScore: sc.score, Tasks: len(test), Nulls: sc.nulls,
+	ok, against := notWorse(sc.score, in.best, in.hasBest, refScores(in.gated))
+	sc.s2 = &Step2{OK: ok, ValScore: sc.score, Tasks: len(test), Nulls: sc.nulls,
 		StoppedEarly: r.stoppedEarly && !in.cached && !r.ff.testCertain(), Cached: in.cached}
-	// No gate over nothing: under timeout_policy infra a null is left out, and a split of
-	// nulls would score 0 over no task — enough to pass a best of 0.
-	sc.allNull = !sc.s2.StoppedEarly && sc.nulls == len(test) && policy == "infra"
+	// No gate over nothing: a split of nulls scores 0 (or nothing, under timeout_policy
+	// infra) — enough to pass a best of 0.
+	sc.allNull = !sc.s2.StoppedEarly && sc.nulls == len(test)
 	sc.worse = fmt.Sprintf("step 2: val_score %.4f is below the best on record %.4f", sc.score, in.best)
+	if against >= 0 {
+		sc.worse = fmt.Sprintf("step 2: val_score %.4f is below %s, %.4f", sc.score, in.gated.name(), in.gated.score)
+	}
 	return sc, nil
 }
 
@@ -65,17 +75,21 @@ type trialScorer struct{}
 func (trialScorer) score(ctx context.Context, e *Env, rm *cleanroom.Room, in *inputs, r *ran, s1OK bool) (*scored, error) {
 	test, policy, g := in.sp.Test, e.Config.Benchmark.TimeoutPolicy, e.Config.Gate
 	sc := &scored{trials: Trials{}}
+	charged, err := in.chargeTest(r, sc)
+	if err != nil {
+		return nil, err
+	}
 	if in.cached || in.pooled {
 		sc.trials.merge(in.prior.TestResults)
 	}
 	if !in.cached {
-		sc.trials.add(test, outcomeResults(r.test))
+		sc.trials.add(test, charged)
 	}
 	var dec *decision
 	// A reused score decides without running a task, even after --fail-fast stopped Step 1.
 	if !r.stoppedEarly || in.cached {
 		var err error
-		if dec, err = e.decide(ctx, rm, r.pool, test, sc.trials, in.bestTrials, s1OK && !in.cached); err != nil {
+		if dec, err = e.decide(ctx, rm, r.pool, test, sc.trials, in.refs(), s1OK && !in.cached); err != nil {
 			return nil, err
 		}
 	}
@@ -93,9 +107,13 @@ func (trialScorer) score(ctx context.Context, e *Env, rm *cleanroom.Room, in *in
 		s2.Delta = &dec.cmp.Delta
 		s2.Interval = finite(in.best+dec.cmp.Low, in.best+dec.cmp.High)
 		s2.NewBest, s2.Replicated = dec.newBest, dec.replicated
-		sc.allNull = dec.cmp.N == 0 // no task with a reward on both sides to compare
+		sc.allNull = sc.allNull || dec.cmp.N == 0 // no task with a reward on both sides to compare
 		sc.worse = fmt.Sprintf("step 2: val_score %.4f is worse than the best %.4f by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
 			sc.score, in.best, g.Margin, dec.cmp.Delta, s2.Trials, dec.why)
+		if !dec.keep && dec.against > 0 {
+			sc.worse = fmt.Sprintf("step 2: val_score %.4f is worse than %s, %.4f, by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
+				sc.score, in.gated.name(), in.gated.score, g.Margin, dec.cmps[dec.against].Delta, s2.Trials, dec.why)
+		}
 	}
 	sc.s2 = s2
 	return sc, nil
@@ -120,7 +138,7 @@ func (in *inputs) judge(sc *scored) {
 	switch {
 	case s2.OK || s2.StoppedEarly:
 	case sc.allNull:
-		in.rep.Reasons = append(in.rep.Reasons, fmt.Sprintf("step 2: no test task returned a reward (%d of %d null; timeout_policy: infra leaves nulls out), so there is no val_score to keep", sc.nulls, n))
+		in.rep.Reasons = append(in.rep.Reasons, allNullReason(n, sc.nullWhy))
 	default:
 		in.rep.Reasons = append(in.rep.Reasons, sc.worse)
 	}

@@ -30,7 +30,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	defer cancel(nil)
 	r.ff = in.decider(failFast, cancel, cfg.Benchmark.TimeoutPolicy)
 	r.ff.bar = e.progress("gate", r.ff.total)
-	if in.cached && failFast && in.hasBest && !in.noisy && in.prior.ValScore < in.best {
+	if in.cached && failFast && in.hasBest && !in.noisy && in.prior.ValScore < in.bar() {
 		cancel(errDecided) // Step 2 is decided already, and it rejects
 	}
 	if err := os.MkdirAll(ws.Traces("latest"), 0o755); err != nil {
@@ -60,7 +60,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	if run2 != nil {
 		wg.Go(func() {
 			// The held-out split keeps no traces: TraceDir "" never writes its output to disk.
-			r.test, err2 = run2.Run(runCtx, benchmark.Request{
+			r.test, err2 = runRetrying(runCtx, run2, benchmark.Request{
 				Split: "test", Tasks: test, Progress: r.ff.onTest, Trial: in.firstTrial(),
 			})
 		})
@@ -92,7 +92,7 @@ func (in *inputs) decider(failFast bool, cancel context.CancelCauseFunc, policy 
 	d := &decider{
 		failFast: failFast, cancel: cancel, policy: policy,
 		suiteTotal: len(s.Tasks), needed: neededToPass(s.Threshold, len(s.Tasks)),
-		testTotal: len(test), best: in.best, hasBest: in.hasBest && !in.noisy, // trials decide Step 2 later
+		testTotal: len(test), best: in.bar(), hasBest: in.hasBest && !in.noisy, // trials decide Step 2 later
 		total: len(s.Tasks) + len(test),
 	}
 	if in.cached {

@@ -167,8 +167,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return fmt.Errorf("iteration %d: record: %w", n, err)
 			}
 			it.Outcome = OutcomeKept
-			// On a resumed record the row may exist already; the numbers decide.
-			it.NewBest = rr.NewBest || it.BestBefore == nil || (it.ValScore != nil && *it.ValScore > *it.BestBefore)
+			// The gate's word, not a comparison of numbers: with trials a higher val_score is
+			// not a new best until the gate confirms it (a resumed record reads refs/hgate/best).
+			it.NewBest = rr.NewBest
 			if err := r.phase(phaseLearn); err != nil {
 				return err
 			}
@@ -235,6 +236,8 @@ func (r *runner) report(it Iteration) {
 	}
 	if it.NewBest {
 		b.WriteString(" (new best)")
+	} else if it.Outcome == OutcomeKept {
+		b.WriteString(" (not a new best)")
 	}
 	if it.Commit != "" {
 		fmt.Fprintf(&b, " commit %s", it.Commit[:7])
@@ -557,6 +560,8 @@ func (r *runner) learn(it *Iteration) error {
 		l.Worked = fmt.Sprintf("kept: the gate passed with val_score %.4f", after)
 		if it.NewBest {
 			l.Worked += " (new best)"
+		} else {
+			l.Worked += fmt.Sprintf("; not worse than the best (%.4f), not a confirmed new best", before)
 		}
 	case OutcomeRejected:
 		l.WhatChanged = "attempt kept in " + it.AttemptRef + " and reverted"

@@ -343,8 +343,8 @@ func (r *runner) open() error {
 		b := rows[0].ValScore
 		r.j.Baseline = &b
 	}
-	if b, ok := record.Best(rows); ok {
-		r.j.BestAtStart = &b
+	if r.j.BestAtStart, err = r.best(); err != nil {
+		return err
 	}
 	// The commit the run starts from is trusted: commits the agent makes are judged from it.
 	if err := r.env.MarkGated(); err != nil {
@@ -391,15 +391,14 @@ func (r *runner) writeRunConfig() error {
 	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
 }
 
+// best is the gate's best (gate.CurrentBest): the one value every line, prompt, summary
+// and learnings.md entry of the loop calls "best".
 func (r *runner) best() (*float64, error) {
-	rows, err := record.Load(r.ws.Results())
-	if err != nil {
+	b, err := gate.CurrentBest(r.env.Config, r.env.Repo)
+	if err != nil || b == nil {
 		return nil, err
 	}
-	if b, ok := record.Best(rows); ok {
-		return &b, nil
-	}
-	return nil, nil
+	return &b.ValScore, nil
 }
 
 // loop runs iterations until a stop condition fires.

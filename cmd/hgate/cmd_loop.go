@@ -56,7 +56,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		Serve: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return serve(ctx, append(slices.Clone(pre), args...), stdout, stderr)
 		},
-		Status: func() (agentapi.Status, error) { return statusOf(env.Config) },
+		Status: func() (agentapi.Status, error) { return statusOf(env.Config, env.Repo) },
 	}
 	if g.JSON {
 		opts.Stream = g.stdout

@@ -4,14 +4,15 @@ import (
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
 )
 
 // statusCmd prints what the agent may know. Inside the loop's sandbox it is
 // forwarded, and the loop answers with the iteration and run id too.
 type statusCmd struct{}
 
-func (c *statusCmd) Run(g *Globals, cfg *config.Config) error {
-	st, err := statusOf(cfg)
+func (c *statusCmd) Run(g *Globals, cfg *config.Config, repo *gitguard.Repo) error {
+	st, err := statusOf(cfg, repo)
 	if err != nil {
 		return err
 	}
@@ -23,7 +24,11 @@ func (c *statusCmd) Run(g *Globals, cfg *config.Config) error {
 }
 
 // statusOf is what hgate status prints: gate.Standing and the allowlist.
-func statusOf(cfg *config.Config) (agentapi.Status, error) {
-	best, size, err := gate.Standing(cfg)
-	return agentapi.Status{Allow: cfg.Allow, Best: best, SuiteSize: size}, err
+func statusOf(cfg *config.Config, repo *gitguard.Repo) (agentapi.Status, error) {
+	best, size, err := gate.Standing(cfg, repo)
+	st := agentapi.Status{Allow: cfg.Allow, SuiteSize: size}
+	if best != nil {
+		st.Best, st.BestInterval = &best.ValScore, best.Interval
+	}
+	return st, err
 }
