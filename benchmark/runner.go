@@ -1,5 +1,5 @@
 // Package benchmark runs a benchmark's tasks and scores them, following the
-// protocol of DESIGN.md §6.
+// README's Benchmark protocol (docs/design.md#benchmark-protocol says why it is so).
 //
 // A benchmark is any program, run either once per task (Config.Run, a
 // command template) or once for a whole request (Config.Batch). Every

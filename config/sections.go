@@ -10,8 +10,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The sections of hgate.yaml, each a table of its keys in the order DESIGN.md §6 shows
-// them; messages list them in this order.
+// The sections of hgate.yaml, each a table of its keys in the README's order
+// (docs/design.md#hgate-yaml); messages list them in this order.
 var (
 	rootFields = []field[Config]{
 		{key: "allow", missing: "missing (expected the paths the agent may change, e.g. allow: " + allowExample + ")", decode: func(d *decoder, e entry, p string, c *Config) {

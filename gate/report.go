@@ -8,8 +8,8 @@ import (
 	"github.com/hgate/hgate/gitguard"
 )
 
-// Report is the gate's answer. Its JSON form is the contract of DESIGN.md §5: fields may be
-// added, never renamed. A step that did not run is null. The test split appears only as
+// Report is the gate's answer. Its JSON form is a contract (docs/design.md#gate-answer):
+// fields may be added, never renamed. A step that did not run is null. The test split appears only as
 // the aggregate fields of step2.
 type Report struct {
 	Verdict  string   `json:"verdict"` // "pass" or "reject"

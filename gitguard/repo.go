@@ -1,7 +1,11 @@
-// Package gitguard is everything hgate does with git, through go-git only:
-// opening the repository, the file guard of gate Step 0 (Check), the
-// candidate tree the benchmark runs on (CandidateTree, Materialize), and the
-// refs hgate keeps under refs/hgate/.
+// Package gitguard is everything hgate does with git: opening the repository,
+// the file guard of gate Step 0 (Check), the candidate tree the benchmark runs
+// on (CandidateTree, Materialize), and the refs hgate keeps under refs/hgate/.
+// It never runs the git CLI. go-git's storage finds the git directories,
+// objects, refs and config; hgate's own code reads and writes the index
+// (index.go, splitindex.go, worktree_index.go), decodes objects and checks each
+// against its id (internal/objstore), moves refs (internal/refs) and matches
+// ignore and allow patterns as git does (internal/pattern).
 //
 // The guard compares content, not git's bookkeeping. It reads the base
 // commit's tree (the last gated commit, else HEAD), HEAD's tree, the index and
@@ -9,14 +13,16 @@
 // change: assume-unchanged and skip-worktree flags, the fsmonitor and
 // untracked caches, core.fileMode, ignore rules that are not in the base
 // commit (.git/info/exclude, core.excludesFile, new or edited .gitignore
-// files), refs/replace and grafts (go-git reads neither), and the GIT_DIR and
-// GIT_WORK_TREE variables. The index's stat data is used only as git uses it:
-// to skip hashing a file whose size, times, inode and mode all match an entry
-// that is not racily clean.
+// files: they only name the rule in a violation's detail), refs/replace and
+// grafts (the object reader follows neither), and the GIT_DIR and
+// GIT_WORK_TREE variables. Every file the guard counts is hashed: the index's
+// stat data (which the agent can rewrite) may spare hashing only an allowed
+// file, whose edits are no violation, and only as git trusts it — size, times,
+// inode and mode all matching an entry that is not racily clean.
 //
 // Limits: clean/smudge filters and text conversion are never applied, so a
-// repository relying on them reads as changed; split and sparse indexes are
-// refused with an error.
+// repository relying on them reads as changed. A split index is read (merged
+// with its shared index, as git does); a sparse index is refused with an error.
 package gitguard
 
 import (

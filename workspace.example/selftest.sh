@@ -94,7 +94,7 @@ run_tasks() (
 	wait
 )
 
-# reward OUT STATUS: the task's reward as hgate reads it (DESIGN.md §6), or null.
+# reward OUT STATUS: the task's reward as hgate reads it (README, Benchmark protocol), or null.
 reward() {
 	if [ "$2" = timeout ]; then
 		echo null

@@ -1,4 +1,4 @@
-// Package workspace is the layout of hgate's workspace folder (DESIGN.md §4): the name of
+// Package workspace is the layout of hgate's workspace folder (docs/design.md#workspace): the name of
 // every state file and folder, in one place, for gate, ledger, loop and report. The files'
 // formats belong to suite, split and record; which of them the ledger keeps, to ledger.
 package workspace

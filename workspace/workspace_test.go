@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestLayout pins the names DESIGN.md §4 and the README give the workspace's files:
+// TestLayout pins the names the README gives the workspace's files (docs/design.md#workspace):
 // users, auto-harness and older hgate versions read them by these names.
 func TestLayout(t *testing.T) {
 	d := Dir(filepath.FromSlash("/r/workspace"))

@@ -4,7 +4,7 @@
 # not edit it: hgate.yaml's allow list leaves it out, so Step 0 guards it.
 #
 # Every checker asks the agent one question (a line "OP ARGS...") and grades the
-# answer. The helpers show each reward shape hgate reads (DESIGN.md §6):
+# answer. The helpers show each reward shape hgate reads (README, Benchmark protocol):
 #
 #   reward_exact  the last stdout line is the reward, 1 or 0 (exit status ignored)
 #   status_exact  no number printed: the exit status decides (0 pass, 1 fail)
