@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/ledger"
@@ -50,6 +51,11 @@ type Iteration struct {
 	GateSeconds  float64      `json:"gate_seconds"`
 	Seconds      float64      `json:"seconds"`
 	Resumed      bool         `json:"resumed,omitempty"`
+	// What the agent reported of its run (see the agentout package): the session it can
+	// be resumed in, and its spend over the iteration's agent runs.
+	SessionID string           `json:"session_id,omitempty"`
+	CostUSD   *float64         `json:"cost_usd,omitempty"`
+	Tokens    *agentout.Tokens `json:"tokens,omitempty"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -105,7 +111,17 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
 				return err
 			}
-			if err := r.phase(phaseGate); err != nil {
+			next := phaseGate
+			if didNotStart(it.AgentDetail) {
+				// Nothing the worktree holds is the agent's: what a first attempt finds
+				// there is the user's, never gated or committed as the agent's; a repair's
+				// attempt is set aside as the gate left it.
+				next = phaseAttempt
+				if j.Repair == 0 {
+					it.Outcome, next = OutcomeUnchanged, phaseLearn
+				}
+			}
+			if err := r.phase(next); err != nil {
 				return err
 			}
 		case phaseGate:
@@ -354,6 +370,8 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	stopWatch := r.watchAgent(n, a.Stdout)
 	res := a.run(ctx)
 	stopWatch()
+	out := readAgentOutput(a.Stdout, a.Stderr)
+	res = judge(res, out, a.Stderr)
 	if data, err := os.ReadFile(filepath.Join(jl.tmp, transcriptName)); err == nil {
 		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
 	}
@@ -368,6 +386,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	j.AgentPID, j.AgentStart = 0, ""
 	it.Agent, it.AgentDetail = res.Outcome, res.Detail
 	it.AgentSeconds += secs(res.Duration)
+	addSpend(it, out)
 	return nil
 }
 
@@ -562,6 +581,9 @@ func (r *runner) learn(it *Iteration) error {
 		l.Worked = "rejected: " + strings.Join(it.Reasons, "; ")
 	default:
 		l.WhatChanged = "nothing: the agent left no change"
+		if didNotStart(it.AgentDetail) {
+			l.WhatChanged = "nothing: the agent did not start"
+		}
 	}
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
