@@ -23,7 +23,7 @@ func TestFixtures(t *testing.T) {
 		notStarted string
 		message    string
 	}{
-		{"claude-not-logged-in.jsonl", FormatClaude, "c47ca964-6bbd-40a7-8acf-6bae37c7c070", usd(0), Tokens{}, true,
+		{"claude-not-logged-in.jsonl", FormatClaude, "", usd(0), Tokens{}, true,
 			"Not logged in · Please run /login", "Not logged in · Please run /login"},
 		{"claude-tool-use.jsonl", FormatClaude, "", usd(0.02), Tokens{Input: 2000, Output: 400}, false, "", "done"},
 		{"claude-resumed.jsonl", FormatClaude, "", usd(0.01), Tokens{Input: 1000, Output: 200}, false, "", "done"},

@@ -150,3 +150,19 @@ func TestCodexRefusedByStub(t *testing.T) {
 		t.Fatalf("a refused codex read as not started=%v (%q): %s", ok, why, out)
 	}
 }
+
+// TestClaudeNotLoggedIn: claude with no credentials at all (no key, a fresh home folder)
+// starts a session and reports in its result object that it never worked.
+func TestClaudeNotLoggedIn(t *testing.T) {
+	s := Anthropic(t, Turn{Text: "unused"})
+	out := cliExit(t, 1, cliEnv(t, "ANTHROPIC_BASE_URL="+s.URL), t.TempDir(), "hi",
+		"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
+	fixture(t, "claude-not-logged-in.jsonl", out)
+	why, ok := parse(t, out).NotStarted()
+	if !ok || why != "Not logged in · Please run /login" {
+		t.Fatalf("claude without credentials read as not started=%v (%q): %s", ok, why, out)
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Fatalf("claude without credentials called the model API %d time(s)", n)
+	}
+}
