@@ -61,6 +61,18 @@ type Run struct {
 	worked bool
 }
 
+// Cumulative reports whether the run's tokens count its whole session so far rather
+// than this run alone: measured with the CLIs, a resumed codex thread reports the
+// thread's usage (cumulative), a resumed claude session this call's (per call).
+func (r Run) Cumulative() bool { return r.Format == FormatCodex }
+
+// Sub is what t counted beyond before, never below zero: a cumulative count's share of
+// one run.
+func (t Tokens) Sub(before Tokens) Tokens {
+	return Tokens{Input: max(t.Input-before.Input, 0), Output: max(t.Output-before.Output, 0),
+		CacheRead: max(t.CacheRead-before.CacheRead, 0), CacheWrite: max(t.CacheWrite-before.CacheWrite, 0)}
+}
+
 // NotStarted returns the agent's own words when it reported a failure before it did any
 // work at all — nothing spent, no tool used, no turn completed — such as claude's "Not
 // logged in · Please run /login" or a codex turn that failed on its first request. Trying

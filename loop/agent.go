@@ -64,6 +64,28 @@ func WithoutHgateSandbox(agent, args []string) []string {
 	return out
 }
 
+// Resume is the preset's command line args continuing the session id with the next
+// prompt: claude's --resume <id> (print mode keeps reading the prompt from stdin), codex's
+// exec [options] resume <id> - (exec's options stay before the subcommand, which does not
+// take --sandbox). ok is false for any other agent: hgate cannot resume it, and gives it
+// the id in HGATE_RESUME_SESSION instead.
+func Resume(agent, args []string, id string) (out []string, ok bool) {
+	if len(agent) != 1 || id == "" {
+		return args, false
+	}
+	switch strings.TrimSpace(agent[0]) {
+	case "claude":
+		if i := slices.Index(args, "-p"); i >= 0 {
+			return slices.Insert(slices.Clone(args), i+1, "--resume", id), true
+		}
+	case "codex":
+		if i := slices.Index(args, "-"); i > 0 && args[1] == "exec" {
+			return slices.Insert(slices.Clone(args), i, "resume", id), true
+		}
+	}
+	return args, false
+}
+
 // Command resolves the configured agent: a preset name, a one-element
 // command line run by sh -c, or an argument vector. {prompt_file} is replaced
 // by the prompt's path in every argument.

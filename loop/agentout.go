@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"math"
 	"os"
 	"strings"
 
@@ -76,7 +77,8 @@ func addSpend(it *Iteration, out agentout.Run) {
 		if it.CostUSD == nil {
 			it.CostUSD = new(float64)
 		}
-		*it.CostUSD += *out.CostUSD
+		// Summed in millionths of a dollar: 0.01 + 0.02 reads 0.03, not 0.030000000000000002.
+		*it.CostUSD = math.Round((*it.CostUSD+*out.CostUSD)*1e6) / 1e6
 	}
 	if t := out.Tokens; t.Total() > 0 {
 		if it.Tokens == nil {

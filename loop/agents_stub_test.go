@@ -20,20 +20,24 @@ import (
 )
 
 // TestPresetsAgainstModelStubs: the real claude and codex (as .ci/run installs them), each
-// pointed at a loopback stand-in of its model API that scripts the model's turns (a shell
-// command that makes every task pass, then "done"), run one iteration of the loop through
-// their presets' exact command lines, in hgate's sandbox where there is one: the change is
-// gated and kept; the iteration's session id is the one the stub saw and its spend is what
-// the CLI reported; the transcript is the iteration's agent.stdout; and a real resume of
-// that session (claude -p --resume <id>, codex exec resume <id>) reaches the stub as the
-// same session, with the first call's conversation.
+// pointed at a loopback stand-in of its model API that scripts the model's turns, run one
+// iteration of the loop through their presets' exact command lines, in hgate's sandbox
+// where there is one. The attempt's session breaks every task (a shell command, then
+// "done"): the gate rejects it, and the repair resumes that session (claude -p --resume
+// <id>, codex exec resume <id>), which the stub sees as the same session holding the
+// attempt's turns, and there makes every task pass: kept. The iteration's session id is
+// the one the stub saw; its spend is the four calls' (codex's cumulative count of the
+// resumed thread taken once); the transcript is agent.stdout; and a resume by hand of the
+// session reaches the stub as the same session too.
 func TestPresetsAgainstModelStubs(t *testing.T) {
 	for _, name := range []string{"claude", "codex"} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := exec.LookPath(name); err != nil {
 				t.Skipf("%s is not installed (.ci/run: npm install -g --ignore-scripts @anthropic-ai/claude-code @openai/codex): %v", name, err)
 			}
-			script := []modelstub.Turn{{Command: "cp best.sh agent.sh"}, {Text: "done"}}
+			// By the assistant turns the conversation holds: a fresh session breaks
+			// the tasks; only the attempt's session, resumed, can fix them.
+			script := []modelstub.Turn{{Command: "echo 'exit 1' > agent.sh"}, {Text: "done"}, {Command: "cp best.sh agent.sh"}, {Text: "fixed"}}
 			home := t.TempDir()
 			t.Setenv("HOME", home)
 			for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME"} {
@@ -84,17 +88,22 @@ func TestPresetsAgainstModelStubs(t *testing.T) {
 			}
 			it := s.Iterations[0]
 			stdout := filepath.Join(r.Dir, "workspace", "runs", s.RunID, "iterations", "1", "agent.stdout")
-			if it.Outcome != loop.OutcomeKept || it.Agent != loop.AgentOK {
+			if it.Outcome != loop.OutcomeKept || it.Agent != loop.AgentOK || it.Repairs != 1 {
 				data, _ := os.ReadFile(stdout)
 				t.Fatalf("iteration: %s, agent %s (%s)\n%s\nagent.stdout:\n%s", it.Outcome, it.Agent, it.AgentDetail, log.String(), data)
 			}
 			main := stub.Main()
-			if len(main) < 2 || it.SessionID == "" || main[0].Session != it.SessionID {
-				t.Fatalf("session %q in summary.json; the stub saw %d calls, the first as session %q", it.SessionID, len(main), main[0].Session)
+			if len(main) != 4 || it.SessionID == "" {
+				t.Fatalf("session %q in summary.json; the stub saw %d calls, want 4", it.SessionID, len(main))
 			}
-			want := agentout.Tokens{Input: 2 * modelstub.Usage.Input, Output: 2 * modelstub.Usage.Output}
+			for i, c := range main {
+				if c.Session != it.SessionID || c.Turn != i {
+					t.Fatalf("call %d reached the stub as session %q with %d assistant turns; want %q with %d", i+1, c.Session, c.Turn, it.SessionID, i)
+				}
+			}
+			want := agentout.Tokens{Input: 4 * modelstub.Usage.Input, Output: 4 * modelstub.Usage.Output}
 			if it.Tokens == nil || *it.Tokens != want || (name == "claude") != (it.CostUSD != nil && *it.CostUSD > 0) {
-				t.Fatalf("spend in summary.json: %v usd, tokens %+v; want the stub's two calls (%+v), in dollars too for claude", it.CostUSD, it.Tokens, want)
+				t.Fatalf("spend in summary.json: %v usd, tokens %+v; want the stub's four calls (%+v), in dollars too for claude", it.CostUSD, it.Tokens, want)
 			}
 			data, err := os.ReadFile(stdout)
 			if err != nil || !bytes.Contains(data, []byte(it.SessionID)) {
@@ -117,7 +126,7 @@ func TestPresetsAgainstModelStubs(t *testing.T) {
 			run, _ := agentout.Parse(bytes.NewReader(out))
 			main = stub.Main()
 			last := main[len(main)-1]
-			if run.SessionID != it.SessionID || last.Session != it.SessionID || last.Turn != 2 || !strings.Contains(last.FirstUser, "hgate loop context") {
+			if run.SessionID != it.SessionID || last.Session != it.SessionID || last.Turn != 4 || !strings.Contains(last.FirstUser, "hgate loop context") {
 				t.Fatalf("the resume ran as session %q and reached the stub as %q with %d assistant turns, first prompt %.80q", run.SessionID, last.Session, last.Turn, last.FirstUser)
 			}
 		})
@@ -141,7 +150,7 @@ loop:
   agent: ` + preset + `
   attempt_timeout: 2m
   iterations: 1
-  repair_attempts: 0
+  repair_attempts: 1
 `,
 		"tasks.txt": "b1\nb2\nb3\nb4\n",
 		"check.sh":  "out=$(sh agent.sh \"$1\")\n[ \"$out\" = \"solved $1\" ]\n",
