@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/hgate/hgate/agentout"
 	"syscall"
 	"testing"
 	"time"
@@ -127,6 +129,40 @@ func TestResume(t *testing.T) {
 		}
 		if same, _ := Resume(tc.agent, args, ""); strings.Join(same, " ") != strings.Join(args, " ") {
 			t.Errorf("Resume(%q) with no session changed the command line: %q", tc.agent, same)
+		}
+	}
+}
+
+// TestJudge: what the agent's output says decides its outcome where its exit status
+// cannot: the shell's "not found" and a CLI's failure before any work did not start; a
+// failure reported with exit 0 is a crash; a timeout stays a timeout.
+func TestJudge(t *testing.T) {
+	stderr := filepath.Join(t.TempDir(), "agent.stderr")
+	if err := os.WriteFile(stderr, []byte("sh: 1: no-such-agent: not found\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(s string) agentout.Run {
+		r, _ := agentout.Parse(strings.NewReader(s))
+		return r
+	}
+	notLoggedIn := parse(`{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","session_id":"s","total_cost_usd":0}`)
+	failedAfterWork := parse(`{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 Overloaded","session_id":"s","total_cost_usd":0.4,"usage":{"input_tokens":900}}`)
+	for _, tc := range []struct {
+		res    agentResult
+		out    agentout.Run
+		want   AgentOutcome
+		detail string
+	}{
+		{agentResult{Outcome: AgentCrashed, ExitCode: 127, Detail: "exit status 127"}, agentout.Run{}, AgentCrashed, "did not start: sh: 1: no-such-agent: not found"},
+		{agentResult{Outcome: AgentCrashed, ExitCode: 1, Detail: "exit status 1"}, notLoggedIn, AgentCrashed, "did not start: Not logged in · Please run /login"},
+		{agentResult{Outcome: AgentOK}, failedAfterWork, AgentCrashed, "exited 0 but reported an error: API Error: 529 Overloaded"},
+		{agentResult{Outcome: AgentCrashed, ExitCode: 1, Detail: "exit status 1"}, failedAfterWork, AgentCrashed, "exit status 1"},
+		{agentResult{Outcome: AgentTimeout, Detail: "stopped after 1m0s"}, notLoggedIn, AgentTimeout, "stopped after 1m0s"},
+		{agentResult{Outcome: AgentOK}, parse(`{"type":"result","is_error":false,"result":"done","session_id":"s"}`), AgentOK, ""},
+	} {
+		got := judge(tc.res, tc.out, stderr)
+		if got.Outcome != tc.want || got.Detail != tc.detail {
+			t.Errorf("judge(%+v) = %s %q, want %s %q", tc.res, got.Outcome, got.Detail, tc.want, tc.detail)
 		}
 	}
 }
