@@ -6,11 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/hgate/hgate/agentout"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hgate/hgate/agentout"
 )
 
 // agentIn runs sh -c script as the agent, its files in a temporary folder.
