@@ -156,7 +156,7 @@ func TestJudge(t *testing.T) {
 		{agentResult{Outcome: AgentCrashed, ExitCode: 127, Detail: "exit status 127"}, agentout.Run{}, AgentCrashed, "did not start: sh: 1: no-such-agent: not found"},
 		{agentResult{Outcome: AgentCrashed, ExitCode: 1, Detail: "exit status 1"}, notLoggedIn, AgentCrashed, "did not start: Not logged in · Please run /login"},
 		{agentResult{Outcome: AgentOK}, failedAfterWork, AgentCrashed, "exited 0 but reported an error: API Error: 529 Overloaded"},
-		{agentResult{Outcome: AgentCrashed, ExitCode: 1, Detail: "exit status 1"}, failedAfterWork, AgentCrashed, "exit status 1"},
+		{agentResult{Outcome: AgentCrashed, ExitCode: 1, Detail: "exit status 1"}, failedAfterWork, AgentCrashed, "exit status 1: API Error: 529 Overloaded"},
 		{agentResult{Outcome: AgentTimeout, Detail: "stopped after 1m0s"}, notLoggedIn, AgentTimeout, "stopped after 1m0s"},
 		{agentResult{Outcome: AgentOK}, parse(`{"type":"result","is_error":false,"result":"done","session_id":"s"}`), AgentOK, ""},
 	} {

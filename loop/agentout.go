@@ -42,7 +42,7 @@ func readAgentOutput(stdout, stderr string) agentout.Run {
 // find or execute (exit 127 or 126, sh -c's "not found"), and an agent CLI that reported
 // a failure before doing any work (claude's "Not logged in", a codex turn refused with
 // 401), did not start, in the agent's own words; an agent that exited 0 but reported a
-// failure crashed.
+// failure crashed; a crash the agent reported says its words after the exit status.
 func judge(res agentResult, out agentout.Run, stderr string) agentResult {
 	if res.Outcome != AgentOK && res.Outcome != AgentCrashed || strings.HasPrefix(res.Detail, notStarted) {
 		return res
@@ -59,8 +59,12 @@ func judge(res agentResult, out agentout.Run, stderr string) agentResult {
 		res.Outcome, res.Detail = AgentCrashed, notStarted+firstLine(why)
 		return res
 	}
-	if out.Failed && res.Outcome == AgentOK {
+	switch {
+	case out.Failed && res.Outcome == AgentOK:
 		res.Outcome, res.Detail = AgentCrashed, "exited 0 but reported an error: "+firstLine(out.Message)
+	case out.Failed && out.Message != "":
+		// claude and codex say why on stdout, in their JSON, not on stderr.
+		res.Detail += ": " + firstLine(out.Message)
 	}
 	return res
 }
