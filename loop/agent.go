@@ -23,7 +23,10 @@ var Presets = map[string][]string{
 	// reference: "Load MCP servers from JSON files or strings") adds hgate's tools;
 	// ${VAR} in a server's env is expanded by claude (its MCP docs, "Environment
 	// variable expansion"), so the tools reach this loop's socket.
-	"claude": {"claude", "-p", "--dangerously-skip-permissions", "--mcp-config",
+	// --output-format stream-json (which needs --verbose in print mode) streams one JSON
+	// event a line and ends with the result object: session_id, total_cost_usd, usage,
+	// is_error (read by the agentout package; the progress line shows the last event).
+	"claude": {"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--mcp-config",
 		`{"mcpServers":{"hgate":{"type":"stdio","command":"hgate","args":["mcp"],"env":{"HGATE_LOOP_SOCKET":"${HGATE_LOOP_SOCKET}"}}}}`},
 	// codex exec reads the prompt from stdin when it is "-". Its own sandbox stays off
 	// (danger-full-access): hgate's is the wall, and codex's cannot start inside it (on
@@ -33,7 +36,9 @@ var Presets = map[string][]string{
 	// bubblewrap). -c sets config.toml keys: mcp_servers.<name>.command/args define a
 	// stdio server, env_vars passes the socket's variable past codex's environment
 	// allowlist for MCP servers (codex docs: MCP, config reference).
-	"codex": {"codex", "exec", "--sandbox", "danger-full-access",
+	// --json streams JSON Lines: thread.started's thread_id is the session,
+	// turn.completed's usage the tokens, turn.failed the error.
+	"codex": {"codex", "exec", "--json", "--sandbox", "danger-full-access",
 		"-c", `mcp_servers.hgate.command="hgate"`, "-c", `mcp_servers.hgate.args=["mcp"]`,
 		"-c", `mcp_servers.hgate.env_vars=["HGATE_LOOP_SOCKET"]`, "-"},
 	// aider sends the message file and exits; hgate makes the commits, not aider.
@@ -57,6 +62,28 @@ func WithoutHgateSandbox(agent, args []string) []string {
 		}
 	}
 	return out
+}
+
+// Resume is the preset's command line args continuing the session id with the next
+// prompt: claude's --resume <id> (print mode keeps reading the prompt from stdin), codex's
+// exec [options] resume <id> - (exec's options stay before the subcommand, which does not
+// take --sandbox). ok is false for any other agent: hgate cannot resume it, and gives it
+// the id in HGATE_RESUME_SESSION instead.
+func Resume(agent, args []string, id string) (out []string, ok bool) {
+	if len(agent) != 1 || id == "" {
+		return args, false
+	}
+	switch strings.TrimSpace(agent[0]) {
+	case "claude":
+		if i := slices.Index(args, "-p"); i >= 0 {
+			return slices.Insert(slices.Clone(args), i+1, "--resume", id), true
+		}
+	case "codex":
+		if i := slices.Index(args, "-"); i > 0 && args[1] == "exec" {
+			return slices.Insert(slices.Clone(args), i, "resume", id), true
+		}
+	}
+	return args, false
 }
 
 // Command resolves the configured agent: a preset name, a one-element

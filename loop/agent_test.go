@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hgate/hgate/agentout"
 )
 
 // agentIn runs sh -c script as the agent, its files in a temporary folder.
@@ -93,5 +96,73 @@ func TestKillLeftoverOnlyItsOwnTag(t *testing.T) {
 	killLeftover(0, "", "") // a journal from before the tag: no one is killed by environment
 	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("an empty tag killed: %v", err)
+	}
+}
+
+// TestResume: a repair's command line continues the session where the preset's CLI can:
+// claude's --resume after -p, codex's resume subcommand after exec's own options (it
+// takes no --sandbox of its own) and before the stdin prompt; other agents are left as
+// they are.
+func TestResume(t *testing.T) {
+	for _, tc := range []struct {
+		agent []string
+		want  string
+		ok    bool
+	}{
+		{[]string{"claude"}, "claude -p --resume S1 --output-format stream-json", true},
+		{[]string{"codex"}, "codex exec --json --sandbox danger-full-access", true},
+		{[]string{"aider"}, "aider --yes-always", false},
+		{[]string{"sh bot.sh"}, "sh -c sh bot.sh", false},
+		{[]string{"claude", "-p"}, "claude -p", false},
+	} {
+		args, err := Command(tc.agent, "prompt.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Resume(tc.agent, args, "S1")
+		line := strings.Join(got, " ")
+		if ok != tc.ok || !strings.HasPrefix(line, tc.want) {
+			t.Errorf("Resume(%q) = %q %v, want %q… %v", tc.agent, line, ok, tc.want, tc.ok)
+		}
+		if tc.agent[0] == "codex" && !strings.HasSuffix(line, ` resume S1 -`) {
+			t.Errorf("codex resumes as %q, want … resume S1 -", line)
+		}
+		if same, _ := Resume(tc.agent, args, ""); strings.Join(same, " ") != strings.Join(args, " ") {
+			t.Errorf("Resume(%q) with no session changed the command line: %q", tc.agent, same)
+		}
+	}
+}
+
+// TestJudge: what the agent's output says decides its outcome where its exit status
+// cannot: the shell's "not found" and a CLI's failure before any work did not start; a
+// failure reported with exit 0 is a crash; a timeout stays a timeout.
+func TestJudge(t *testing.T) {
+	stderr := filepath.Join(t.TempDir(), "agent.stderr")
+	if err := os.WriteFile(stderr, []byte("sh: 1: no-such-agent: not found\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(s string) agentout.Run {
+		r, _ := agentout.Parse(strings.NewReader(s))
+		return r
+	}
+	notLoggedIn := parse(`{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","session_id":"s","total_cost_usd":0}`)
+	failedAfterWork := parse(`{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 Overloaded","session_id":"s","total_cost_usd":0.4,"usage":{"input_tokens":900}}`)
+	for _, tc := range []struct {
+		res    agentResult
+		out    agentout.Run
+		want   AgentOutcome
+		detail string
+	}{
+		{agentResult{Outcome: AgentCrashed, ExitCode: 127, Detail: "exit status 127"}, agentout.Run{}, AgentCrashed, "did not start: sh: 1: no-such-agent: not found"},
+		{agentResult{Outcome: AgentCrashed, ExitCode: 1, Detail: "exit status 1"}, notLoggedIn, AgentCrashed, "did not start: Not logged in · Please run /login"},
+		{agentResult{Outcome: AgentOK}, failedAfterWork, AgentCrashed, "exited 0 but reported an error: API Error: 529 Overloaded"},
+		{agentResult{Outcome: AgentCrashed, ExitCode: 1, Detail: "exit status 1"}, failedAfterWork, AgentCrashed, "exit status 1: API Error: 529 Overloaded"},
+		{agentResult{Outcome: AgentTimeout, Detail: "stopped after 1m0s"}, notLoggedIn, AgentTimeout, "stopped after 1m0s"},
+		{agentResult{Outcome: AgentOK}, parse(`{"type":"result","is_error":false,"result":"done","session_id":"s"}`), AgentOK, ""},
+	} {
+		got := judge(tc.res, tc.out, stderr)
+		if got.Outcome != tc.want || got.Detail != tc.detail {
+			t.Errorf("judge(%+v) = %s %q, want %s %q", tc.res, got.Outcome, got.Detail, tc.want, tc.detail)
+		}
 	}
 }

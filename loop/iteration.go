@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/ledger"
@@ -50,6 +51,11 @@ type Iteration struct {
 	GateSeconds  float64      `json:"gate_seconds"`
 	Seconds      float64      `json:"seconds"`
 	Resumed      bool         `json:"resumed,omitempty"`
+	// What the agent reported of its run (see the agentout package): the session it can
+	// be resumed in, and its spend over the iteration's agent runs.
+	SessionID string           `json:"session_id,omitempty"`
+	CostUSD   *float64         `json:"cost_usd,omitempty"`
+	Tokens    *agentout.Tokens `json:"tokens,omitempty"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -75,6 +81,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 		}
 		j.Current = &Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}
 		j.PreHead, j.Repair, j.CommitParent = head.String(), 0, ""
+		j.SessionTokens, j.FreshSession = nil, false
 		j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
 		if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
 			return err
@@ -105,7 +112,17 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
 				return err
 			}
-			if err := r.phase(phaseGate); err != nil {
+			next := phaseGate
+			if didNotStart(it.AgentDetail) {
+				// Nothing the worktree holds is the agent's: what a first attempt finds
+				// there is the user's, never gated or committed as the agent's; a repair's
+				// attempt is set aside as the gate left it.
+				next = phaseAttempt
+				if j.Repair == 0 {
+					it.Outcome, next = OutcomeUnchanged, phaseLearn
+				}
+			}
+			if err := r.phase(next); err != nil {
 				return err
 			}
 		case phaseGate:
@@ -305,6 +322,12 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if j.Sandbox == SandboxOff {
 		args = WithoutHgateSandbox(r.cfg.Agent, args)
 	}
+	// A repair continues the session that failed, which holds what the agent tried.
+	session := ""
+	if repair > 0 && !j.FreshSession {
+		session = it.SessionID
+	}
+	args, resumed := Resume(r.cfg.Agent, args, session)
 	msgFile := r.ws.Message()
 	if repair == 0 {
 		if err := os.Remove(msgFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -327,7 +350,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		Env: append(os.Environ(),
 			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
-			agentTagEnv+"="+j.AgentTag,
+			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session,
 			"TMPDIR="+jl.tmp, r.srv.Env()),
 		Ended: r.srv.Drain,
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
@@ -357,6 +380,8 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	stopWatch := r.watchAgent(n, a.Stdout)
 	res := a.run(ctx)
 	stopWatch()
+	out := readAgentOutput(a.Stdout, a.Stderr)
+	res = judge(res, out, a.Stderr)
 	if data, err := os.ReadFile(filepath.Join(jl.tmp, transcriptName)); err == nil {
 		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
 	}
@@ -371,7 +396,37 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	j.AgentPID, j.AgentStart = 0, ""
 	it.Agent, it.AgentDetail = res.Outcome, res.Detail
 	it.AgentSeconds += secs(res.Duration)
+	if resumed && didNotStart(res.Detail) {
+		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
+	}
+	spent := out
+	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
+		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
+	}
+	addSpend(it, spent)
+	j.SessionTokens = nil
+	if out.Cumulative() {
+		j.SessionTokens = &out.Tokens
+	}
 	return nil
+}
+
+// resumeFailed keeps the output of a repair that could not resume the agent's session
+// (claude: "No conversation found with session ID") beside the next one's, and runs the
+// repair again in a fresh session, as the iteration's next repairs will be.
+func (r *runner) resumeFailed(ctx context.Context, n, repair int, dir, session, detail string) error {
+	for _, f := range []string{"agent.stdout", "agent.stderr"} {
+		if err := os.Rename(filepath.Join(dir, f), filepath.Join(dir, "resume-failed."+f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	fmt.Fprintf(r.log, "[loop] iteration %d: the agent could not resume session %s (%s); repair %d starts a fresh session\n",
+		n, session, strings.TrimPrefix(detail, notStarted), repair)
+	r.j.FreshSession = true
+	if err := r.save(); err != nil {
+		return err
+	}
+	return r.runAgent(ctx, n, repair)
 }
 
 // gate runs the gate on what the agent left and keeps its report as
@@ -568,6 +623,9 @@ func (r *runner) learn(it *Iteration) error {
 		l.Worked = "rejected: " + strings.Join(it.Reasons, "; ")
 	default:
 		l.WhatChanged = "nothing: the agent left no change"
+		if didNotStart(it.AgentDetail) {
+			l.WhatChanged = "nothing: the agent did not start"
+		}
 	}
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)

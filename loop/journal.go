@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
@@ -69,6 +70,12 @@ type journal struct {
 	Sandbox string `json:"sandbox"`
 	// LearningNo is the number of the iteration's learnings.md entry, once chosen.
 	LearningNo int `json:"learning_no,omitempty"`
+	// SessionTokens is what the agent's CLI last reported for the iteration's session when
+	// it counts a session cumulatively (codex): a resumed run's own share is the rest.
+	SessionTokens *agentout.Tokens `json:"session_tokens,omitempty"`
+	// FreshSession: a repair could not resume the session; the iteration's next repairs
+	// start fresh ones.
+	FreshSession bool `json:"fresh_session,omitempty"`
 }
 
 var errNoRun = errors.New("no run to resume")

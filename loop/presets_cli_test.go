@@ -122,8 +122,11 @@ func runInJail(t *testing.T, preset string, args []string, stdin string, stop *r
 		t.Fatalf("git init: %v: %s", err, out)
 	}
 	t.Setenv("HOME", home) // the preset's ~ paths resolve here
-	t.Setenv("CLAUDE_CONFIG_DIR", "")
-	t.Setenv("CODEX_HOME", "")
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME"} {
+		// Unset, not empty: claude takes an empty CLAUDE_CONFIG_DIR for a folder named "".
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
 	write := []string{repo, tmp}
 	for _, w := range presetWritable(preset) {
 		p, err := openWritable("preset", w, repo, nil)

@@ -30,7 +30,7 @@ func (r *runner) watchAgent(n int, stdout string) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				last := lastLine(tail(stdout, 4096))
+				last := describeLast(stdout)
 				if len(last) > 100 {
 					last = last[:100] + "…"
 				}

@@ -19,8 +19,8 @@ var layer = map[string]int{
 	"workspace": 5, "suite": 5, "split": 5, "record": 5, "config": 5,
 	"ledger": 6, "benchmark": 6, "cleanroom": 6,
 	"gate":     7,
-	"agentapi": 8,
-	"loop":     9, "hooks": 9,
+	"agentapi": 8, "agentout": 8,
+	"loop": 9, "hooks": 9,
 	"report":    10,
 	"mcpserver": 11,
 	"cmd/hgate": 12, "cmd/hgate-mcp": 12, "cmd/hgate-sandbox": 12,
@@ -65,7 +65,7 @@ func TestImportsFollowTheDiagram(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.TrimPrefix(p.ImportPath, module)
-		if name == "internal/gittest" || name == "internal/layers" || strings.HasPrefix(name, "workspace.example") {
+		if name == "internal/gittest" || name == "internal/modelstub" || name == "internal/layers" || strings.HasPrefix(name, "workspace.example") {
 			continue // test helpers, this package, the example
 		}
 		from, ok := layer[name]
