@@ -101,6 +101,19 @@ type Loop struct {
 	RepairAttempts        int           // default 1
 	MaxConsecutiveCrashes int           // default 3
 	Sandbox               Sandbox
+	Harness               Harness
+}
+
+// Harness configures the tools the agent builds for itself (package harness) and their
+// qualification.
+type Harness struct {
+	Enabled         bool          // the loop's reflect, build and qualify phases; default false
+	Dir             string        // slash path of the harness folder; default .hgate/harness
+	ArtifactRepairs int           // repair attempts of a tool that fails qualification; default 1
+	ReflectTimeout  time.Duration // default 0: the build timeout
+	BuildTimeout    time.Duration // default 20m
+	Read            []string      // more paths qualification's sandbox may read (a Python environment)
+	Network         bool          // qualification may use the network; default false
 }
 
 // AgentScratch are files coding agents write into the repository on their own (aider's
@@ -112,7 +125,7 @@ var AgentScratch = []string{".aider*"}
 // GuardIgnore is what Step 0 treats as ignored besides the committed .gitignore files:
 // hgate.yaml's ignore and the agents' scratch files.
 func (c *Config) GuardIgnore() []string {
-	return append(append([]string{}, AgentScratch...), c.Ignore...)
+	return append(append([]string{}, AgentScratch...), append(c.Ignore, "/"+c.Loop.Harness.Dir+"/")...)
 }
 
 // Sandbox configures the kernel sandbox the loop runs the agent in.
@@ -166,6 +179,7 @@ func Default() Config {
 			RepairAttempts:        1,
 			MaxConsecutiveCrashes: 3,
 			Sandbox:               Sandbox{Enabled: true},
+			Harness:               Harness{Dir: ".hgate/harness", ArtifactRepairs: 1, BuildTimeout: 20 * time.Minute},
 		},
 		CleanRoom: CleanRoom{Enabled: true},
 	}

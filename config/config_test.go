@@ -83,6 +83,8 @@ func TestParseValid(t *testing.T) {
 					Writable: []string{"~/.claude", ".agent-state/", "/var/cache/agent"},
 					Hidden:   []string{"/data/answers"},
 				},
+				Harness: Harness{Enabled: true, Dir: "tools/harness", ArtifactRepairs: 2, ReflectTimeout: 5 * time.Minute,
+					BuildTimeout: 15 * time.Minute, Read: []string{"~/.venv"}},
 			}
 			c.CleanRoom = CleanRoom{
 				Enabled:  false,

@@ -131,6 +131,33 @@ var (
 		intField("repair_attempts", "1", repairAttemptsRange, func(l *Loop, n int) { l.RepairAttempts = n }),
 		intField("max_consecutive_crashes", "3", crashesRange, func(l *Loop, n int) { l.MaxConsecutiveCrashes = n }),
 		sectionField("sandbox", sandboxFields, func(l *Loop) *Sandbox { return &l.Sandbox }),
+		sectionField("harness", harnessFields, func(l *Loop) *Harness { return &l.Harness }),
+	}
+
+	harnessFields = []field[Harness]{
+		boolField("enabled", func(h *Harness, b bool) { h.Enabled = b }),
+		nodeField("dir", func(d *decoder, e entry, p string, h *Harness) {
+			if s, ok := d.text(e.val, p, "a folder inside the repository, e.g. .hgate/harness"); ok {
+				if msg := d.checkRelPath(s); msg != "" {
+					d.failf(e.val, p, "%s", msg)
+				} else {
+					h.Dir = path.Clean(s)
+				}
+			}
+		}),
+		intField("artifact_repairs", "1", func(n int) string {
+			return problemIf(n < 0 || n > 10, "is outside 0..10 (expected how often a failing tool goes back to the agent, e.g. 1)")
+		}, func(h *Harness, n int) { h.ArtifactRepairs = n }),
+		durationField("reflect_timeout", "10m", func(t time.Duration) string {
+			return problemIf(t <= 0, "is not positive (expected e.g. 10m)")
+		}, func(h *Harness, t time.Duration) { h.ReflectTimeout = t }),
+		durationField("build_timeout", "20m", func(t time.Duration) string {
+			return problemIf(t <= 0, "is not positive (expected e.g. 20m)")
+		}, func(h *Harness, t time.Duration) { h.BuildTimeout = t }),
+		nodeField("read", func(d *decoder, e entry, p string, h *Harness) {
+			h.Read = d.sandboxPaths(e.val, p, "a list of paths qualification may read, e.g. [~/.venv]")
+		}),
+		boolField("network", func(h *Harness, b bool) { h.Network = b }),
 	}
 
 	sandboxFields = []field[Sandbox]{
