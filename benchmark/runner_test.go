@@ -42,7 +42,7 @@ func writeScripts(t *testing.T, dir string, scripts map[string]string) {
 }
 
 func runner(dir string, bench config.Benchmark) *Runner {
-	if bench.Run == nil && bench.Batch == nil {
+	if bench.Run == nil && bench.Batch == nil && bench.Harbor == nil {
 		bench.Run = []string{"sh", "{task}.sh"}
 	}
 	if bench.Concurrency == 0 {

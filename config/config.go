@@ -55,12 +55,28 @@ type Tasks struct {
 // Benchmark says how tasks are run and scored.
 type Benchmark struct {
 	Tasks         Tasks
-	Run           []string // per-task template; exactly one of Run/Batch
+	Run           []string // per-task template; exactly one of Run/Batch/Harbor
 	Batch         []string
+	Harbor        *Harbor       // nil: not a Harbor benchmark
 	Concurrency   int           // default runtime.NumCPU(); >= 1
 	TaskTimeout   time.Duration // default 20m; > 0
 	TimeoutPolicy string        // "agent" (default) | "infra"
 	Env           map[string]string
+}
+
+// Harbor runs the tasks through Harbor's `harbor run` (Terminal-Bench and other
+// agent benchmarks in containers or cloud sandboxes); the benchmark package builds
+// the command and reads the job folder it writes.
+type Harbor struct {
+	Command           []string // how to start harbor; default ["harbor"]
+	Path              string   // slash path of a local dataset folder (its task folders are the tasks); or
+	Dataset           string   // a registered dataset, e.g. terminal-bench@2.0 (benchmark.tasks required)
+	Agent             string   // -a
+	Model             string   // -m; "" leaves it to harbor
+	Env               string   // -e; default "docker"
+	Concurrency       int      // -n; default benchmark.concurrency
+	TimeoutMultiplier float64  // --timeout-multiplier; 0 leaves it to harbor
+	Args              []string // more arguments for harbor run, as they are
 }
 
 // Split configures the train/test split made once by prepare.
