@@ -26,6 +26,9 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == "smoke" {
 		return Smoke(args[1:], os.Stdout, os.Stderr)
 	}
+	if len(args) > 0 && args[0] == "selftest" {
+		return SelfTest(args[1:], os.Stdout, os.Stderr)
+	}
 	fs := flag.NewFlagSet("hgate-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("C", "", "run hgate as if started in DIR")

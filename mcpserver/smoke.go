@@ -34,6 +34,9 @@ type smokeResult struct {
 	Message string   `json:"message,omitempty"`
 }
 
+// smokeProtocol is the MCP version smoke's initialize asks for.
+const smokeProtocol = "2025-11-25"
+
 // maxLine bounds one message from a server the agent wrote: a flood is a failure, not
 // memory.
 const maxLine = 1 << 20
@@ -71,7 +74,13 @@ func orMissing(err error) error {
 // smoke runs one server through initialize and tools/list.
 func smoke(ctx context.Context, argv []string, startup, tool time.Duration, stderr io.Writer) smokeResult {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = stderr
+	// The server's stderr is passed on only while it runs: what it (or a process it
+	// left) writes later cannot follow smoke's result line.
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return fail("cannot start: %v", err)
+	}
+	defer passOn(errPipe, stderr)()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return fail("cannot start: %v", err)
@@ -86,13 +95,16 @@ func smoke(ctx context.Context, argv []string, startup, tool time.Duration, stde
 	defer func() {
 		in.Close()
 		cmd.Process.Kill()
-		cmd.Wait()
+		cmd.Process.Wait()
 	}()
 	peek := &firstBytes{r: bufio.NewReaderSize(out, 64)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "hgate-qualify", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, startup)
 	defer cancel()
-	session, err := client.Connect(cctx, &mcp.IOTransport{Reader: io.NopCloser(peek), Writer: in, MaxLineLength: maxLine}, nil)
+	// The handshake the agents' CLIs make: initialize, not the newer server/discover,
+	// which a server written for them need not answer.
+	session, err := client.Connect(cctx, &mcp.IOTransport{Reader: io.NopCloser(peek), Writer: in, MaxLineLength: maxLine},
+		&mcp.ClientSessionOptions{ProtocolVersion: smokeProtocol})
 	if err != nil {
 		return fail("initialize: %s", peek.why(err, startup))
 	}
@@ -149,4 +161,77 @@ func (f *firstBytes) why(err error, limit time.Duration) string {
 		return fmt.Sprintf("no answer within %s (it wrote %q)", limit, head)
 	}
 	return err.Error()
+}
+
+// passOn copies r to w until the returned stop is called.
+func passOn(r io.Reader, w io.Writer) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			mu.Lock()
+			if !stopped {
+				w.Write(buf[:n])
+			}
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+	}
+}
+
+const selfTestUsage = `Usage: hgate-mcp selftest -- COMMAND [ARG...]
+
+Runs an MCP server's self-test, passing its output on while it runs, and prints one
+JSON line: {"reward": 1} when it exited 0, else {"reward": 0, "message": ...}.
+hgate qualify runs it inside the clean room's sandbox, bounded by the manifest's
+self-test timeout (README, "Qualification").
+`
+
+// SelfTest is hgate-mcp selftest's main.
+func SelfTest(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, selfTestUsage)
+		return exitCannot
+	}
+	res := smokeResult{Reward: 1}
+	cmd := exec.Command(args[0], args[1:]...)
+	out, err1 := cmd.StdoutPipe()
+	errs, err2 := cmd.StderrPipe()
+	err := errors.Join(err1, err2)
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		res = fail("cannot start: %v", err)
+	} else {
+		stopOut, stopErr := passOn(out, stdout), passOn(errs, stderr)
+		st, err := cmd.Process.Wait()
+		stopOut()
+		stopErr()
+		switch {
+		case err != nil:
+			res = fail("%v", err)
+		case !st.Success():
+			res = fail("%s", st)
+		}
+	}
+	res.Tools = nil
+	line, _ := json.Marshal(struct {
+		Reward  int    `json:"reward"`
+		Message string `json:"message,omitempty"`
+	}{res.Reward, res.Message})
+	fmt.Fprintf(stdout, "\n%s\n", line)
+	return exitOK
 }

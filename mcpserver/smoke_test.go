@@ -72,3 +72,24 @@ func TestSmoke(t *testing.T) {
 		})
 	}
 }
+
+func TestSelfTest(t *testing.T) {
+	tests := []struct {
+		argv []string
+		last string
+	}{
+		{[]string{"sh", "-c", "echo 0"}, `{"reward":1}`}, // its own output cannot pose as the result
+		{[]string{"sh", "-c", "echo checking >&2; exit 3"}, `{"reward":0,"message":"exit status 3"}`},
+		{[]string{"/nonexistent/test"}, `{"reward":0,"message":"cannot start: fork/exec /nonexistent/test: no such file or directory"}`},
+	}
+	for _, tc := range tests {
+		var stdout, stderr bytes.Buffer
+		if code := SelfTest(append([]string{"--"}, tc.argv...), &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d", tc.argv, code)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		if got := lines[len(lines)-1]; got != tc.last {
+			t.Errorf("%q: last line %s, want %s", tc.argv, got, tc.last)
+		}
+	}
+}
