@@ -123,13 +123,9 @@ type Loop struct {
 // Harness configures the tools the agent builds for itself (package harness) and their
 // qualification.
 type Harness struct {
-	Enabled         bool          // the loop's reflect, build and qualify phases; default false
-	Dir             string        // slash path of the harness folder; default .hgate/harness
-	ArtifactRepairs int           // repair attempts of a tool that fails qualification; default 1
-	ReflectTimeout  time.Duration // default 0: the build timeout
-	BuildTimeout    time.Duration // default 20m
-	Read            []string      // more paths qualification's sandbox may read (a Python environment)
-	Network         bool          // qualification may use the network; default false
+	Dir     string   // slash path of the harness folder; default .hgate/harness
+	Read    []string // more paths qualification's sandbox may read (a Python environment)
+	Network bool     // qualification may use the network; default false
 }
 
 // AgentScratch are files coding agents write into the repository on their own (aider's
@@ -195,7 +191,7 @@ func Default() Config {
 			RepairAttempts:        1,
 			MaxConsecutiveCrashes: 3,
 			Sandbox:               Sandbox{Enabled: true},
-			Harness:               Harness{Dir: ".hgate/harness", ArtifactRepairs: 1, BuildTimeout: 20 * time.Minute},
+			Harness:               Harness{Dir: ".hgate/harness"},
 		},
 		CleanRoom: CleanRoom{Enabled: true},
 	}

@@ -83,8 +83,7 @@ func TestParseValid(t *testing.T) {
 					Writable: []string{"~/.claude", ".agent-state/", "/var/cache/agent"},
 					Hidden:   []string{"/data/answers"},
 				},
-				Harness: Harness{Enabled: true, Dir: "tools/harness", ArtifactRepairs: 2, ReflectTimeout: 5 * time.Minute,
-					BuildTimeout: 15 * time.Minute, Read: []string{"~/.venv"}},
+				Harness: Harness{Dir: "tools/harness", Read: []string{"~/.venv"}},
 			}
 			c.CleanRoom = CleanRoom{
 				Enabled:  false,

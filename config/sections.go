@@ -159,7 +159,6 @@ var (
 	}
 
 	harnessFields = []field[Harness]{
-		boolField("enabled", func(h *Harness, b bool) { h.Enabled = b }),
 		nodeField("dir", func(d *decoder, e entry, p string, h *Harness) {
 			if s, ok := d.text(e.val, p, "a folder inside the repository, e.g. .hgate/harness"); ok {
 				if msg := d.checkRelPath(s); msg != "" {
@@ -169,15 +168,6 @@ var (
 				}
 			}
 		}),
-		intField("artifact_repairs", "1", func(n int) string {
-			return problemIf(n < 0 || n > 10, "is outside 0..10 (expected how often a failing tool goes back to the agent, e.g. 1)")
-		}, func(h *Harness, n int) { h.ArtifactRepairs = n }),
-		durationField("reflect_timeout", "10m", func(t time.Duration) string {
-			return problemIf(t <= 0, "is not positive (expected e.g. 10m)")
-		}, func(h *Harness, t time.Duration) { h.ReflectTimeout = t }),
-		durationField("build_timeout", "20m", func(t time.Duration) string {
-			return problemIf(t <= 0, "is not positive (expected e.g. 20m)")
-		}, func(h *Harness, t time.Duration) { h.BuildTimeout = t }),
 		nodeField("read", func(d *decoder, e entry, p string, h *Harness) {
 			h.Read = d.sandboxPaths(e.val, p, "a list of paths qualification may read, e.g. [~/.venv]")
 		}),
