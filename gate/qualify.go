@@ -71,6 +71,9 @@ type QualifyOptions struct {
 // when its SKILL.md has name and description.
 func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, error) {
 	hc := e.Config.Loop.Harness
+	if err := e.verify(); err != nil {
+		return nil, err
+	}
 	gated, err := gatedBase(e.Repo, e.log())
 	if err != nil {
 		return nil, err
@@ -129,7 +132,103 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err := statefile.WriteAtomic(filepath.Join(opts.ReportDir, "qualification.json"), data); err != nil {
 		return nil, err
 	}
+	if err := e.registerQualification(q, bundle, data); err != nil {
+		return nil, err
+	}
 	return q, nil
+}
+
+// HarnessRef holds the agent's artifacts as each qualification found them, with its report:
+// one commit per qualification, so `git log refs/hgate/harness` is the harness's history
+// and the branch holds only gated changes.
+const HarnessRef = "refs/hgate/harness"
+
+// registerQualification commits the qualified bundle and its report to HarnessRef and
+// records each artifact's standing in harness.json through the ledger: what passed is
+// qualified, what failed quarantined, keyed by its content, so a changed artifact is
+// judged again.
+func (e *Env) registerQualification(q *Qualification, bundle string, report []byte) error {
+	files, err := bundleFiles(bundle)
+	if err != nil {
+		return fmt.Errorf("qualify: %w", err)
+	}
+	files["qualification.json"] = report
+	if tip, err := e.Repo.Ref(HarnessRef); err == nil && !tip.IsZero() {
+		old, err := e.Repo.FilesAt(tip)
+		if err != nil {
+			return fmt.Errorf("qualify: %s: %w", HarnessRef, err)
+		}
+		for p := range old {
+			if _, ok := files[p]; !ok {
+				files[p] = nil // removed since
+			}
+		}
+	}
+	commit, err := e.Repo.CommitFiles(HarnessRef, files, fmt.Sprintf("qualify: %d passed, %d failed (tree %s)", q.Passed, q.Failed, q.Tree[:7]))
+	if err != nil {
+		return fmt.Errorf("qualify: record %s: %w", HarnessRef, err)
+	}
+	reg := &harness.Registry{UpdatedAt: q.CreatedAt, Commit: commit.String(), Artifacts: []harness.Entry{}}
+	for _, a := range q.Artifacts {
+		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))
+		if err != nil {
+			return fmt.Errorf("qualify: %w", err)
+		}
+		en := harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: harness.Qualified, Content: content, Report: q.Report, Judged: q.CreatedAt}
+		if a.Status != "passed" {
+			en.Status, en.Reason = harness.Quarantined, a.failure()
+		}
+		reg.Artifacts = append(reg.Artifacts, en)
+	}
+	c := changes{}
+	if err := c.add(workspace.Harness, reg.Marshal); err != nil {
+		return err
+	}
+	return e.apply(fmt.Sprintf("qualify: %d qualified, %d quarantined", q.Passed, q.Failed), c)
+}
+
+// failure is the first failed check of an artifact, as one line.
+func (a QualifiedArtifact) failure() string {
+	for _, c := range a.Checks {
+		if c.Status != "passed" {
+			return c.Name + " " + c.Status + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+// bundleFiles reads the regular files of the harness folder copy, keyed harness/<path>.
+func bundleFiles(bundle string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(bundle, func(p string, d fs.DirEntry, err error) error {
+		if os.IsNotExist(err) && p == bundle {
+			return filepath.SkipAll
+		}
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(bundle, p)
+		files["harness/"+filepath.ToSlash(rel)] = data
+		return nil
+	})
+	return files, err
+}
+
+// Registry reads harness.json: nil when no qualification has run.
+func (e *Env) Registry() (*harness.Registry, error) {
+	p := e.ws().Path(workspace.Harness)
+	data, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return harness.ParseRegistry(e.display(p), data)
 }
 
 // qualifier runs the checks of one qualification.

@@ -19,6 +19,7 @@ const (
 	RunsDir      = "runs"             // one folder per loop run
 	TracesDir    = "traces"
 	Qualify      = "qualification/latest" // hgate qualify's report and check outputs
+	Harness      = "harness.json"         // which of the agent's tools are qualified or quarantined
 )
 
 // Receipt is the slash name of the receipt for a gated tree.

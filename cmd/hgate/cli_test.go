@@ -176,7 +176,7 @@ func TestSignalsCaughtWhereACommandStopsCleanly(t *testing.T) {
 		"prepare": true, "bench": true, "gate": true, "record": true, "loop": true, "mcp": true, "qualify": true,
 		"state restore": true, "state accept": true, "state rebase": true,
 		"state log": false, "guard": false, "status": false, "report": false, "completion": false,
-		"hooks install": false, "hooks uninstall": false, "hooks run": false,
+		"harness list": false, "hooks install": false, "hooks uninstall": false, "hooks run": false,
 	}
 	var c cli
 	var options []kong.Option
