@@ -149,6 +149,7 @@ type Request struct {
 type Outcome struct {
 	Results  map[string]Result // one per task that finished or was judged
 	Problems []string          // things not tied to one requested task
+	Spend    Spend             // what the benchmark's own agents spent, where it says (Harbor)
 }
 
 // Run runs the request's tasks and scores them. The error is only for
@@ -173,9 +174,12 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Outcome, error) {
 	if pool == nil {
 		pool = NewPool(r.Config.Concurrency)
 	}
-	if len(r.Config.Batch) > 0 {
+	switch {
+	case r.Config.Harbor != nil:
+		err = r.runHarbor(ctx, req, pool, traceDir, out)
+	case len(r.Config.Batch) > 0:
 		err = r.runBatch(ctx, req, pool, traceDir, out)
-	} else {
+	default:
 		err = r.runTasks(ctx, req, pool, traceDir, out)
 	}
 	sort.Strings(out.Problems)
@@ -183,11 +187,17 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Outcome, error) {
 }
 
 func (r *Runner) check(req Request) error {
-	switch {
-	case len(r.Config.Run) > 0 && len(r.Config.Batch) > 0:
-		return errors.New("benchmark: both run and batch are set (expected one)")
-	case len(r.Config.Run) == 0 && len(r.Config.Batch) == 0:
-		return errors.New("benchmark: neither run nor batch is set (expected one)")
+	kinds := 0
+	for _, set := range []bool{len(r.Config.Run) > 0, len(r.Config.Batch) > 0, r.Config.Harbor != nil} {
+		if set {
+			kinds++
+		}
+	}
+	switch kinds {
+	case 0:
+		return errors.New("benchmark: neither run, batch nor harbor is set (expected one)")
+	case 2, 3:
+		return errors.New("benchmark: more than one of run, batch and harbor is set (expected one)")
 	}
 	var errs []error
 	seen := make(map[string]bool, len(req.Tasks))
@@ -315,8 +325,13 @@ const reasonCancelled = "cancelled"
 // returned cleanup is never nil.
 func (r *Runner) start(tmpl []string, task, name string, req Request, traceDir string) (t *taskOutput, p *proc.Process, cleanup func(), err error) {
 	argv, env := r.command(tmpl, task, req, traceDir)
+	return r.launch(argv, env, name, req, traceDir, r.Config.TaskTimeout)
+}
+
+// launch starts argv as start does, bounded by timeout.
+func (r *Runner) launch(argv, env []string, name string, req Request, traceDir string, timeout time.Duration) (t *taskOutput, p *proc.Process, cleanup func(), err error) {
 	t = newTaskOutput(req.TraceDir != "", traceDir, name)
-	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout}
+	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: timeout}
 	cleanup, err = r.isolate(&spec, traceDir)
 	if err == nil {
 		p, err = t.start(spec)

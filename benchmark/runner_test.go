@@ -42,7 +42,7 @@ func writeScripts(t *testing.T, dir string, scripts map[string]string) {
 }
 
 func runner(dir string, bench config.Benchmark) *Runner {
-	if bench.Run == nil && bench.Batch == nil {
+	if bench.Run == nil && bench.Batch == nil && bench.Harbor == nil {
 		bench.Run = []string{"sh", "{task}.sh"}
 	}
 	if bench.Concurrency == 0 {
@@ -171,9 +171,9 @@ func TestRunRejectsBadRequests(t *testing.T) {
 		{"bad ids", config.Benchmark{}, []string{"a", "../x", "a", ""},
 			"benchmark: task id \"../x\" contains \"/\"\nbenchmark: task \"a\" requested twice\nbenchmark: task id is empty"},
 		{"both", config.Benchmark{Run: []string{"true"}, Batch: []string{"true"}}, []string{"a"},
-			"benchmark: both run and batch are set (expected one)"},
+			"benchmark: more than one of run, batch and harbor is set (expected one)"},
 		{"neither", config.Benchmark{Run: []string{}, Batch: []string{}}, []string{"a"},
-			"benchmark: neither run nor batch is set (expected one)"},
+			"benchmark: neither run, batch nor harbor is set (expected one)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,6 +43,9 @@ func ListTasksAs(ctx context.Context, dir, shown string, cfg config.Benchmark) (
 			n++
 		}
 	}
+	if n == 0 && cfg.Harbor != nil && cfg.Harbor.Path != "" {
+		return listHarborDataset(dir, shown, cfg.Harbor.Path)
+	}
 	if n != 1 {
 		return nil, errors.New("benchmark: tasks: set exactly one of glob, file, command")
 	}
@@ -174,4 +177,40 @@ func listCommand(ctx context.Context, dir string, cfg config.Benchmark) ([]strin
 		return nil, fmt.Errorf("benchmark: %w", err)
 	}
 	return ids, nil
+}
+
+// listHarborDataset lists a Harbor dataset folder's tasks: its folders that hold a
+// task.toml, by name (Harbor's task_name for a local task is its folder's name).
+func listHarborDataset(dir, shown, dataset string) ([]string, error) {
+	root := filepath.Join(dir, filepath.FromSlash(dataset))
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		var pe *fs.PathError
+		if shown != "" && errors.As(err, &pe) {
+			pe.Path = filepath.Join(shown, filepath.FromSlash(dataset))
+		}
+		return nil, fmt.Errorf("benchmark: harbor: path: %w", err)
+	}
+	var ids []string
+	var errs []error
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(root, e.Name(), "task.toml")); err != nil || !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if err := CheckID(e.Name()); err != nil {
+			errs = append(errs, fmt.Errorf("benchmark: harbor: path %s: %w", dataset, err))
+		}
+		ids = append(ids, e.Name())
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(ids) == 0 {
+		where := filepath.Join(dir, filepath.FromSlash(dataset))
+		if shown != "" {
+			where = filepath.Join(shown, filepath.FromSlash(dataset))
+		}
+		return nil, fmt.Errorf("benchmark: harbor: path: %s holds no task folder (expected folders with a task.toml)", where)
+	}
+	return ids, nil // ReadDir sorts
 }

@@ -55,12 +55,28 @@ type Tasks struct {
 // Benchmark says how tasks are run and scored.
 type Benchmark struct {
 	Tasks         Tasks
-	Run           []string // per-task template; exactly one of Run/Batch
+	Run           []string // per-task template; exactly one of Run/Batch/Harbor
 	Batch         []string
+	Harbor        *Harbor       // nil: not a Harbor benchmark
 	Concurrency   int           // default runtime.NumCPU(); >= 1
 	TaskTimeout   time.Duration // default 20m; > 0
 	TimeoutPolicy string        // "agent" (default) | "infra"
 	Env           map[string]string
+}
+
+// Harbor runs the tasks through Harbor's `harbor run` (Terminal-Bench and other
+// agent benchmarks in containers or cloud sandboxes); the benchmark package builds
+// the command and reads the job folder it writes.
+type Harbor struct {
+	Command           []string // how to start harbor; default ["harbor"]
+	Path              string   // slash path of a local dataset folder (its task folders are the tasks); or
+	Dataset           string   // a registered dataset, e.g. terminal-bench@2.0 (benchmark.tasks required)
+	Agent             string   // -a
+	Model             string   // -m; "" leaves it to harbor
+	Env               string   // -e; default "docker"
+	Concurrency       int      // -n; default benchmark.concurrency
+	TimeoutMultiplier float64  // --timeout-multiplier; 0 leaves it to harbor
+	Args              []string // more arguments for harbor run, as they are
 }
 
 // Split configures the train/test split made once by prepare.
@@ -101,6 +117,15 @@ type Loop struct {
 	RepairAttempts        int           // default 1
 	MaxConsecutiveCrashes int           // default 3
 	Sandbox               Sandbox
+	Harness               Harness
+}
+
+// Harness configures the tools the agent builds for itself (package harness) and their
+// qualification.
+type Harness struct {
+	Dir     string   // slash path of the harness folder; default .hgate/harness
+	Read    []string // more paths qualification's sandbox may read (a Python environment)
+	Network bool     // qualification may use the network; default false
 }
 
 // AgentScratch are files coding agents write into the repository on their own (aider's
@@ -112,7 +137,7 @@ var AgentScratch = []string{".aider*"}
 // GuardIgnore is what Step 0 treats as ignored besides the committed .gitignore files:
 // hgate.yaml's ignore and the agents' scratch files.
 func (c *Config) GuardIgnore() []string {
-	return append(append([]string{}, AgentScratch...), c.Ignore...)
+	return append(append([]string{}, AgentScratch...), append(c.Ignore, "/"+c.Loop.Harness.Dir+"/")...)
 }
 
 // Sandbox configures the kernel sandbox the loop runs the agent in.
@@ -166,6 +191,7 @@ func Default() Config {
 			RepairAttempts:        1,
 			MaxConsecutiveCrashes: 3,
 			Sandbox:               Sandbox{Enabled: true},
+			Harness:               Harness{Dir: ".hgate/harness"},
 		},
 		CleanRoom: CleanRoom{Enabled: true},
 	}

@@ -82,6 +82,7 @@ func TestParseValid(t *testing.T) {
 					Writable: []string{"~/.claude", ".agent-state/", "/var/cache/agent"},
 					Hidden:   []string{"/data/answers"},
 				},
+				Harness: Harness{Dir: "tools/harness", Read: []string{"~/.venv"}},
 			}
 			c.CleanRoom = CleanRoom{
 				Enabled:  false,
@@ -98,6 +99,19 @@ func TestParseValid(t *testing.T) {
 			c.Benchmark.Run = nil
 			c.Benchmark.Batch = []string{"python", "run_all.py"}
 			c.Benchmark.Concurrency = 2
+		}),
+		"harbor_path.yaml": with(func(c *Config) {
+			c.Allow = []string{"agent/"}
+			c.Benchmark.Tasks = Tasks{}
+			c.Benchmark.Run = nil
+			c.Benchmark.Harbor = &Harbor{Command: []string{"harbor"}, Path: "datasets/mini", Agent: "terminus-2",
+				Model: "anthropic/claude-sonnet-4-5", Env: "docker", Concurrency: 8, TimeoutMultiplier: 1.5, Args: []string{"--ek", "cpus=2"}}
+		}),
+		"harbor_dataset.yaml": with(func(c *Config) {
+			c.Allow = []string{"agent/"}
+			c.Benchmark.Tasks = Tasks{File: "tasks.txt"}
+			c.Benchmark.Run = nil
+			c.Benchmark.Harbor = &Harbor{Command: []string{"uvx", "harbor"}, Dataset: "terminal-bench@2.0", Agent: "my_agent:Agent", Env: "daytona"}
 		}),
 		"tasks_command.yaml": with(func(c *Config) {
 			c.Benchmark.Tasks = Tasks{Command: []string{"sh", "list.sh", "{not_checked}"}}
@@ -381,8 +395,8 @@ func FuzzParse(f *testing.F) {
 		switch {
 		case len(cfg.Allow) == 0:
 			t.Errorf("accepted an empty allow list")
-		case (len(cfg.Benchmark.Run) == 0) == (len(cfg.Benchmark.Batch) == 0):
-			t.Errorf("accepted run %q and batch %q", cfg.Benchmark.Run, cfg.Benchmark.Batch)
+		case kinds(cfg.Benchmark) != 1:
+			t.Errorf("accepted run %q, batch %q and harbor %v", cfg.Benchmark.Run, cfg.Benchmark.Batch, cfg.Benchmark.Harbor)
 		case cfg.Benchmark.Concurrency < 1:
 			t.Errorf("accepted concurrency %d", cfg.Benchmark.Concurrency)
 		case cfg.Benchmark.TaskTimeout <= 0:
@@ -413,4 +427,15 @@ func BenchmarkParse(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// kinds counts how many of run, batch and harbor a benchmark sets.
+func kinds(b Benchmark) int {
+	n := 0
+	for _, set := range []bool{len(b.Run) > 0, len(b.Batch) > 0, b.Harbor != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
 }

@@ -123,6 +123,12 @@ func sectionField[S, T any](key string, fields []field[T], dst func(*S) *T) fiel
 	return nodeField(key, func(d *decoder, e entry, p string, s *S) { decodeSection(d, e.key, e.val, p, fields, dst(s)) })
 }
 
+// required makes a field's absence a problem, said as missing.
+func required[S any](f field[S], missing string) field[S] {
+	f.missing = missing
+	return f
+}
+
 // keepNull makes a field's "no value" keep the default.
 func keepNull[S any](f field[S]) field[S] {
 	f.keepNull = true

@@ -30,7 +30,7 @@ var (
 			}
 		}),
 		nodeField("file_guard", func(d *decoder, e entry, p string, c *Config) { c.FileGuard = d.fileGuard(e.val, p) }),
-		{key: "benchmark", missing: "missing (expected tasks: and run: or batch:, e.g. benchmark: {tasks: {glob: \"tasks/*\"}, run: " + runExample + "})",
+		{key: "benchmark", missing: "missing (expected tasks: and run:, batch: or harbor:, e.g. benchmark: {tasks: {glob: \"tasks/*\"}, run: " + runExample + "})",
 			decode: func(d *decoder, e entry, p string, c *Config) { d.benchmark(e, &c.Benchmark) }},
 		sectionField("split", splitFields, func(c *Config) *Split { return &c.Split }),
 		sectionField("suite", suiteFields, func(c *Config) *Suite { return &c.Suite }),
@@ -40,14 +40,16 @@ var (
 	}
 
 	benchmarkFields = []field[Benchmark]{
-		{key: "tasks", missing: "missing (expected where task ids come from, e.g. tasks: {glob: \"tasks/*\"})", decode: func(d *decoder, e entry, p string, b *Benchmark) {
-			d.tasks(e, &b.Tasks)
-		}},
+		nodeField("tasks", func(d *decoder, e entry, p string, b *Benchmark) { d.tasks(e, &b.Tasks) }),
 		nodeField("run", func(d *decoder, e entry, p string, b *Benchmark) {
 			b.Run = d.command(e.val, p, runExample, Placeholders)
 		}),
 		nodeField("batch", func(d *decoder, e entry, p string, b *Benchmark) {
 			b.Batch = d.command(e.val, p, batchExample, Placeholders)
+		}),
+		nodeField("harbor", func(d *decoder, e entry, p string, b *Benchmark) {
+			b.Harbor = &Harbor{}
+			decodeSection(d, e.key, e.val, p, harborFields, b.Harbor)
 		}),
 		intField("concurrency", "4", func(n int) string {
 			return problemIf(n < 1, "is less than 1 (expected at least 1 task at a time, e.g. 4)")
@@ -66,6 +68,28 @@ var (
 			return fmt.Sprintf("%s is not a policy%s (expected agent: a task without a reward scores 0.0, or infra: it is left out of val_score)", describe(n), hint)
 		}, func(b *Benchmark, s string) { b.TimeoutPolicy = s }),
 		nodeField("env", func(d *decoder, e entry, p string, b *Benchmark) { b.Env = d.env(e.val, p) }),
+	}
+
+	harborFields = []field[Harbor]{
+		nodeField("command", func(d *decoder, e entry, p string, h *Harbor) { h.Command = d.command(e.val, p, "[harbor]", nil) }),
+		textField("path", "a dataset folder in the repository, e.g. tasks", func(d *decoder, _ *yaml.Node, s string) string { return d.checkRelPath(s) },
+			func(h *Harbor, s string) { h.Path = s }),
+		textField("dataset", "a registered dataset, e.g. terminal-bench@2.0", func(_ *decoder, _ *yaml.Node, s string) string {
+			return problemIf(strings.TrimSpace(s) == "" || strings.HasPrefix(s, "-"), fmt.Sprintf("%q is not a dataset name (expected e.g. terminal-bench@2.0)", s))
+		}, func(h *Harbor, s string) { h.Dataset = s }),
+		required(textField("agent", "harbor's agent, e.g. terminus-2", harborWord, func(h *Harbor, s string) { h.Agent = s }),
+			"missing (expected harbor's agent, e.g. agent: terminus-2)"),
+		textField("model", "a model name, e.g. anthropic/claude-sonnet-4-5", harborWord, func(h *Harbor, s string) { h.Model = s }),
+		textField("env", "docker, daytona, e2b, modal, runloop, …", harborWord, func(h *Harbor, s string) { h.Env = s }),
+		intField("concurrency", "8", func(n int) string {
+			return problemIf(n < 1, "is less than 1 (expected how many trials harbor runs at once, e.g. 8)")
+		}, func(h *Harbor, n int) { h.Concurrency = n }),
+		numberField("timeout_multiplier", "1.0", func(f float64) string {
+			return problemIf(f <= 0, "is not positive (expected a factor on each task's own timeouts, e.g. 1.5)")
+		}, func(h *Harbor, f float64) { h.TimeoutMultiplier = f }),
+		nodeField("args", func(d *decoder, e entry, p string, h *Harbor) {
+			h.Args, _ = d.textList(e.val, p, "a list of more arguments for harbor run, e.g. [--ek, cpus=2]")
+		}),
 	}
 
 	tasksFields = []field[Tasks]{
@@ -131,6 +155,23 @@ var (
 		intField("repair_attempts", "1", repairAttemptsRange, func(l *Loop, n int) { l.RepairAttempts = n }),
 		intField("max_consecutive_crashes", "3", crashesRange, func(l *Loop, n int) { l.MaxConsecutiveCrashes = n }),
 		sectionField("sandbox", sandboxFields, func(l *Loop) *Sandbox { return &l.Sandbox }),
+		sectionField("harness", harnessFields, func(l *Loop) *Harness { return &l.Harness }),
+	}
+
+	harnessFields = []field[Harness]{
+		nodeField("dir", func(d *decoder, e entry, p string, h *Harness) {
+			if s, ok := d.text(e.val, p, "a folder inside the repository, e.g. .hgate/harness"); ok {
+				if msg := d.checkRelPath(s); msg != "" {
+					d.failf(e.val, p, "%s", msg)
+				} else {
+					h.Dir = path.Clean(s)
+				}
+			}
+		}),
+		nodeField("read", func(d *decoder, e entry, p string, h *Harness) {
+			h.Read = d.sandboxPaths(e.val, p, "a list of paths qualification may read, e.g. [~/.venv]")
+		}),
+		boolField("network", func(h *Harness, b bool) { h.Network = b }),
 	}
 
 	sandboxFields = []field[Sandbox]{
@@ -169,9 +210,10 @@ var (
 )
 
 const (
-	allowExample = "[agent/agent.py, PROGRAM.md]"
-	runExample   = "[sh, tasks/{task}/check.sh]"
-	batchExample = "[python, run_all.py, --tasks, {tasks}]"
+	allowExample  = "[agent/agent.py, PROGRAM.md]"
+	runExample    = "[sh, tasks/{task}/check.sh]"
+	batchExample  = "[python, run_all.py, --tasks, {tasks}]"
+	harborExample = "{path: tasks, agent: terminus-2}"
 )
 
 // problemIf is problem when bad, else "": a range check's answer.
@@ -217,20 +259,60 @@ func (d *decoder) workspace(n *yaml.Node, s string) string {
 	return ""
 }
 
-// benchmark decodes the benchmark section: its table, then the one of run and batch.
+// benchmark decodes the benchmark section: its table, then the one of run, batch and
+// harbor, and tasks (which a Harbor dataset folder may stand in for).
 func (d *decoder) benchmark(e entry, b *Benchmark) {
 	m, ok := decodeSection(d, e.key, e.val, "benchmark", benchmarkFields, b)
 	if !ok {
 		return
 	}
-	run, hasRun := m["run"]
-	batch, hasBatch := m["batch"]
-	switch {
-	case hasRun && hasBatch:
-		d.failf(batch.key, "benchmark", "both run (line %d) and batch are set (expected exactly one: run for a command per task, batch for one command for all tasks)", run.key.Line)
-	case !hasRun && !hasBatch:
-		d.failf(e.key, "benchmark", "neither run nor batch is set (expected run: %s or batch: %s)", runExample, batchExample)
+	var set []entry
+	for _, k := range []string{"run", "batch", "harbor"} {
+		if en, ok := m[k]; ok {
+			set = append(set, en)
+		}
 	}
+	switch {
+	case len(set) > 1:
+		d.failf(set[1].key, "benchmark", "both %s (line %d) and %s are set (expected exactly one: run for a command per task, batch for one command for all tasks, harbor for Harbor's harbor run)",
+			set[0].key.Value, set[0].key.Line, set[1].key.Value)
+	case len(set) == 0:
+		d.failf(e.key, "benchmark", "neither run, batch nor harbor is set (expected run: %s, batch: %s or harbor: %s)", runExample, batchExample, harborExample)
+	}
+	_, hasTasks := m["tasks"]
+	if b.Harbor != nil {
+		d.harbor(m["harbor"], b.Harbor, hasTasks)
+	}
+	if !hasTasks && b.Harbor == nil {
+		d.failf(e.key, "benchmark.tasks", "missing (expected where task ids come from, e.g. tasks: {glob: \"tasks/*\"})")
+	}
+}
+
+// harbor checks the harbor section as a whole: one source of tasks, and an agent.
+func (d *decoder) harbor(e entry, h *Harbor, hasTasks bool) {
+	const p = "benchmark.harbor"
+	switch {
+	case h.Path != "" && h.Dataset != "":
+		d.failf(e.key, p, "both path and dataset are set (expected one: path for a dataset folder in the repository, dataset for a registered one such as terminal-bench@2.0)")
+	case h.Path == "" && h.Dataset == "":
+		d.failf(e.key, p, "neither path nor dataset is set (expected path: a dataset folder, or dataset: terminal-bench@2.0 with benchmark.tasks)")
+	case h.Dataset != "" && !hasTasks:
+		d.failf(e.key, p, "dataset %s needs benchmark.tasks (expected the task names to run, e.g. tasks: {file: tasks.txt})", h.Dataset)
+	}
+	if len(h.Command) == 0 {
+		h.Command = []string{"harbor"}
+	}
+	if h.Env == "" {
+		h.Env = "docker"
+	}
+}
+
+// harborWord is a single argument for harbor: no leading dash, no white space.
+func harborWord(_ *decoder, _ *yaml.Node, s string) string {
+	if s == "" || strings.HasPrefix(s, "-") || strings.ContainsAny(s, " \t\n") {
+		return fmt.Sprintf("%q is not one word (expected a name such as terminus-2, without spaces or a leading -)", s)
+	}
+	return ""
 }
 
 // tasks decodes benchmark.tasks: its table, then the one of glob, file and command.

@@ -7,7 +7,8 @@
 // second copy of those files kept as commits on refs/hgate/ledger (blob →
 // tree → commit, the ref moved with compare-and-set). The tracked files,
 // relative to the workspace, are suite.json, results.tsv, train_results.json,
-// split.json, baseline.json (the gate's record of the baseline) and every receipts/*.json. learnings.md, traces/ and runs/ are
+// split.json, baseline.json (the gate's record of the baseline), harness.json (which of
+// the agent's tools are qualified) and every receipts/*.json. learnings.md, traces/ and runs/ are
 // not tracked: the agent may write learnings.
 //
 // Every write of state goes through Commit, which records the ledger commit
@@ -85,7 +86,7 @@ import (
 const Ref = "refs/hgate/ledger"
 
 // files are the tracked state files other than receipts.
-var files = []string{workspace.Baseline, workspace.Results, workspace.Split, workspace.Suite, workspace.TrainResults}
+var files = []string{workspace.Baseline, workspace.Harness, workspace.Results, workspace.Split, workspace.Suite, workspace.TrainResults}
 
 // receiptsDir holds one receipt per gated tree.
 const receiptsDir = workspace.ReceiptsDir

@@ -23,6 +23,12 @@ to hgate-mcp, else on PATH. "hgate mcp" starts it: run that (README, "MCP server
 // Main is hgate-mcp's main: it parses args (without the program name), serves until
 // the client closes stdin or a signal arrives, and returns the exit code.
 func Main(args []string) int {
+	if len(args) > 0 && args[0] == "smoke" {
+		return Smoke(args[1:], os.Stdout, os.Stderr)
+	}
+	if len(args) > 0 && args[0] == "selftest" {
+		return SelfTest(args[1:], os.Stdout, os.Stderr)
+	}
 	fs := flag.NewFlagSet("hgate-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("C", "", "run hgate as if started in DIR")

@@ -22,6 +22,9 @@ import (
 // TestMain builds the hgate binary the tools run into a folder on PATH, where
 // hgate-mcp looks for it when it is not next to its own executable.
 func TestMain(m *testing.M) {
+	if kind := os.Getenv("SMOKE_TEST_SERVER"); kind != "" {
+		os.Exit(smokeTestServer(kind))
+	}
 	os.Exit(func() int {
 		bin, err := os.MkdirTemp("", "mcpserver-bin-")
 		if err != nil {

@@ -18,6 +18,8 @@ const (
 	Report       = "report.html"      // hgate report's default output
 	RunsDir      = "runs"             // one folder per loop run
 	TracesDir    = "traces"
+	Qualify      = "qualification/latest" // hgate qualify's report and check outputs
+	Harness      = "harness.json"         // which of the agent's tools are qualified or quarantined
 )
 
 // Receipt is the slash name of the receipt for a gated tree.

@@ -63,6 +63,8 @@ type cli struct {
 	State      stateCmd      `kong:"-"`
 	Loop       loopCmd       `kong:"-"`
 	Guard      guardCmd      `kong:"-"`
+	Qualify    qualifyCmd    `kong:"-"`
+	Harness    harnessCmd    `kong:"-"`
 	Hooks      hooksCmd      `kong:"-"`
 	Status     statusCmd     `kong:"-"`
 	Report     reportCmd     `kong:"-"`
@@ -86,6 +88,8 @@ func (c *cli) commands() []command {
 		{"state", "Inspect, restore or accept hgate's own state files as kept in git (refs/hgate/ledger).", &c.State},
 		{"loop", "Run the coding agent unattended: agent, gate, commit or set aside, record, until a stop condition.", &c.Loop},
 		{"guard", "Run the file guard (gate Step 0) alone: list paths changed outside allow, with how to revert each.", &c.Guard},
+		{"qualify", "Check the tools the agent built for itself (skills, MCP servers) in a clean room before any attempt may use them.", &c.Qualify},
+		{"harness", "List the tools the agent built for itself and whether hgate qualified or quarantined them.", &c.Harness},
 		{"hooks", "Install, uninstall or run hgate's git pre-commit hook.", &c.Hooks},
 		{"status", "Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id).", &c.Status},
 		{"report", "Write the repository's hgate history as one self-contained HTML page (workspace/report.html), or print it with --json.", &c.Report},

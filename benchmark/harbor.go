@@ -1,0 +1,333 @@
+package benchmark
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hgate/hgate/internal/proc"
+)
+
+// A Harbor benchmark (config.Harbor) runs one `harbor run` per request, -k 1 (a
+// request is one trial round), into a jobs folder hgate makes afresh, and reads
+// each trial's result.json: Harbor's own exit status says nothing about trials
+// (it exits 0 when they fail), so it is never trusted. Only the job folder hgate
+// named is read: anything else in the jobs folder is not hgate's.
+
+// harborTrial is the part of a Harbor trial's result.json hgate reads.
+type harborTrial struct {
+	TaskName       string `json:"task_name"`
+	TrialName      string `json:"trial_name"`
+	VerifierResult *struct {
+		Rewards json.RawMessage `json:"rewards"`
+	} `json:"verifier_result"`
+	ExceptionInfo *struct {
+		Type    string `json:"exception_type"`
+		Message string `json:"exception_message"`
+	} `json:"exception_info"`
+	AgentResult *struct {
+		InputTokens  *int64   `json:"n_input_tokens"`
+		CacheTokens  *int64   `json:"n_cache_tokens"`
+		OutputTokens *int64   `json:"n_output_tokens"`
+		CostUSD      *float64 `json:"cost_usd"`
+	} `json:"agent_result"`
+}
+
+// Spend is what the benchmark's own agents spent in one run request, as the
+// benchmark reports it (Harbor's trial results); zero for other benchmarks.
+type Spend struct {
+	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	CacheTokens  int64   `json:"cache_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+}
+
+// Add adds o to s.
+func (s *Spend) Add(o Spend) {
+	s.CostUSD += o.CostUSD
+	s.InputTokens += o.InputTokens
+	s.CacheTokens += o.CacheTokens
+	s.OutputTokens += o.OutputTokens
+}
+
+// harborCandidateErrors are Harbor's exceptions the code under test can cause
+// (its agent ran out of time, or left the container so the verifier could not
+// score it); every other exception without a verifier result is the
+// environment's (a container that did not start, a cloud quota).
+var harborCandidateErrors = []string{
+	"AgentTimeoutError", "VerifierTimeoutError", "RewardFileNotFoundError",
+	"RewardFileEmptyError", "VerifierOutputParseError",
+}
+
+// InfraPrefix starts the Reason of a null that the benchmark's infrastructure,
+// not the code under test, caused.
+const InfraPrefix = "infrastructure: "
+
+// harborArgv is the `harbor run` command line for one request.
+func (r *Runner) harborArgv(req Request, jobsDir, jobName string) []string {
+	h := r.Config.Harbor
+	argv := slices.Clone(h.Command)
+	argv = append(argv, "run")
+	if h.Path != "" {
+		argv = append(argv, "-p", filepath.Join(r.Dir, filepath.FromSlash(h.Path)))
+	} else {
+		argv = append(argv, "-d", h.Dataset)
+	}
+	argv = append(argv, "-a", h.Agent)
+	if h.Model != "" {
+		argv = append(argv, "-m", h.Model)
+	}
+	argv = append(argv, "-e", h.Env, "-n", strconv.Itoa(r.harborConcurrency()), "-k", "1",
+		"--job-name", jobName, "-o", jobsDir, "-y")
+	if h.TimeoutMultiplier > 0 {
+		argv = append(argv, "--timeout-multiplier", strconv.FormatFloat(h.TimeoutMultiplier, 'g', -1, 64))
+	}
+	for _, id := range req.Tasks {
+		argv = append(argv, "-i", globQuote(id))
+	}
+	return append(argv, h.Args...)
+}
+
+func (r *Runner) harborConcurrency() int {
+	if n := r.Config.Harbor.Concurrency; n > 0 {
+		return n
+	}
+	return max(r.Config.Concurrency, 1)
+}
+
+// globQuote makes a task name match only itself as a -i pattern (Harbor's -i is
+// a glob).
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune("*?[]", c) {
+			b.WriteString("[" + string(c) + "]")
+		} else {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// runHarbor runs one `harbor run` for req.Tasks, holding one pool slot (harbor
+// runs its trials -n at a time itself). task_timeout bounds each task, so the
+// run as a whole gets task_timeout for every round of -n tasks.
+func (r *Runner) runHarbor(ctx context.Context, req Request, pool *Pool, traceDir string, out *Outcome) error {
+	if len(req.Tasks) == 0 {
+		return nil
+	}
+	if err := pool.acquire(ctx); err != nil {
+		return err
+	}
+	defer pool.release()
+	jobsDir, err := os.MkdirTemp(traceDir, ".harbor-jobs-")
+	if err != nil {
+		return fmt.Errorf("benchmark: harbor jobs folder: %w", err)
+	}
+	defer RemoveAll(jobsDir)
+	jobName := "hgate-" + req.Split + "-" + strconv.Itoa(max(req.Trial, 1)) + "-" + randomHex()
+	rounds := (len(req.Tasks) + r.harborConcurrency() - 1) / r.harborConcurrency()
+	argv, env := r.command(r.harborArgv(req, jobsDir, jobName), "", req, traceDir)
+	t, p, cleanup, err := r.launch(argv, env, "harbor", req, traceDir, time.Duration(rounds)*r.Config.TaskTimeout)
+	var pr proc.Result
+	if err != nil {
+		pr.Err = err
+	} else {
+		pr = p.Wait(ctx)
+	}
+	cleanup()
+	if problem := t.finish(); problem != "" {
+		out.Problems = append(out.Problems, problem)
+	}
+	job := filepath.Join(jobsDir, jobName)
+	var results map[string]Result
+	if why := r.nullReason(pr); why != "" {
+		results = allNull(req.Tasks, why, pr.Duration)
+	} else if _, err := os.Stat(job); err != nil {
+		why := fmt.Sprintf("%sharbor wrote no job folder (exit status %d)", InfraPrefix, pr.ExitCode)
+		if last := lastLine(t.tail.Bytes()); last != "" && req.Split != "test" { // the test split's output is never shown
+			why += ": " + clip(last)
+		}
+		results = allNull(req.Tasks, why, pr.Duration)
+	} else {
+		var problems []string
+		var spend Spend
+		results, spend, problems = ReadHarborJob(job, req.Tasks, req.TraceDir)
+		out.Problems = append(out.Problems, problems...)
+		out.Spend.Add(spend)
+	}
+	for i, id := range req.Tasks {
+		out.Results[id] = results[id]
+		if req.Progress != nil {
+			req.Progress(i+1, len(req.Tasks), results[id])
+		}
+	}
+	if pr.Cancelled {
+		return ctx.Err()
+	}
+	return nil
+}
+
+func allNull(tasks []string, reason string, d time.Duration) map[string]Result {
+	results := make(map[string]Result, len(tasks))
+	for _, id := range tasks {
+		results[id] = Result{Task: id, Reason: reason, Duration: d}
+	}
+	return results
+}
+
+func randomHex() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ReadHarborJob scores tasks from the trial folders of one Harbor job folder.
+// A task with no trial, or more than one (hgate asks for -k 1), is null with the
+// reason; a trial of a task that was not asked for is a problem and counts for
+// nothing. With traceDir set (train runs), each trial's log becomes
+// <traceDir>/<task>.log and its agent folder (the trajectory) <traceDir>/<task>/.
+func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Result, Spend, []string) {
+	var spend Spend
+	var problems []string
+	found := map[string][]string{} // task -> trial folders
+	trials := map[string]harborTrial{}
+	entries, err := os.ReadDir(job)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("harbor job folder: %v", err))
+	}
+	want := make(map[string]bool, len(tasks))
+	for _, id := range tasks {
+		want[id] = true
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue // config.json, result.json, job.log: the job's, not a trial's
+		}
+		dir := filepath.Join(job, e.Name())
+		tr, err := readHarborTrial(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			problems = append(problems, fmt.Sprintf("harbor trial %s has no result.json", clip(e.Name())))
+			continue
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("harbor trial %s: %v", clip(e.Name()), err))
+			continue
+		case !want[tr.TaskName]:
+			problems = append(problems, fmt.Sprintf("harbor trial %s is of task %q, which was not asked for", clip(e.Name()), clip(tr.TaskName)))
+			continue
+		}
+		found[tr.TaskName] = append(found[tr.TaskName], dir)
+		trials[dir] = tr
+		spend.Add(tr.spend())
+	}
+	results := make(map[string]Result, len(tasks))
+	for _, id := range tasks {
+		dirs := found[id]
+		switch len(dirs) {
+		case 0:
+			results[id] = Result{Task: id, Reason: InfraPrefix + "harbor wrote no trial result for it"}
+		case 1:
+			results[id] = trials[dirs[0]].result(id)
+			if traceDir != "" {
+				keepHarborTrace(dirs[0], traceDir, id)
+			}
+		default:
+			sort.Strings(dirs)
+			results[id] = Result{Task: id, Reason: fmt.Sprintf("%sharbor wrote %d trials for it (hgate asks for one)", InfraPrefix, len(dirs))}
+		}
+	}
+	sort.Strings(problems)
+	return results, spend, problems
+}
+
+// readHarborTrial decodes a trial folder's result.json; Harbor's other fields are
+// left alone.
+func readHarborTrial(dir string) (harborTrial, error) {
+	var tr harborTrial
+	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		return tr, err
+	}
+	if err := json.Unmarshal(data, &tr); err != nil {
+		return tr, fmt.Errorf("result.json: %w", err)
+	}
+	if tr.TaskName == "" {
+		return tr, errors.New("result.json has no task_name")
+	}
+	return tr, nil
+}
+
+// result scores one trial: the verifier's reward when there is one (an agent
+// timeout keeps it, reported); else null, the reason Harbor's exception.
+func (tr harborTrial) result(id string) Result {
+	res := Result{Task: id}
+	exc := ""
+	if tr.ExceptionInfo != nil {
+		exc = tr.ExceptionInfo.Type
+		if m := firstLine(tr.ExceptionInfo.Message); m != "" {
+			exc += ": " + clip(m)
+		}
+	}
+	if tr.VerifierResult != nil && len(tr.VerifierResult.Rewards) > 0 && string(tr.VerifierResult.Rewards) != "null" {
+		res.Reward, res.Reason = judgeJSON(tr.VerifierResult.Rewards)
+		if exc != "" && res.Reward != nil {
+			res.Reason = "harbor: " + exc + " (the verifier's reward stands)"
+		}
+		return res
+	}
+	switch {
+	case tr.ExceptionInfo == nil:
+		res.Reason = "harbor: no verifier result and no exception"
+	case slices.Contains(harborCandidateErrors, tr.ExceptionInfo.Type):
+		res.Reason = "harbor: " + exc
+	default:
+		res.Reason = InfraPrefix + "harbor: " + exc
+	}
+	return res
+}
+
+func (tr harborTrial) spend() Spend {
+	var s Spend
+	if a := tr.AgentResult; a != nil {
+		for _, f := range []struct {
+			dst *int64
+			src *int64
+		}{{&s.InputTokens, a.InputTokens}, {&s.CacheTokens, a.CacheTokens}, {&s.OutputTokens, a.OutputTokens}} {
+			if f.src != nil {
+				*f.dst = *f.src
+			}
+		}
+		if a.CostUSD != nil {
+			s.CostUSD = *a.CostUSD
+		}
+	}
+	return s
+}
+
+// keepHarborTrace moves a train trial's log and trajectory to where train traces go.
+func keepHarborTrace(trial, traceDir, id string) {
+	os.Rename(filepath.Join(trial, "trial.log"), filepath.Join(traceDir, id+".log"))
+	dst := filepath.Join(traceDir, id)
+	RemoveAll(dst)
+	os.Rename(filepath.Join(trial, "agent"), dst)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

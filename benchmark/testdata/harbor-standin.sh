@@ -1,0 +1,75 @@
+#!/bin/sh
+# A stand-in for Harbor's `harbor run` (no containers, no cloud): it writes the job layout
+# Harbor documents (<jobs>/<job>/<trial>/result.json, trial.log, agent/), one trial per
+# task of the -p dataset folder that matches a -i glob. Each task folder's `standin` file
+# says how its trial ends:
+#   reward X          the verifier's reward X
+#   timeout X         AgentTimeoutError, and the verifier still scored X
+#   envfail           an environment error: no verifier result
+#   verifier-timeout  VerifierTimeoutError: no verifier result
+#   noresult          a trial folder without result.json
+#   twice             two trials of the task
+# Like Harbor it exits 0 whatever the trials did; it also leaves a stale job folder from
+# "an earlier run" and a trial of a task nobody asked for, which hgate must not read.
+# HARBOR_STANDIN_ARGS, when set, is a file that receives the arguments, one a line.
+set -eu
+[ "$1" = run ] || { echo "harbor-standin: only 'run' is supported" >&2; exit 2; }
+shift
+[ -n "${HARBOR_STANDIN_ARGS:-}" ] && printf '%s\n' "$@" >"$HARBOR_STANDIN_ARGS"
+path= jobs= job= patterns=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-p) path=$2; shift ;;
+	-o) jobs=$2; shift ;;
+	--job-name) job=$2; shift ;;
+	-i) patterns="$patterns
+$2"; shift ;;
+	-a|-m|-e|-n|-k|-d|--timeout-multiplier|--ek) shift ;;
+	esac
+	shift
+done
+[ -n "${HARBOR_STANDIN_NOJOB:-}" ] && { echo "harbor: error: no such environment"; exit 1; }
+mkdir -p "$jobs/$job" "$jobs/2020-01-01__00-00-00/stale__aaaaaaa"
+printf '{"task_name": "stale", "verifier_result": {"rewards": {"reward": 1}}}\n' >"$jobs/2020-01-01__00-00-00/stale__aaaaaaa/result.json"
+printf '{"id": "job"}\n' >"$jobs/$job/result.json"
+
+trial() { # task n -> writes a trial folder, prints its path
+	d="$jobs/$job/$1__$2abcdef"
+	mkdir -p "$d/agent" "$d/verifier"
+	echo "MARKER-$1-MARKER trajectory" >"$d/agent/trajectory.json"
+	echo "trial log of $1: MARKER-$1-MARKER" >"$d/trial.log"
+	echo "$d"
+}
+result() { # dir task verifier exception
+	printf '{"task_name": "%s", "trial_name": "%s", "agent_result": {"n_input_tokens": 100, "n_cache_tokens": 5, "n_output_tokens": 10, "cost_usd": 0.25}, "verifier_result": %s, "exception_info": %s}\n' \
+		"$2" "$(basename "$1")" "$3" "$4" >"$1/result.json"
+}
+exc() { printf '{"exception_type": "%s", "exception_message": "%s\\nTraceback ...", "exception_traceback": "..."}' "$1" "$2"; }
+
+for t in "$path"/*/; do
+	name=$(basename "$t")
+	[ -f "$t/task.toml" ] || continue
+	asked=
+	while IFS= read -r p; do
+		[ -n "$p" ] || continue
+		# shellcheck disable=SC2254
+		case "$name" in $p) asked=1 ;; esac
+	done <<PAT
+$patterns
+PAT
+	[ -n "$asked" ] || continue
+	set -- $(cat "$t/standin")
+	d=$(trial "$name" 1)
+	case "$1" in
+	reward) result "$d" "$name" "{\"rewards\": {\"reward\": $2}}" null ;;
+	timeout) result "$d" "$name" "{\"rewards\": {\"reward\": $2}}" "$(exc AgentTimeoutError 'Agent execution timed out after 60s')" ;;
+	envfail) result "$d" "$name" null "$(exc EnvironmentStartError 'docker: image pull failed')" ;;
+	verifier-timeout) result "$d" "$name" null "$(exc VerifierTimeoutError 'verifier timed out')" ;;
+	noresult) ;;
+	twice) result "$d" "$name" "{\"rewards\": {\"reward\": 1}}" null
+		d=$(trial "$name" 2); result "$d" "$name" "{\"rewards\": {\"reward\": 0}}" null ;;
+	esac
+done
+d=$(trial intruder 9)
+result "$d" intruder '{"rewards": {"reward": 1}}' null
+echo "harbor-standin: job $job done"

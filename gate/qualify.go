@@ -1,0 +1,376 @@
+package gate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/workspace"
+)
+
+// Qualification is qualification.json: what each check of each artifact found.
+type Qualification struct {
+	CreatedAt string              `json:"created_at"`
+	Status    string              `json:"status"` // passed, failed
+	Tree      string              `json:"tree"`   // the gated commit's tree the room held
+	Dir       string              `json:"dir"`    // the harness folder, relative to the repository
+	Passed    int                 `json:"passed"`
+	Failed    int                 `json:"failed"`
+	Artifacts []QualifiedArtifact `json:"artifacts"`
+	Report    string              `json:"report"` // where this file is
+}
+
+// QualifiedArtifact is one artifact's verdict.
+type QualifiedArtifact struct {
+	Kind   string   `json:"kind"`
+	Name   string   `json:"name"`
+	Path   string   `json:"path"`
+	Status string   `json:"status"` // passed, failed
+	Tools  []string `json:"tools"`
+	Checks []Check  `json:"checks"`
+}
+
+// Check is one check of an artifact.
+type Check struct {
+	Name    string  `json:"name"`   // manifest, skill, smoke, self_test, tool_inventory
+	Status  string  `json:"status"` // passed, failed, timeout
+	Seconds float64 `json:"seconds"`
+	Message string  `json:"message,omitempty"`
+	Output  string  `json:"output,omitempty"` // the tail of what the check printed
+}
+
+// outputTail is how much of a check's output the report keeps.
+const outputTail = 2000
+
+// QualificationDir is where hgate qualify writes its report.
+func (e *Env) QualificationDir() string { return e.ws().Path(workspace.Qualify) }
+
+// QualifyOptions says where the report goes.
+type QualifyOptions struct {
+	ReportDir string // emptied and rewritten
+}
+
+// Qualify checks the tools in the harness folder in a clean room that holds the gated
+// commit's tree and a copy of the harness folder, nothing else. Every command runs as a
+// benchmark task does (the room's sandbox, a private TMPDIR and HOME, its whole process
+// tree ended at its timeout); none sees the test split. An MCP server passes when it
+// answers initialize and tools/list within its timeouts (through hgate-mcp smoke, the
+// MCP SDK's client), lists at least one tool, and its self_test exits 0; a skill passes
+// when its SKILL.md has name and description.
+func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, error) {
+	hc := e.Config.Loop.Harness
+	if err := e.verify(); err != nil {
+		return nil, err
+	}
+	gated, err := gatedBase(e.Repo, e.log())
+	if err != nil {
+		return nil, err
+	}
+	tree, err := e.Repo.TreeOf(gated)
+	if err != nil {
+		return nil, fmt.Errorf("qualify: tree of the gated commit: %w", err)
+	}
+	mcpBin, err := proc.Sibling("hgate-mcp")
+	if err != nil {
+		return nil, fmt.Errorf("qualify: %v: install it next to hgate with go install ./cmd/...", err)
+	}
+	if err := os.RemoveAll(opts.ReportDir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.ReportDir, 0o755); err != nil {
+		return nil, err
+	}
+	rm, err := e.rooms().Open(tree)
+	if err != nil {
+		return nil, err
+	}
+	defer rm.Close()
+	bundle := filepath.Join(rm.Dir, filepath.FromSlash(hc.Dir))
+	benchmark.RemoveAll(bundle) // what the gated tree holds there is not the agent's bundle
+	if err := copyBundle(filepath.Join(e.Repo.Root(), filepath.FromSlash(hc.Dir)), bundle); err != nil {
+		return nil, fmt.Errorf("qualify: copy %s into the clean room: %w", hc.Dir, err)
+	}
+	arts, err := harness.Load(bundle)
+	if err != nil {
+		return nil, err
+	}
+	q := &Qualification{CreatedAt: statefile.Timestamp(e.now()), Tree: tree.String(), Dir: hc.Dir,
+		Artifacts: []QualifiedArtifact{}, Report: e.display(filepath.Join(opts.ReportDir, "qualification.json"))}
+	qr := qualifier{e: e, room: rm, mcpBin: mcpBin, traces: opts.ReportDir}
+	for _, a := range arts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		qa := qr.artifact(ctx, a)
+		if qa.Status == "passed" {
+			q.Passed++
+		} else {
+			q.Failed++
+		}
+		q.Artifacts = append(q.Artifacts, qa)
+	}
+	q.Status = "passed"
+	if q.Failed > 0 {
+		q.Status = "failed"
+	}
+	data, err := statefile.EncodeJSON(q)
+	if err != nil {
+		return nil, err
+	}
+	if err := statefile.WriteAtomic(filepath.Join(opts.ReportDir, "qualification.json"), data); err != nil {
+		return nil, err
+	}
+	if err := e.registerQualification(q, bundle, data); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// HarnessRef holds the agent's artifacts as each qualification found them, with its report:
+// one commit per qualification, so `git log refs/hgate/harness` is the harness's history
+// and the branch holds only gated changes.
+const HarnessRef = "refs/hgate/harness"
+
+// registerQualification commits the qualified bundle and its report to HarnessRef and
+// records each artifact's standing in harness.json through the ledger: what passed is
+// qualified, what failed quarantined, keyed by its content, so a changed artifact is
+// judged again.
+func (e *Env) registerQualification(q *Qualification, bundle string, report []byte) error {
+	files, err := bundleFiles(bundle)
+	if err != nil {
+		return fmt.Errorf("qualify: %w", err)
+	}
+	files["qualification.json"] = report
+	if tip, err := e.Repo.Ref(HarnessRef); err == nil && !tip.IsZero() {
+		old, err := e.Repo.FilesAt(tip)
+		if err != nil {
+			return fmt.Errorf("qualify: %s: %w", HarnessRef, err)
+		}
+		for p := range old {
+			if _, ok := files[p]; !ok {
+				files[p] = nil // removed since
+			}
+		}
+	}
+	commit, err := e.Repo.CommitFiles(HarnessRef, files, fmt.Sprintf("qualify: %d passed, %d failed (tree %s)", q.Passed, q.Failed, q.Tree[:7]))
+	if err != nil {
+		return fmt.Errorf("qualify: record %s: %w", HarnessRef, err)
+	}
+	reg := &harness.Registry{UpdatedAt: q.CreatedAt, Commit: commit.String(), Artifacts: []harness.Entry{}}
+	for _, a := range q.Artifacts {
+		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))
+		if err != nil {
+			return fmt.Errorf("qualify: %w", err)
+		}
+		en := harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: harness.Qualified, Content: content, Report: q.Report, Judged: q.CreatedAt}
+		if a.Status != "passed" {
+			en.Status, en.Reason = harness.Quarantined, a.failure()
+		}
+		reg.Artifacts = append(reg.Artifacts, en)
+	}
+	c := changes{}
+	if err := c.add(workspace.Harness, reg.Marshal); err != nil {
+		return err
+	}
+	return e.apply(fmt.Sprintf("qualify: %d qualified, %d quarantined", q.Passed, q.Failed), c)
+}
+
+// failure is the first failed check of an artifact, as one line.
+func (a QualifiedArtifact) failure() string {
+	for _, c := range a.Checks {
+		if c.Status != "passed" {
+			return c.Name + " " + c.Status + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+// bundleFiles reads the regular files of the harness folder copy, keyed harness/<path>.
+func bundleFiles(bundle string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(bundle, func(p string, d fs.DirEntry, err error) error {
+		if os.IsNotExist(err) && p == bundle {
+			return filepath.SkipAll
+		}
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(bundle, p)
+		files["harness/"+filepath.ToSlash(rel)] = data
+		return nil
+	})
+	return files, err
+}
+
+// Registry reads harness.json: nil when no qualification has run.
+func (e *Env) Registry() (*harness.Registry, error) {
+	p := e.ws().Path(workspace.Harness)
+	data, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return harness.ParseRegistry(e.display(p), data)
+}
+
+// qualifier runs the checks of one qualification.
+type qualifier struct {
+	e      *Env
+	room   *cleanroom.Room
+	mcpBin string
+	traces string
+}
+
+func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedArtifact {
+	qa := QualifiedArtifact{Kind: a.Kind, Name: a.Name, Path: a.Path, Tools: []string{}, Checks: []Check{}}
+	add := func(c Check) { qa.Checks = append(qa.Checks, c) }
+	switch {
+	case a.Problem != "" && a.Kind == harness.KindSkill:
+		add(Check{Name: "skill", Status: "failed", Message: a.Problem})
+	case a.Problem != "":
+		add(Check{Name: "manifest", Status: "failed", Message: a.Problem})
+	case a.Kind == harness.KindSkill:
+		add(Check{Name: "skill", Status: "passed"})
+	default:
+		m := a.MCP
+		argv := append([]string{qr.mcpBin, "smoke", "--startup-timeout", m.Startup.String(), "--tool-timeout", m.Tool.String(), "--", m.Command}, m.Args...)
+		smoke, line := qr.run(ctx, "smoke."+a.Name, m.Cwd, argv, m.Startup+m.Tool+10*time.Second)
+		if smoke.Status == "passed" {
+			qa.Tools = append(qa.Tools, line.Tools...)
+		}
+		add(smoke)
+		if m.SelfTest == nil {
+			add(Check{Name: "self_test", Status: "failed", Message: "no self_test in the manifest (expected a command that exits 0, e.g. \"self_test\": true)"})
+		} else {
+			st, _ := qr.run(ctx, "self_test."+a.Name, m.Cwd, append([]string{qr.mcpBin, "selftest", "--"}, m.SelfTest...), m.SelfTestTime)
+			add(st)
+		}
+		inv := Check{Name: "tool_inventory", Status: "passed"}
+		if len(qa.Tools) == 0 {
+			inv.Status, inv.Message = "failed", "the server lists no tool"
+		}
+		add(inv)
+	}
+	qa.Status = "passed"
+	for _, c := range qa.Checks {
+		if c.Status != "passed" {
+			qa.Status = "failed"
+		}
+	}
+	return qa
+}
+
+// checkLine is the result line hgate-mcp smoke and selftest print.
+type checkLine struct {
+	Reward  *float64 `json:"reward"`
+	Tools   []string `json:"tools"`
+	Message string   `json:"message"`
+}
+
+// run runs one check command as a benchmark task of its own, in cwd of the room, bounded
+// by timeout; its trace is <traces>/<id>.log.
+func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, timeout time.Duration) (Check, checkLine) {
+	name, _, _ := strings.Cut(id, ".")
+	c := Check{Name: name}
+	run, err := qr.room.Runner(benchmark.NewPool(1))
+	if err != nil {
+		c.Status, c.Message = "failed", err.Error()
+		return c, checkLine{}
+	}
+	run.Dir = filepath.Join(run.Dir, filepath.FromSlash(cwd))
+	run.Config.Run, run.Config.Batch, run.Config.Harbor = argv, nil, nil
+	run.Config.TaskTimeout, run.Config.Env = timeout, nil
+	start := time.Now()
+	out, err := run.Run(ctx, benchmark.Request{Split: "qualify", Tasks: []string{id}, TraceDir: qr.traces})
+	c.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
+	if err != nil {
+		c.Status, c.Message = "failed", err.Error()
+		return c, checkLine{}
+	}
+	res := out.Results[id]
+	trace, _ := os.ReadFile(filepath.Join(qr.traces, id+".log"))
+	c.Output = tail(trace, outputTail)
+	line := lastCheckLine(trace)
+	switch {
+	case strings.HasPrefix(res.Reason, "timed out"):
+		c.Status, c.Message = "timeout", res.Reason
+	case res.Passed():
+		c.Status = "passed"
+	case line.Message != "":
+		c.Status, c.Message = "failed", line.Message
+	default:
+		c.Status, c.Message = "failed", res.Reason
+	}
+	return c, line
+}
+
+// lastCheckLine finds the result line: the last line of the trace that decodes as one.
+func lastCheckLine(trace []byte) checkLine {
+	var found checkLine
+	sc := bufio.NewScanner(bytes.NewReader(trace))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l checkLine
+		if b := sc.Bytes(); bytes.HasPrefix(b, []byte(`{"reward"`)) && json.Unmarshal(b, &l) == nil && l.Reward != nil {
+			found = l
+		}
+	}
+	return found
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// copyBundle copies the harness folder into the room: folders, regular files and
+// symlinks (as links); anything else is left out. A missing folder copies nothing.
+func copyBundle(src, dst string) error {
+	if _, err := os.Lstat(src); os.IsNotExist(err) {
+		return nil
+	}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch t := d.Type(); {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case t&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case t.IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return cleanroom.CopyFile(p, to, info.Mode().Perm()|0o400)
+		}
+		return nil
+	})
+}
