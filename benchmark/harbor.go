@@ -70,10 +70,6 @@ var harborCandidateErrors = []string{
 	"RewardFileEmptyError", "VerifierOutputParseError",
 }
 
-// InfraPrefix starts the Reason of a null that the benchmark's infrastructure,
-// not the code under test, caused.
-const InfraPrefix = "infrastructure: "
-
 // harborArgv is the `harbor run` command line for one request.
 func (r *Runner) harborArgv(req Request, jobsDir, jobName string) []string {
 	h := r.Config.Harbor
@@ -152,14 +148,14 @@ func (r *Runner) runHarbor(ctx context.Context, req Request, pool *Pool, traceDi
 	}
 	job := filepath.Join(jobsDir, jobName)
 	var results map[string]Result
-	if why := r.nullReason(pr); why != "" {
-		results = allNull(req.Tasks, why, pr.Duration)
+	if why, kind := r.nullReason(pr); why != "" {
+		results = allNull(req.Tasks, why, kind, pr.Duration)
 	} else if _, err := os.Stat(job); err != nil {
-		why := fmt.Sprintf("%sharbor wrote no job folder (exit status %d)", InfraPrefix, pr.ExitCode)
+		why := fmt.Sprintf("harbor wrote no job folder (exit status %d)", pr.ExitCode)
 		if last := lastLine(t.tail.Bytes()); last != "" && req.Split != "test" { // the test split's output is never shown
 			why += ": " + clip(last)
 		}
-		results = allNull(req.Tasks, why, pr.Duration)
+		results = allNull(req.Tasks, why, NullInfra, pr.Duration)
 	} else {
 		var problems []string
 		var spend Spend
@@ -179,10 +175,10 @@ func (r *Runner) runHarbor(ctx context.Context, req Request, pool *Pool, traceDi
 	return nil
 }
 
-func allNull(tasks []string, reason string, d time.Duration) map[string]Result {
+func allNull(tasks []string, reason string, kind NullKind, d time.Duration) map[string]Result {
 	results := make(map[string]Result, len(tasks))
 	for _, id := range tasks {
-		results[id] = Result{Task: id, Reason: reason, Duration: d}
+		results[id] = Result{Task: id, Reason: reason, Null: kind, Duration: d}
 	}
 	return results
 }
@@ -237,7 +233,7 @@ func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Resu
 		dirs := found[id]
 		switch len(dirs) {
 		case 0:
-			results[id] = Result{Task: id, Reason: InfraPrefix + "harbor wrote no trial result for it"}
+			results[id] = Result{Task: id, Null: NullInfra, Reason: "harbor wrote no trial result for it"}
 		case 1:
 			results[id] = trials[dirs[0]].result(id)
 			if traceDir != "" {
@@ -245,7 +241,7 @@ func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Resu
 			}
 		default:
 			sort.Strings(dirs)
-			results[id] = Result{Task: id, Reason: fmt.Sprintf("%sharbor wrote %d trials for it (hgate asks for one)", InfraPrefix, len(dirs))}
+			results[id] = Result{Task: id, Null: NullInfra, Reason: fmt.Sprintf("harbor wrote %d trials for it (hgate asks for one)", len(dirs))}
 		}
 	}
 	sort.Strings(problems)
@@ -282,18 +278,21 @@ func (tr harborTrial) result(id string) Result {
 	}
 	if tr.VerifierResult != nil && len(tr.VerifierResult.Rewards) > 0 && string(tr.VerifierResult.Rewards) != "null" {
 		res.Reward, res.Reason = judgeJSON(tr.VerifierResult.Rewards)
-		if exc != "" && res.Reward != nil {
+		if res.Reward == nil {
+			res.Null = NullCode // the verifier ran and said nothing usable
+		} else if exc != "" {
 			res.Reason = "harbor: " + exc + " (the verifier's reward stands)"
 		}
 		return res
 	}
+	res.Null = NullInfra
 	switch {
 	case tr.ExceptionInfo == nil:
 		res.Reason = "harbor: no verifier result and no exception"
 	case slices.Contains(harborCandidateErrors, tr.ExceptionInfo.Type):
-		res.Reason = "harbor: " + exc
+		res.Reason, res.Null = "harbor: "+exc, NullCode
 	default:
-		res.Reason = InfraPrefix + "harbor: " + exc
+		res.Reason = "harbor: " + exc
 	}
 	return res
 }

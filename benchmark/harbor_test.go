@@ -53,10 +53,10 @@ func TestRunHarbor(t *testing.T) {
 		"pass": "1",
 		"fail": "0",
 		"slow": "1 (harbor: AgentTimeoutError: Agent execution timed out after 60s (the verifier's reward stands))",
-		"env":  "null (infrastructure: harbor: EnvironmentStartError: docker: image pull failed)",
+		"env":  "infra null (harbor: EnvironmentStartError: docker: image pull failed)",
 		"vto":  "null (harbor: VerifierTimeoutError: verifier timed out)",
-		"lost": "null (infrastructure: harbor wrote no trial result for it)",
-		"twin": "null (infrastructure: harbor wrote 2 trials for it (hgate asks for one))",
+		"lost": "infra null (harbor wrote no trial result for it)",
+		"twin": "infra null (harbor wrote 2 trials for it (hgate asks for one))",
 		"wild": "null (reward 1.5 is outside [0, 1])",
 		"q[1]": "1",
 	}
@@ -117,8 +117,8 @@ func TestRunHarborNoJob(t *testing.T) {
 	harborDataset(t, dir, map[string]string{"a": "reward 1"})
 	t.Setenv("HARBOR_STANDIN_NOJOB", "1")
 	for split, want := range map[string]string{
-		"train": "null (infrastructure: harbor wrote no job folder (exit status 1): harbor: error: no such environment)",
-		"test":  "null (infrastructure: harbor wrote no job folder (exit status 1))",
+		"train": "infra null (harbor wrote no job folder (exit status 1): harbor: error: no such environment)",
+		"test":  "infra null (harbor wrote no job folder (exit status 1))",
 	} {
 		out := run(t, runner(dir, harborConfig(t)), Request{Split: split, Tasks: []string{"a"}})
 		if got := describe(out.Results["a"]); got != want {
