@@ -22,6 +22,11 @@ type Options struct {
 	FailFast bool
 	// Rerun runs the test split even when this candidate tree was scored before.
 	Rerun bool
+	// Pending defers Step 2 to the loop: a gate the agent asks for through the loop's
+	// socket (or hgate mcp inside the loop) runs while the agent's processes are alive, so
+	// it runs Steps 0, 1 and 3's train re-runs only, answers "pending" when nothing
+	// rejects the change so far, and writes no state file: no test score, no promotion.
+	Pending bool
 	// Trust, when set, holds the trees whose receipts may stand in for a new test-split
 	// run, and the gate adds the tree it scores: the loop passes its own to its own gates,
 	// so that it reuses only what they wrote. nil: any receipt of the tree is reused.
@@ -38,7 +43,8 @@ var errDecided = errors.New("verdict decided")
 //
 // Each phase is a function of its own: readInputs (HEAD, Step 0, split, state, the best,
 // the prior receipt), the room, runSteps (Steps 1 and 2 on one pool), step1, the Step 2
-// scorer chosen once (one sample, or trials), step3, and the receipt (save).
+// scorer chosen once (one sample, trials, or deferred to the loop), step3, and the
+// receipt (save).
 func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	in, err := e.readInputs(ctx, opts)
 	if err != nil || !in.rep.Steps.Step0.OK {
@@ -64,6 +70,14 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 			return nil, err
 		}
 		in.rep.Verdict = "pass"
+		if in.pending {
+			in.rep.Verdict = "pending"
+		}
+	}
+	if in.pending {
+		// The loop's own gate, after the agent's turn, is the only look at the test split
+		// for this tree, and its promotions the only ones that count.
+		return in.rep, nil
 	}
 	rc := in.receipt(sc, r.stoppedEarly, e.CleanRoom, statefile.Timestamp(e.now()))
 	if err := e.save(in, rc, opts); err != nil {

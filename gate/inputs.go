@@ -30,10 +30,11 @@ type inputs struct {
 	// (compared.go); nil when it is the best's tree or has no score to compare with.
 	gated *reference
 
-	prior  *Receipt // the tree's earlier receipt; nil when never gated
-	cached bool     // Step 2 is prior's score, not run again
-	pooled bool     // --rerun with trials: the new trials pool with prior's
-	c      changes  // state files the gate writes besides the suite and its receipt
+	prior   *Receipt // the tree's earlier receipt; nil when never gated
+	cached  bool     // Step 2 is prior's score, not run again
+	pooled  bool     // --rerun with trials: the new trials pool with prior's
+	pending bool     // Step 2 is deferred to the loop (Options.Pending)
+	c       changes  // state files the gate writes besides the suite and its receipt
 }
 
 // readInputs reads the gate's inputs. With a Step 0 violation it returns at once, Step 0
@@ -51,13 +52,20 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &inputs{tree: tree, c: changes{},
+	in := &inputs{tree: tree, c: changes{}, pending: opts.Pending,
 		rep: &Report{Verdict: "reject", Tree: tree.String(), Head: headCommit.String(), Reasons: []string{}}}
 	if !in.step0(e.Config.FileGuard, v) {
 		return in, nil
 	}
 	if err := e.readState(in); err != nil {
 		return nil, err
+	}
+	if in.pending {
+		// Nothing of the test split is run or read: not the best's, not the tree's own.
+		if in.hasBest {
+			in.rep.Best = &in.best
+		}
+		return in, nil
 	}
 	if err := e.bestToBeat(ctx, in); err != nil {
 		return nil, err
@@ -174,6 +182,9 @@ func (in *inputs) reuse(prior *Receipt, opts Options, cleanRoom bool) {
 	// replacing them, so running a tree again refines its estimate and cannot fish for luck.
 	in.pooled = in.noisy && !in.cached && opts.Rerun && same && prior.TestResults != nil
 }
+
+// runsTest reports whether Step 2 runs the test split now.
+func (in *inputs) runsTest() bool { return !in.cached && !in.pending }
 
 // firstTrial numbers the first trial Step 2 runs: after prior's when they pool.
 func (in *inputs) firstTrial() int {

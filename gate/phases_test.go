@@ -2,8 +2,10 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -310,6 +312,7 @@ func TestRunSteps(t *testing.T) {
 		name                    string
 		noisy, cached, failFast bool
 		solveNone               bool
+		pending                 bool
 	}{
 		{name: "both steps"},
 		{name: "cached: only the suite", cached: true},
@@ -317,6 +320,7 @@ func TestRunSteps(t *testing.T) {
 		{name: "fail-fast, cached, suite failing", failFast: true, cached: true, solveNone: true},
 		{name: "noisy", noisy: true},
 		{name: "noisy, cached", noisy: true, cached: true},
+		{name: "pending: only the suite", pending: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,7 +339,7 @@ func TestRunSteps(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			in, err := g.env.readInputs(context.Background(), Options{})
+			in, err := g.env.readInputs(context.Background(), Options{Pending: tt.pending})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -351,7 +355,7 @@ func TestRunSteps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (r.test == nil) != tt.cached || r.suite == nil {
+			if (r.test == nil) != (tt.cached || tt.pending) || r.suite == nil {
 				t.Fatalf("suite ran %v, test ran %v; cached %v", r.suite != nil, r.test != nil, tt.cached)
 			}
 			wantStopped := tt.failFast && tt.solveNone
@@ -432,6 +436,80 @@ func TestRun(t *testing.T) {
 			}
 			if tt.noisy && tt.rerun && s2.Trials <= s1.Trials {
 				t.Errorf("--rerun with trials: %d trial(s), first %d: not pooled", s2.Trials, s1.Trials)
+			}
+		})
+	}
+}
+
+// TestPending: a gate the agent asks for inside the loop runs Steps 0, 1 and 3's train
+// re-runs and answers Step 2 as pending; it runs no test task, shows no test score (not
+// even a tree's earlier one) and writes no state file.
+func TestPending(t *testing.T) {
+	tests := []struct {
+		name        string
+		solve       bool // every task, else none (the suite fails)
+		scoredFirst bool // the loop's own gate scored this tree before
+		violation   bool
+		failFast    bool
+		verdict     string
+	}{
+		{name: "nothing rejects: pending", solve: true, verdict: "pending"},
+		{name: "a tree scored before: still pending, no score", solve: true, scoredFirst: true, verdict: "pending"},
+		{name: "Step 1 rejects", verdict: "reject"},
+		{name: "Step 1 rejects, fail-fast", failFast: true, verdict: "reject"},
+		{name: "Step 0 rejects", solve: true, violation: true, verdict: "reject"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGateRepo(t, "")
+			var ids []string
+			if tt.solve {
+				ids = g.all()
+			}
+			g.solve(ids, "candidate")
+			if tt.violation {
+				g.repo.Write("check.sh", "exit 0\n")
+			}
+			if tt.scoredFirst {
+				if _, err := Run(context.Background(), g.env, Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := g.repo.Git("rev-parse", "refs/hgate/ledger")
+			suiteBefore, _ := os.ReadFile(g.env.ws().Suite())
+			rep, err := Run(context.Background(), g.env, Options{Pending: true, FailFast: tt.failFast})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tt.verdict || rep.ValScore != nil {
+				t.Fatalf("verdict %s, val_score %v, reasons %q; want %s and no score", rep.Verdict, rep.ValScore, rep.Reasons, tt.verdict)
+			}
+			if tt.violation {
+				return
+			}
+			data, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), `"step2":{"deferred":true}`) || !strings.Contains(string(data), `"val_score":null`) {
+				t.Errorf("JSON %s", data)
+			}
+			if (rep.Steps.Step3 != nil) != tt.solve || tt.solve && rep.Steps.Step3.Rerun == 0 && len(rep.Steps.Step3.Promoted) > 0 {
+				t.Errorf("step 3 %+v", rep.Steps.Step3)
+			}
+			if after := g.repo.Git("rev-parse", "refs/hgate/ledger"); after != before {
+				t.Error("a pending gate moved the ledger")
+			}
+			if suiteAfter, _ := os.ReadFile(g.env.ws().Suite()); string(suiteAfter) != string(suiteBefore) {
+				t.Error("a pending gate changed suite.json")
+			}
+			if rc, _ := loadReceipt(g.env.ws(), rep.Tree); rc != nil != tt.scoredFirst {
+				t.Errorf("receipt %+v after a pending gate", rc)
+			}
+			var text strings.Builder
+			rep.WriteText(&text)
+			if tt.verdict == "pending" && !strings.Contains(text.String(), "[gate] PENDING …  Steps 0 and 1 clear. The held-out test split is scored by the loop after the agent's turn") {
+				t.Errorf("text:\n%s", text.String())
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // added, never renamed. A step that did not run is null. The test split appears only as
 // the aggregate fields of step2.
 type Report struct {
-	Verdict  string   `json:"verdict"` // "pass" or "reject"
+	Verdict  string   `json:"verdict"` // "pass", "reject", or "pending" (Step 2 deferred to the loop)
 	Tree     string   `json:"tree"`    // the candidate tree: HEAD's tree with the allowed files as on disk
 	Head     string   `json:"head"`
 	ValScore *float64 `json:"val_score"`
@@ -69,6 +70,18 @@ type Step2 struct {
 	Interval   []float64 `json:"interval,omitempty"`
 	NewBest    bool      `json:"new_best,omitempty"`   // a confident improvement, replicated: record moves refs/hgate/best
 	Replicated bool      `json:"replicated,omitempty"` // a claimed new best was run again
+	// Deferred: a pending gate's Step 2, left to the loop's own gate after the agent's
+	// turn; its JSON is {"deferred": true} alone.
+	Deferred bool `json:"deferred,omitempty"`
+}
+
+// MarshalJSON writes a deferred Step 2 as {"deferred": true}: it has no score to show.
+func (s *Step2) MarshalJSON() ([]byte, error) {
+	if s.Deferred {
+		return []byte(`{"deferred":true}`), nil
+	}
+	type plain Step2
+	return json.Marshal((*plain)(s))
 }
 
 // Step3 is the promotion of newly passing train tasks into the suite.
@@ -81,6 +94,9 @@ type Step3 struct {
 
 // Passed reports whether the gate kept the change.
 func (r *Report) Passed() bool { return r.Verdict == "pass" }
+
+// Pending reports whether nothing rejected the change so far and Step 2 is the loop's.
+func (r *Report) Pending() bool { return r.Verdict == "pending" }
 
 func step0Reason(v []gitguard.Violation) string {
 	paths := make([]string, len(v))
@@ -133,7 +149,10 @@ func (r *Report) WriteText(w io.Writer) {
 			}
 		}
 	}
-	if s := r.Steps.Step2; s != nil {
+	if s := r.Steps.Step2; s != nil && s.Deferred {
+		p("[gate] Step 2: full benchmark (test split)")
+		p(indent + "deferred: the loop scores the held-out split after the agent's turn  PENDING")
+	} else if s != nil {
 		p("[gate] Step 2: full benchmark (test split)")
 		prev := "(no previous score)"
 		if s.Best != nil {
@@ -179,9 +198,12 @@ func (r *Report) WriteText(w io.Writer) {
 			p(indent + "no previously-failing train tasks to re-run")
 		default:
 			p(indent+"re-running %d previously-failing train tasks", s.Rerun)
-			if len(s.Promoted) == 0 {
+			switch {
+			case len(s.Promoted) == 0:
 				p(indent + "no task passes now; suite unchanged")
-			} else {
+			case r.Pending():
+				p(indent+"%d task(s) pass now: %s (the loop's own gate promotes them when it keeps this tree)", len(s.Promoted), pyList(s.Promoted))
+			default:
 				p(indent+"promoted %d task(s) into regression suite: %s", len(s.Promoted), pyList(s.Promoted))
 			}
 			if len(s.Flaky) > 0 {
@@ -191,6 +213,10 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Passed() {
 		p("[gate] PASSED ✓  All steps clear. (val_score=%.4f)", *r.ValScore)
+		return
+	}
+	if r.Pending() {
+		p("[gate] PENDING …  Steps 0 and 1 clear. The held-out test split is scored by the loop after the agent's turn; its verdict comes in the next prompt.")
 		return
 	}
 	p("[gate] REJECTED ✗  %d step(s) failed:", len(r.Reasons))

@@ -27,8 +27,12 @@ type scored struct {
 	worse    string   // the reason when Step 2 fails on its score
 }
 
-// scorer is oneSample, or trials with gate.trials or a margin.
+// scorer is deferred for a pending gate, else oneSample, or trials with gate.trials or a
+// margin.
 func (in *inputs) scorer() scorer {
+	if in.pending {
+		return deferred{}
+	}
 	if in.noisy {
 		return trialScorer{}
 	}
@@ -119,11 +123,23 @@ func (trialScorer) score(ctx context.Context, e *Env, rm *cleanroom.Room, in *in
 	return sc, nil
 }
 
+// deferred leaves Step 2 to the loop's own gate, after the agent's turn: it rejects
+// nothing and scores nothing.
+type deferred struct{}
+
+func (deferred) score(context.Context, *Env, *cleanroom.Room, *inputs, *ran, bool) (*scored, error) {
+	return &scored{s2: &Step2{OK: true, Deferred: true}}, nil
+}
+
 // judge applies what every scorer shares: a reused score says when it was scored, a step
 // cut short or with no reward to compare does not pass, and a failure gives its reason.
 // It puts Step 2 in the report.
 func (in *inputs) judge(sc *scored) {
 	s2, n := sc.s2, len(in.sp.Test)
+	if s2.Deferred {
+		in.rep.Steps.Step2 = s2 // no val_score: none was obtained
+		return
+	}
 	if in.cached {
 		s2.ScoredAt = sc.scoredAt
 	}

@@ -20,7 +20,7 @@ type ran struct {
 }
 
 // runSteps runs Step 1 (the suite, when it has tasks) and Step 2 (the test split, unless
-// its score is reused) at the same time on one pool, each in a lane of its own: the test
+// its score is reused or Step 2 is deferred) at the same time on one pool, each in a lane of its own: the test
 // split shares nothing writable with the train tasks.
 func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool) (*ran, error) {
 	cfg, ws := e.Config, e.ws()
@@ -43,7 +43,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 			return nil, err
 		}
 	}
-	if !in.cached {
+	if in.runsTest() {
 		if run2, err = rm.Runner(r.pool); err != nil {
 			return nil, err
 		}
@@ -85,8 +85,8 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	return r, nil
 }
 
-// decider follows the steps that run; a reused Step 2 is decided already, and only the
-// suite is followed.
+// decider follows the steps that run; a reused Step 2 is decided already (a deferred one
+// is not the gate's to decide), and only the suite is followed.
 func (in *inputs) decider(failFast bool, cancel context.CancelCauseFunc, policy string) *decider {
 	s, test := in.st.suite, in.sp.Test
 	d := &decider{
@@ -95,7 +95,7 @@ func (in *inputs) decider(failFast bool, cancel context.CancelCauseFunc, policy 
 		testTotal: len(test), best: in.bar(), hasBest: in.hasBest && !in.noisy, // trials decide Step 2 later
 		total: len(s.Tasks) + len(test),
 	}
-	if in.cached {
+	if !in.runsTest() {
 		d.hasBest, d.total = false, len(s.Tasks)
 	}
 	return d

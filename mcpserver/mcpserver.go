@@ -50,7 +50,7 @@ func New(version string, exec Exec) *mcp.Server {
 			}
 			return toolResult(ctx, exec, args, (*gate.BenchJSON).WriteText)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "gate", Description: "Decide whether the current change is kept: file guard, regression suite, held-out score. Passed (exit 0) means the loop will keep it; rejected (exit 1) lists the reasons."},
+	mcp.AddTool(s, &mcp.Tool{Name: "gate", Description: "Check the current change: file guard, regression suite, and which failing train tasks pass now. Inside hgate loop the held-out test split is scored by the loop after your turn, never while you run: the answer is pending (exit 0) when nothing rejects the change so far, rejected (exit 1) with the reasons; the loop's verdict comes in your next prompt. Outside the loop the held-out score is checked too, and passed (exit 0) means the change may be kept."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in gateInput) (*mcp.CallToolResult, any, error) {
 			args := []string{"gate", "--json"}
 			if in.FailFast {

@@ -17,7 +17,9 @@ func (c *gateCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		return err
 	}
 	defer release()
-	rep, err := gate.Run(ctx, env, gate.Options{FailFast: c.FailFast, Rerun: c.Rerun})
+	// A gate the loop serves its agent runs while the agent's processes are alive: Step 2
+	// is the loop's, after the agent's turn.
+	rep, err := gate.Run(ctx, env, gate.Options{FailFast: c.FailFast, Rerun: c.Rerun, Pending: g.served})
 	if err != nil {
 		return err
 	}
@@ -26,7 +28,7 @@ func (c *gateCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	} else {
 		rep.WriteText(g.stdout)
 	}
-	if err == nil && !rep.Passed() {
+	if err == nil && !rep.Passed() && !rep.Pending() {
 		return answerNo{}
 	}
 	return err
@@ -42,6 +44,10 @@ hgate.yaml: trials while undecided, compared task by task with the best's own tr
 run at once and both are printed. Step 3, after a pass, promotes the train tasks that failed
 at the last gated commit (by the gate's record) and pass now into the suite.
 
-Exit status: 0 keep the change (then git commit and hgate record), 1 rejected,
-2 could not answer, 130 interrupted.`
+Inside hgate loop (through its socket) the agent's processes are alive, so Step 2 is left
+to the loop's own gate after the agent's turn: the answer is pending, exit 0, when Steps 0
+and 1 pass, and no state file is written.
+
+Exit status: 0 keep the change (then git commit and hgate record), or pending inside the
+loop; 1 rejected, 2 could not answer, 130 interrupted.`
 }
