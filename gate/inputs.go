@@ -61,7 +61,15 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 		return nil, err
 	}
 	if in.pending {
-		// Nothing of the test split is run or read: not the best's, not the tree's own.
+		// Nothing of the test split is run or read: not the best's, not the tree's own;
+		// "prev best" is the one best hgate status shows too (CurrentBest, an aggregate).
+		b, err := CurrentBest(e.Config, e.Repo)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			in.best, in.hasBest = b.ValScore, true
+		}
 		if in.hasBest {
 			in.rep.Best = &in.best
 		}
