@@ -57,3 +57,57 @@ func TestNotWorse(t *testing.T) {
 		})
 	}
 }
+
+func TestReplicate(t *testing.T) {
+	tasks := []string{"a", "b", "c", "d"}
+	best := trials(map[string][]float64{"a": {0, 0}, "b": {0, 0}, "c": {1, 1}, "d": {0, 0}})
+	cand := trials(map[string][]float64{"a": {1, 1}, "b": {1, 1}, "c": {1, 1}, "d": {0, 0}})
+	z := zFor(0.95)
+	tests := []struct {
+		name   string
+		rounds []map[string]float64 // the fresh rounds replicate is given, in order
+		ran    int
+		newB   bool
+	}{
+		{"a deterministic benchmark: the first fresh round repeats the candidate's last", []map[string]float64{
+			{"a": 1, "b": 1, "c": 1, "d": 0}}, 1, true},
+		{"a noisy one: confirmed as soon as the fresh rounds show it on their own", []map[string]float64{
+			{"a": 1, "b": 0, "c": 1, "d": 0}, {"a": 1, "b": 1, "c": 1, "d": 1}, {"a": 1, "b": 1, "c": 1, "d": 0}}, 2, true},
+		{"refuted: the fresh rounds are no better than the best", []map[string]float64{
+			{"a": 0, "b": 0, "c": 1, "d": 0}, {"a": 0, "b": 0, "c": 1, "d": 0}}, 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ran := 0
+			round := func(int) (Trials, error) {
+				r := Trials{}
+				for id, v := range tt.rounds[ran] {
+					r[id] = []*float64{reward(v)}
+				}
+				ran++
+				return r, nil
+			}
+			rep, again, err := replicate(cand, best, tasks, "agent", z, 2, 8, round)
+			if err != nil || ran != tt.ran || len(rep["a"]) != tt.ran || (again.Low > 0) != tt.newB {
+				t.Fatalf("replicate ran %d round(s) (want %d), new best %v (want %v), %v", ran, tt.ran, again.Low > 0, tt.newB, err)
+			}
+		})
+	}
+}
+
+func TestRepeats(t *testing.T) {
+	tasks := []string{"a", "b"}
+	for _, tt := range []struct {
+		name string
+		t    Trials
+		want bool
+	}{
+		{"one round", Trials{"a": {reward(1)}, "b": {nil}}, false},
+		{"the last round as the one before, nulls included", Trials{"a": {reward(0), reward(1), reward(1)}, "b": {nil, nil, nil}}, true},
+		{"one task differs", Trials{"a": {reward(1), reward(1)}, "b": {reward(0), nil}}, false},
+	} {
+		if got := tt.t.repeats(tasks); got != tt.want {
+			t.Errorf("%s: repeats = %v", tt.name, got)
+		}
+	}
+}

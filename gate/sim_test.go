@@ -12,7 +12,6 @@ import (
 
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
-	"github.com/hgate/hgate/record"
 )
 
 // The noise simulation: a benchmark whose every task passes with a probability, drawn per
@@ -97,22 +96,14 @@ func (r *simRepo) gate(b *testing.B, delta float64) *Report {
 	return rep
 }
 
-// bestEstimate is the best's val_score as the gate compares with it.
+// bestEstimate is the best's val_score as the gate compares with it (CurrentBest, the one
+// value hgate calls the best).
 func (r *simRepo) bestEstimate(b *testing.B) float64 {
-	if r.env.Config.Gate.Noisy() {
-		br, err := r.env.bestRecord()
-		if err != nil || br == nil || br.trials == nil {
-			b.Fatalf("best trials: %v", err)
-		}
-		s, _ := br.trials.score(r.test, "agent")
-		return s
+	best, err := CurrentBest(r.env.Config, r.env.Repo)
+	if err != nil || best == nil {
+		b.Fatalf("best: %v", err)
 	}
-	rows, err := record.Load(r.env.ws().Results())
-	if err != nil {
-		b.Fatal(err)
-	}
-	best, _ := record.Best(rows)
-	return best
+	return best.ValScore
 }
 
 // chain runs n do-nothing iterations at the given quality: each a new tree (a fresh seed),

@@ -163,10 +163,14 @@ type decision struct {
 // when no difference is below −margin. refs[0] is the best; the others (the gated commit
 // the candidate replaces) must not be lost to either.
 //
+// A round that gave every task the reward the round before it did adds no information (the
+// benchmark behaves deterministically: more rounds cannot move the means), so from
+// trials.min on it ends the rounds as the last one would.
+//
 // A kept candidate whose interval lies wholly above the best claims a new best; the claim
-// stands only if an independent replication — trials.max fresh rounds — shows it again,
-// and the candidate's estimate then pools both. So a do-nothing change moves the best by
-// luck only when two independent runs are both lucky (see the README's Decisions).
+// stands only if an independent replication shows it again (see replicate), and the
+// candidate's estimate then pools both. So a do-nothing change moves the best by luck only
+// when two independent runs are both lucky (see the README's Decisions).
 //
 // more false (Step 1 failed, or the score is the tree's earlier one) runs no trial: the
 // answer comes from the trials at hand.
@@ -181,7 +185,7 @@ func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Po
 	for r := len(cand[tasks[0]]); ; r++ {
 		d.cmps = compareAll(cand, refs, tasks, policy, z)
 		d.cmp = d.cmps[0]
-		if d.step(r, g.TrialsMin, g.Margin, g.Confidence, r >= g.TrialsMax || !more) {
+		if d.step(r, g.TrialsMin, g.Margin, g.Confidence, r >= g.TrialsMax || !more || r >= g.TrialsMin && cand.repeats(tasks)) {
 			break
 		}
 		t, err := round(r + 1)
@@ -193,21 +197,75 @@ func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Po
 	if !d.keep || !more || d.cmp.Low <= 0 {
 		return d, nil
 	}
-	rep := Trials{}
-	for i := 1; i <= g.TrialsMax; i++ {
-		t, err := round(len(cand[tasks[0]]) + i)
-		if err != nil {
-			return nil, err
-		}
-		rep.merge(t)
+	rep, again, err := replicate(cand, refs[0], tasks, policy, z, g.TrialsMin, g.TrialsMax, round)
+	if err != nil {
+		return nil, err
 	}
-	again := compare(rep, refs[0], tasks, policy, z)
 	cand.merge(rep)
 	d.replicated, d.newBest = true, again.Low > 0
 	d.cmps = compareAll(cand, refs, tasks, policy, z)
 	d.cmp = d.cmps[0]
 	return d, nil
 }
+
+// replicate runs fresh rounds of the candidate, one at a time, until they confirm the claim
+// of a new best on their own (their interval above 0 against the best) or refute it (at or
+// below 0) — from trialsMin rounds on — or until a round repeats the one before it (the
+// candidate's last, for the first: a benchmark behaving deterministically answers the same
+// again), or trialsMax rounds. It returns the fresh rounds and their comparison.
+func replicate(cand, best Trials, tasks []string, policy string, z float64, trialsMin, trialsMax int,
+	round func(trial int) (Trials, error)) (Trials, comparison, error) {
+	rep := Trials{}
+	prev := cand.lastRound(tasks)
+	var again comparison
+	for i := 1; i <= trialsMax; i++ {
+		t, err := round(len(cand[tasks[0]]) + i)
+		if err != nil {
+			return nil, again, err
+		}
+		rep.merge(t)
+		again = compare(rep, best, tasks, policy, z)
+		if i >= trialsMin && (again.Low > 0 || again.High <= 0) || sameRound(prev, t, tasks) {
+			break
+		}
+		prev = t
+	}
+	return rep, again, nil
+}
+
+// repeats reports whether the last round of t gave every task the reward the one before
+// it did.
+func (t Trials) repeats(tasks []string) bool {
+	for _, id := range tasks {
+		if rs := t[id]; len(rs) < 2 || !sameReward(rs[len(rs)-2], rs[len(rs)-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// lastRound is the last trial of every task, as a round of its own.
+func (t Trials) lastRound(tasks []string) Trials {
+	out := Trials{}
+	for _, id := range tasks {
+		if rs := t[id]; len(rs) > 0 {
+			out[id] = rs[len(rs)-1:]
+		}
+	}
+	return out
+}
+
+// sameRound reports whether two one-trial rounds gave every task the same reward.
+func sameRound(a, b Trials, tasks []string) bool {
+	for _, id := range tasks {
+		if len(a[id]) != 1 || len(b[id]) != 1 || !sameReward(a[id][0], b[id][0]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameReward(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // bestRecord is where the best's per-task test trials are kept: the receipt of the tree of
 // refs/hgate/best, or baseline.json before any new best.

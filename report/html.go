@@ -145,8 +145,8 @@ func niceTicks(lo, hi float64, n int) (float64, float64, []float64) {
 }
 
 // scorePlot draws val_score over the attempts: the baseline at 0, each attempt as a
-// marker (kept: filled, passed but not recorded: hollow, rejected: a cross) and the best
-// kept val_score so far as a step line.
+// marker (kept: filled, passed but not recorded: hollow, rejected: a cross) and
+// the gate's best so far (bestSteps) as a step line.
 func (r *Report) scorePlot() string {
 	lo, hi := r.Baseline, r.Baseline
 	for _, a := range r.Attempts {
@@ -155,15 +155,12 @@ func (r *Report) scorePlot() string {
 	lo, hi, yt := niceTicks(math.Max(0, lo-0.05), math.Min(1, hi+0.05), 5)
 	p := newPlot(880, 300, 0, float64(len(r.Attempts)), lo, hi, "val_score over attempts")
 	p.axes(yt, "%.2f", "attempt (0: baseline)")
-	xs, ys := []float64{0}, []float64{r.Baseline}
-	best := r.Baseline
+	xs, ys := []float64{0}, bestSteps(r.Baseline, r.Attempts)
 	for _, a := range r.Attempts {
-		if a.Kept {
-			best = math.Max(best, a.ValScore)
-		}
-		xs, ys = append(xs, float64(a.N)), append(ys, best)
+		xs = append(xs, float64(a.N))
 	}
-	p.steps(xs, ys, BestColour, fmt.Sprintf("best kept val_score: %.4f", best))
+	best := ys[len(ys)-1]
+	p.steps(xs, ys, BestColour, fmt.Sprintf("best: %.4f", best))
 	fmt.Fprintf(&p.b, `<g><title>baseline: val_score %.4f</title><rect x="%g" y="%g" width="10" height="10" fill="%s"/></g>`,
 		r.Baseline, p.X(0)-5, p.Y(r.Baseline)-5, BestColour)
 	for _, a := range r.Attempts {
@@ -308,7 +305,7 @@ svg { max-width: 100%; height: auto; }
 <p class="sub">From the ledger refs/hgate/ledger at {{short .LedgerTip}} ({{.Updated}}) and the loop's run folders.</p>
 <div class="facts">
 <div class="fact">baseline<b>{{score .Baseline}}</b></div>
-<div class="fact">best kept val_score<b>{{score .Best}}</b></div>
+<div class="fact">best<b>{{score .Best}}</b></div>
 <div class="fact">attempts gated<b>{{len .Attempts}}</b></div>
 <div class="fact">kept<b>{{.Kept}}</b></div>
 <div class="fact">rejected<b>{{.Rejected}}</b></div>
@@ -317,7 +314,7 @@ svg { max-width: 100%; height: auto; }
 </div>
 
 <h2>val_score over attempts</h2>
-<p class="legend"><span><i class="sw" style="background:{{index .Colours "best"}}"></i>best kept val_score (baseline: square)</span><span><i class="sw" style="background:{{index .Colours "kept"}};border-radius:6px"></i>kept</span><span><i class="sw" style="border:2px solid {{index .Colours "kept"}};border-radius:6px;width:8px;height:8px"></i>passed, not recorded</span><span style="color:{{index .Colours "rejected"}};font-weight:700">✕</span> rejected</p>
+<p class="legend"><span><i class="sw" style="background:{{index .Colours "best"}}"></i>best, what the gate compares with (baseline: square)</span><span><i class="sw" style="background:{{index .Colours "kept"}};border-radius:6px"></i>kept</span><span><i class="sw" style="border:2px solid {{index .Colours "kept"}};border-radius:6px;width:8px;height:8px"></i>passed, not recorded</span><span style="color:{{index .Colours "rejected"}};font-weight:700">✕</span> rejected</p>
 <div id="score-plot">{{.ScorePlot}}</div>
 <p class="note">val_score is the mean reward over the held-out test split ({{.Split.Test}} tasks): the test split is shown only as this aggregate.</p>
 

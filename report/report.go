@@ -42,7 +42,7 @@ type Report struct {
 	Updated    string    `json:"updated"`    // that commit's time (UTC, RFC 3339)
 	Split      Split     `json:"split"`
 	Baseline   float64   `json:"baseline"` // results.tsv row 0
-	Best       float64   `json:"best"`     // the highest row of results.tsv
+	Best       float64   `json:"best"`     // the gate's best: where refs/hgate/best moved (bestSteps)
 	SuiteSize  int       `json:"suite_size"`
 	Rows       []Row     `json:"rows"`     // results.tsv, row 0 first
 	Attempts   []Attempt `json:"attempts"` // every gate that wrote a receipt, oldest first
@@ -88,6 +88,7 @@ type Attempt struct {
 	Nulls       int      `json:"nulls"`
 	Trials      int      `json:"trials,omitempty"`
 	Flaky       int      `json:"flaky,omitempty"`
+	NewBest     bool     `json:"new_best,omitempty"` // with trials: the gate confirmed a new best
 	Reasons     []string `json:"reasons"`
 	Run         string   `json:"run,omitempty"`           // the loop run whose iteration this gate judged
 	RunIter     int      `json:"run_iteration,omitempty"` // that iteration
@@ -188,7 +189,6 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	if len(final) > 0 {
 		rep.Baseline = final[0].ValScore
 	}
-	rep.Best, _ = record.Best(final)
 
 	// The baseline's train results: train_results.json as the first entry holds it.
 	columns := []map[string]*float64{}
@@ -244,6 +244,8 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 		return nil, err
 	}
 	linkRuns(rep, runs)
+	steps := bestSteps(rep.Baseline, rep.Attempts)
+	rep.Best = steps[len(steps)-1]
 	return rep, nil
 }
 
@@ -326,7 +328,7 @@ func attemptOf(rc *gate.Receipt, s *suite.Suite, n int) Attempt {
 	a := Attempt{
 		N: n, Time: rc.Timestamp, Tree: rc.Tree, Head: rc.Head, Verdict: rc.Verdict, ValScore: rc.ValScore,
 		Best: rc.Best, SuitePassed: rc.SuitePassed, SuiteTotal: rc.SuiteTotal, Promoted: rc.Promoted,
-		TestTasks: rc.TestTasks, Nulls: rc.Nulls, Trials: rc.Trials, Flaky: rc.Flaky, Reasons: []string{},
+		TestTasks: rc.TestTasks, Nulls: rc.Nulls, Trials: rc.Trials, Flaky: rc.Flaky, NewBest: rc.NewBest, Reasons: []string{},
 	}
 	if a.Promoted == nil {
 		a.Promoted = []string{}
@@ -452,4 +454,19 @@ func linkRuns(rep *Report, runs []loop.RunRecord) {
 		}
 		rep.Runs = append(rep.Runs, run)
 	}
+}
+
+// bestSteps is the gate's best after the baseline and after each attempt, as record moves
+// refs/hgate/best: on a kept attempt that scored above it, or, with trials, only on one the
+// gate confirmed as a new best (a kept change that merely scored higher is not the best).
+func bestSteps(baseline float64, attempts []Attempt) []float64 {
+	best := baseline
+	out := []float64{best}
+	for _, a := range attempts {
+		if a.Kept && (a.Trials > 0 && a.NewBest || a.Trials == 0 && a.ValScore > best) {
+			best = a.ValScore
+		}
+		out = append(out, best)
+	}
+	return out
 }
