@@ -174,6 +174,9 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	if err := os.MkdirAll(string(ws), 0o755); err != nil {
 		return nil, err
 	}
+	if err := e.checkRuns(tasks, out.Results, traceTmp); err != nil {
+		return nil, err
+	}
 	fault.Point("prepare-scored")
 	// The state files are written together, through the ledger; traces and learnings,
 	// which the ledger does not keep, follow.
