@@ -96,6 +96,12 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	if err := e.verify(); err != nil {
 		return nil, err
 	}
+	if err := e.checkHead(); err != nil {
+		return nil, err
+	}
+	if err := e.noteUnrecorded(); err != nil {
+		return nil, err
+	}
 	st, err := loadState(ws)
 	if err != nil {
 		return nil, err
@@ -225,7 +231,8 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 		// Step 3's record of what failed, which no bench rewrites.
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean}
+		measured := cfg.Measured()
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean, Config: &measured}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {
