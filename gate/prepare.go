@@ -174,6 +174,10 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	for _, p := range out.Problems {
 		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
 	}
+	retried, err := e.retryTimedOut(ctx, run, out, traceTmp)
+	if err != nil {
+		return nil, err
+	}
 	rep.Tasks = len(tasks)
 	rep.Passed, _ = passedCount(tasks, out.Results)
 
@@ -197,6 +201,9 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split:\n", len(rep.Excluded))
 			for _, l := range e.nullLines(rep.Excluded, out.Results, ws.Traces("baseline"), traceTmp) {
 				fmt.Fprintf(e.log(), "hgate: %s\n", l)
+			}
+			if slices.ContainsFunc(rep.Excluded, func(id string) bool { return retried[id] }) {
+				fmt.Fprintf(e.log(), "hgate: %s\n", timeoutAdvice(cfg.File))
 			}
 		}
 		if err := c.add(workspace.Split, sp.Marshal); err != nil {

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -119,4 +120,52 @@ func headLines(path string) ([]string, error) {
 		lines = append(lines, l)
 	}
 	return lines, nil
+}
+
+// retryTimedOut runs the tasks that timed out at baseline once more, after the others, and
+// takes the second result: a first run often pays for cold caches (a compiler building its
+// standard library, a first download), and a task left out of the split is left out for
+// good. It returns the tasks run again.
+func (e *Env) retryTimedOut(ctx context.Context, run *benchmark.Runner, out *benchmark.Outcome, traceDir string) (map[string]bool, error) {
+	var again []string
+	for id, r := range out.Results {
+		if timedOut(r) {
+			again = append(again, id)
+		}
+	}
+	if len(again) == 0 {
+		return nil, nil
+	}
+	slices.Sort(again)
+	fmt.Fprintf(e.log(), "hgate: %d task(s) timed out at baseline; running them once more, after the others: %s\n", len(again), strings.Join(again, ", "))
+	second, err := run.Run(ctx, benchmark.Request{
+		Split: "all", Tasks: again, TraceDir: traceDir, Progress: e.progress("baseline, timed out", len(again)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range second.Problems {
+		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
+	}
+	retried := make(map[string]bool, len(again))
+	for _, id := range again {
+		r := second.Results[id]
+		if timedOut(r) {
+			r.Reason += ", and again when run a second time after the others"
+		}
+		out.Results[id] = r
+		retried[id] = true
+	}
+	return retried, nil
+}
+
+// timedOut reports whether a task was stopped at task_timeout.
+func timedOut(r benchmark.Result) bool {
+	return r.Reward == nil && strings.HasPrefix(r.Reason, "timed out after ")
+}
+
+// timeoutAdvice is the way on for tasks that timed out twice at baseline.
+func timeoutAdvice(file string) string {
+	return "a task that times out at baseline is left out of the split for good: raise benchmark.task_timeout in " + file +
+		", or warm the caches (clean_room.caches, filled by a first run; see the README's Caches), commit, and run hgate prepare --reset"
 }
