@@ -26,21 +26,38 @@ const (
 	traceLineSize = 200
 )
 
-// checkRuns refuses a baseline where every task failed with exit status 126 or 127: the
+// anyStatus matches a reason that ends in a failing exit status.
+var anyStatus = regexp.MustCompile(`(?:^|; )exit status ([0-9]+)$`)
+
+// shells are the programs that, given a script that does not exist, exit with a status of
+// their own choosing (dash, Debian's and Ubuntu's sh, says 2; bash 127).
+var shells = []string{"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash"}
+
+// checkRuns refuses a baseline where every task failed with exit status 126 or 127, or
+// because the script its shell was given does not exist in dir (the clean room): the
 // benchmark's own command is broken (a typo in a script's path), and a baseline of zeros
 // would gate every change against nothing. It names the command and repeats the first
 // lines of one task's output; every task's trace is kept in traces/refused.
-func (e *Env) checkRuns(tasks []string, results map[string]benchmark.Result, traceTmp string) error {
+func (e *Env) checkRuns(dir string, tasks []string, results map[string]benchmark.Result, traceTmp string) error {
 	if len(tasks) == 0 {
 		return nil
 	}
 	codes := map[string]bool{}
+	var gone []string // the missing scripts, as the tasks' commands name them
 	for _, id := range tasks {
-		m := brokenStatus.FindStringSubmatch(results[id].Reason)
-		if m == nil {
+		if m := brokenStatus.FindStringSubmatch(results[id].Reason); m != nil {
+			codes[m[1]] = true
+			continue
+		}
+		m := anyStatus.FindStringSubmatch(results[id].Reason)
+		script := e.missingScript(dir, id)
+		if m == nil || script == "" {
 			return nil
 		}
 		codes[m[1]] = true
+		if !slices.Contains(gone, script) {
+			gone = append(gone, script)
+		}
 	}
 	b := e.Config.Benchmark
 	key, cmd, traced := "run", b.Run, tasks
@@ -59,7 +76,14 @@ func (e *Env) checkRuns(tasks []string, results map[string]benchmark.Result, tra
 	}
 	var msg strings.Builder
 	status := strings.Join(slices.Sorted(maps.Keys(codes)), " or ")
-	fmt.Fprintf(&msg, "prepare refused: every task exited with status %s (%s): the benchmark's command is broken, not the code it measures; nothing was written\n", status, statusMeaning(codes))
+	meaning := statusMeaning(codes)
+	if len(gone) > 0 {
+		if len(gone) > 3 {
+			gone = append(gone[:3], fmt.Sprintf("… (%d in all)", len(gone)))
+		}
+		meaning = append(meaning, "the script its shell was given does not exist: "+strings.Join(gone, ", "))
+	}
+	fmt.Fprintf(&msg, "prepare refused: every task exited with status %s (%s): the benchmark's command is broken, not the code it measures; nothing was written\n", status, strings.Join(meaning, "; "))
 	fmt.Fprintf(&msg, "%s: benchmark.%s: %s", e.Config.File, key, quoteArgs(cmd))
 	first := filepath.Join(dst, traced[0]+".log")
 	lines, err := headLines(first)
@@ -78,8 +102,8 @@ func (e *Env) checkRuns(tasks []string, results map[string]benchmark.Result, tra
 	return errors.New(msg.String())
 }
 
-// statusMeaning says what the shell means by the exit statuses seen.
-func statusMeaning(codes map[string]bool) string {
+// statusMeaning says what the shell means by the exit statuses 126 and 127, where seen.
+func statusMeaning(codes map[string]bool) []string {
 	var m []string
 	if codes["126"] {
 		m = append(m, `126: the shell's "not executable"`)
@@ -87,7 +111,28 @@ func statusMeaning(codes map[string]bool) string {
 	if codes["127"] {
 		m = append(m, `127: the shell's "not found"`)
 	}
-	return strings.Join(m, "; ")
+	return m
+}
+
+// missingScript is the script a per-task command hands a shell (sh bench/run.sh {task}),
+// as the task's command names it, when no such file is in dir; else "".
+func (e *Env) missingScript(dir, task string) string {
+	run := e.Config.Benchmark.Run
+	if len(run) < 2 || !slices.Contains(shells, filepath.Base(run[0])) || strings.HasPrefix(run[1], "-") {
+		return ""
+	}
+	script := strings.ReplaceAll(run[1], "{task}", task)
+	if strings.Contains(script, "{") {
+		return "" // another placeholder: not a path hgate can check
+	}
+	path := script
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	if _, err := os.Stat(path); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	return script
 }
 
 // quoteArgs shows a command as hgate.yaml writes a list: ["sh", "bench/run.sh", "{task}"].

@@ -184,7 +184,7 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	if err := os.MkdirAll(string(ws), 0o755); err != nil {
 		return nil, err
 	}
-	if err := e.checkRuns(tasks, out.Results, traceTmp); err != nil {
+	if err := e.checkRuns(rm.dir, tasks, out.Results, traceTmp); err != nil {
 		return nil, err
 	}
 	fault.Point("prepare-scored")
