@@ -82,9 +82,14 @@ func (e *Env) removeStale(before time.Time) {
 }
 
 // Verify is verify for callers outside the package (the loop, before its first agent),
-// with the carried paths checked as they are in the repository.
+// with the carried paths checked as they are in the repository, and hgate.yaml as HEAD
+// has it: a human who committed a new benchmark learns it needs a new baseline before
+// the loop starts.
 func (e *Env) Verify() error {
 	if err := e.verify(); err != nil {
+		return err
+	}
+	if err := e.checkHead(); err != nil {
 		return err
 	}
 	return e.verifyCarry(e.Repo.Root())
