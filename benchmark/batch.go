@@ -29,6 +29,7 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 		pr = p.Wait(ctx)
 	}
 	cleanup()
+	t.endTimedOut(pr, r.Config.TaskTimeout)
 	if problem := t.finish(); problem != "" {
 		out.Problems = append(out.Problems, problem)
 	}

@@ -88,6 +88,7 @@ type taskOutput struct {
 	file     *os.File // nil: no trace kept
 	head     int64    // bytes written to file so far, up to TraceHead
 	rest     lastBytes
+	last     byte // the last byte traced, 0 before the first
 	partial  string
 	final    string
 	writeErr error
@@ -146,8 +147,25 @@ func (t *taskOutput) finish() string {
 	return ""
 }
 
+// endWith adds a last line of hgate's own to the trace (why the command was stopped), after
+// everything the command printed: on a line of its own, and kept however much was cut.
+func (t *taskOutput) endWith(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.file == nil || t.writeErr != nil {
+		return
+	}
+	if t.last != 0 && t.last != '\n' {
+		line = "\n" + line
+	}
+	t.trace([]byte(line + "\n"))
+}
+
 // trace writes p to the head of the trace file while it lasts, then to the ring.
 func (t *taskOutput) trace(p []byte) {
+	if len(p) > 0 {
+		t.last = p[len(p)-1]
+	}
 	if n := min(int64(len(p)), TraceHead-t.head); n > 0 {
 		if _, err := t.file.Write(p[:n]); err != nil {
 			t.writeErr = err

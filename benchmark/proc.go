@@ -3,9 +3,9 @@ package benchmark
 import (
 	"io"
 	"os/exec"
-	"strings"
 	"time"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 )
@@ -57,13 +57,4 @@ func startProc(spec procSpec) (*proc.Process, error) {
 
 // formatDuration prints d the way a user writes it in hgate.yaml: 20m, not
 // 20m0s.
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+func formatDuration(d time.Duration) string { return config.Duration(d) }

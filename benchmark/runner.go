@@ -302,6 +302,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 			defer pool.release()
 			pr := p.Wait(ctx)
 			cleanup()
+			t.endTimedOut(pr, r.Config.TaskTimeout)
 			problem := t.finish()
 			finish(r.score(id, pr, t.tail.Bytes()), problem)
 		}()
@@ -396,6 +397,15 @@ func (r *Runner) score(id string, pr proc.Result, stdout []byte) Result {
 	}
 	res.Reward = &v
 	return res
+}
+
+// endTimedOut ends the trace of a command stopped at its timeout with a line saying so:
+// a trace that merely stops (or is empty, as a test runner's that prints at the end)
+// would not say why.
+func (t *taskOutput) endTimedOut(pr proc.Result, timeout time.Duration) {
+	if pr.TimedOut {
+		t.endWith("hgate: timed out after " + formatDuration(timeout) + " (benchmark.task_timeout): the command was stopped here; above is what it printed before")
+	}
 }
 
 // nullReason is why a command's output cannot be scored at all, or "", and whose doing

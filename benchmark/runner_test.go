@@ -333,6 +333,48 @@ func TestRunTimeout(t *testing.T) {
 	assertDead(t, "task ignoring SIGTERM", readPid(t, filepath.Join(dir, "ignores_term.pid")))
 }
 
+// TestRunTimeoutTrace: the trace of a task stopped at its timeout ends with a line saying
+// so, after what it printed before (on a line of its own), and says so when it printed
+// nothing; a batch's trace too.
+func TestRunTimeoutTrace(t *testing.T) {
+	const note = "hgate: timed out after 1s (benchmark.task_timeout): the command was stopped here; above is what it printed before\n"
+	dir := t.TempDir()
+	writeScripts(t, dir, map[string]string{
+		"silent":  "sleep 1000\n",
+		"lines":   "echo one; sleep 1000\n",
+		"partial": "printf half; sleep 1000\n",
+		"quick":   "echo 1\n",
+	})
+	cases := []struct {
+		name  string
+		bench config.Benchmark
+		task  string
+		want  string
+	}{
+		{"nothing printed", config.Benchmark{}, "silent", note},
+		{"lines printed", config.Benchmark{}, "lines", "one\n" + note},
+		{"half a line printed", config.Benchmark{}, "partial", "half\n" + note},
+		{"not timed out", config.Benchmark{}, "quick", "1\n"},
+		{"batch", config.Benchmark{Batch: []string{"sh", "lines.sh"}}, "batch", "one\n" + note},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.bench.TaskTimeout = time.Second
+			traces := t.TempDir()
+			task := tc.task
+			if task == "batch" {
+				task = "a"
+			}
+			run(t, runner(dir, tc.bench), Request{Tasks: []string{task}, TraceDir: traces})
+			got, err := os.ReadFile(filepath.Join(traces, tc.task+".log"))
+			if err != nil || string(got) != tc.want {
+				t.Errorf("%s.log = %q, %v; want %q", tc.task, got, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestRunKillsLeftovers: whatever a task leaves running in its group dies
 // when the task's main process exits, and does not hold Run up.
 func TestRunKillsLeftovers(t *testing.T) {

@@ -141,12 +141,50 @@ func (d *decoder) parseYAML(data []byte) (root *yaml.Node, ok bool) {
 	return doc.Content[0], true
 }
 
+// parserProblems are the yaml library's parser errors (its scanner's are others), with the
+// bracket that opens the construct each is about ("" for a block). The library counts their
+// line from 0 where it counts a scanner error's from 1, so a mistake on line 3 read "line 2".
+// The line is the construct's first (an unclosed {), or, when that is line 1, the library
+// gives the problem's instead.
+var parserProblems = map[string]string{
+	"did not find expected ',' or ']'":       "[",
+	"did not find expected ',' or '}'":       "{",
+	"did not find expected '-' indicator":    "",
+	"did not find expected key":              "",
+	"did not find expected node content":     "",
+	"did not find expected <document start>": "",
+	"found undefined tag handle":             "",
+}
+
+// parserLine turns the line the yaml library reports with a parser problem into the line
+// the construct it is about begins on, counted from 1.
+func parserLine(data []byte, reported int, opener string) int {
+	line := reported + 1
+	if opener != "" && !lineHas(data, line, opener) && lineHas(data, 1, opener) {
+		line = 1 // the construct began on line 1, and the library gave the problem's line
+	}
+	return line
+}
+
+// lineHas reports whether line n (from 1) of data contains s.
+func lineHas(data []byte, n int, s string) bool {
+	lines := bytes.Split(data, []byte("\n"))
+	return n >= 1 && n <= len(lines) && bytes.Contains(lines[n-1], []byte(s))
+}
+
 // syntaxError reports a yaml parse error with its line.
 func (d *decoder) syntaxError(data []byte, err error) {
 	msg := err.Error()
+	if _, ok := parserProblems[strings.TrimPrefix(msg, "yaml: ")]; ok {
+		// Both of the library's marks were on its line 0: the first line.
+		msg = "yaml: line 0: " + strings.TrimPrefix(msg, "yaml: ")
+	}
 	if m := yamlLineErr().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		text := m[2]
+		if opener, ok := parserProblems[text]; ok {
+			line = parserLine(data, line, opener)
+		}
 		if hasTabIndent(data, line) {
 			text += " (yaml is indented with spaces, not tabs)"
 		}

@@ -39,6 +39,12 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := e.verify(); err != nil {
 		return nil, err
 	}
+	if err := e.checkHead(); err != nil {
+		return nil, err
+	}
+	if err := e.noteUnrecorded(); err != nil {
+		return nil, err
+	}
 	sp, err := e.loadSplit()
 	if err != nil {
 		return nil, err

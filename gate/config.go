@@ -28,7 +28,8 @@ func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config
 	if err != nil {
 		return nil, err
 	}
-	if base.IsZero() {
+	gated := !base.IsZero()
+	if !gated {
 		if base, _, err = repo.Head(); err != nil {
 			base = plumbing.ZeroHash // no commit yet
 		}
@@ -42,10 +43,6 @@ func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config
 		if err != nil {
 			return nil, err
 		}
-		if diskErr == nil && !bytes.Equal(onDisk, data) {
-			fmt.Fprintf(log, "hgate: warning: %s in the worktree differs from the one in %s, which hgate uses; to change the configuration, commit it and run `hgate state rebase`\n",
-				file, base.String()[:7])
-		}
 	} else if diskErr != nil {
 		return nil, fmt.Errorf("read %s: %w", file, diskErr)
 	}
@@ -53,8 +50,25 @@ func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config
 	if err != nil {
 		return nil, err
 	}
+	if !base.IsZero() && diskErr == nil && !bytes.Equal(onDisk, data) {
+		fmt.Fprintf(log, "hgate: warning: %s in the worktree differs from the one in %s, which hgate uses; %s\n",
+			file, base.String()[:7], driftAdvice(cfg, onDisk, gated))
+	}
 	Warn(log, cfg)
 	return cfg, nil
+}
+
+// driftAdvice is how to make the worktree's hgate.yaml the one hgate uses: before anything
+// is gated hgate reads HEAD's, so committing it is enough; after, a rebase takes it, unless
+// it changes the configuration a baseline is only comparable under, which needs a new one.
+func driftAdvice(used *config.Config, onDisk []byte, gated bool) string {
+	if !gated {
+		return "hgate reads the committed file: commit it to use it"
+	}
+	if edited, err := config.Parse(used.File, used.Dir, onDisk); err == nil && len(used.Measured().Diff(edited.Measured())) > 0 {
+		return "it changes the benchmark configuration the baseline was taken under: commit it and run `hgate prepare --reset` (a new baseline and split)"
+	}
+	return "to change the configuration, commit it and run `hgate state rebase`"
 }
 
 // ConfigAtHead loads hgate.yaml as HEAD has it: the configuration of a new baseline

@@ -97,6 +97,12 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	if err := e.verify(); err != nil {
 		return nil, err
 	}
+	if err := e.checkHead(); err != nil {
+		return nil, err
+	}
+	if err := e.noteUnrecorded(); err != nil {
+		return nil, err
+	}
 	st, err := loadState(ws)
 	if err != nil {
 		return nil, err
@@ -169,10 +175,17 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	for _, p := range out.Problems {
 		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
 	}
+	retried, err := e.retryTimedOut(ctx, run, out, traceTmp)
+	if err != nil {
+		return nil, err
+	}
 	rep.Tasks = len(tasks)
 	rep.Passed, _ = passedCount(tasks, out.Results)
 
 	if err := os.MkdirAll(string(ws), 0o755); err != nil {
+		return nil, err
+	}
+	if err := e.checkRuns(rm.Dir, tasks, out.Results, traceTmp); err != nil {
 		return nil, err
 	}
 	fault.Point("prepare-scored")
@@ -189,6 +202,9 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split:\n", len(rep.Excluded))
 			for _, l := range e.nullLines(rep.Excluded, out.Results, ws.Traces("baseline"), traceTmp) {
 				fmt.Fprintf(e.log(), "hgate: %s\n", l)
+			}
+			if slices.ContainsFunc(rep.Excluded, func(id string) bool { return retried[id] }) {
+				fmt.Fprintf(e.log(), "hgate: %s\n", timeoutAdvice(cfg.File))
 			}
 		}
 		if err := c.add(workspace.Split, sp.Marshal); err != nil {
@@ -223,7 +239,8 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			return nil, err
 		}
 		// Step 3's record of what failed, which no bench rewrites.
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean}
+		measured := cfg.Measured()
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean, Config: &measured}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {

@@ -41,6 +41,10 @@ func Rebase(e *Env) (*RebaseReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A rebase keeps the baseline: it cannot take a benchmark the baseline was not taken under.
+	if err := e.checkMeasured(cfg, fmt.Sprintf("%s at HEAD %s", e.Config.File, head.String()[:7]), "state rebase refused: "); err != nil {
+		return nil, err
+	}
 	m, err := ledger.BuildManifest(repo.Root(), cfg.CleanRoom.Carry)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
@@ -75,6 +76,9 @@ type Baseline struct {
 	// ValMean is the baseline's val_score before rounding (see ExactScore); absent in
 	// files from older versions.
 	ValMean *float64 `json:"val_mean,omitempty"`
+	// Config is the configuration the baseline was taken under (see measured.go); absent in
+	// files from older versions.
+	Config *config.Measured `json:"config,omitempty"`
 }
 
 func (b *Baseline) marshal() ([]byte, error) { return statefile.EncodeJSON(b) }

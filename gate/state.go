@@ -24,7 +24,8 @@ func (e *Env) ledger() *ledger.Ledger { return ledger.Open(e.Repo, e.Config.Work
 // refs/hgate/best) must be where the ledger last put them, and the state files must match
 // it. A write or a ref move cut short by a crash is finished (and said so); any other
 // difference — a ref moved, a suite emptied, a threshold lowered, a row deleted or forged —
-// is an error naming each ref and file, with the ways out.
+// is an error naming each ref and file, with the ways out. Last, the configuration must be
+// the one the baseline was taken under.
 func (e *Env) verify() error {
 	e.removeStale(time.Now())
 	adopted, err := e.ledger().AdoptShared()
@@ -46,7 +47,10 @@ func (e *Env) verify() error {
 	for _, f := range recovered {
 		fmt.Fprintf(e.log(), "hgate: %s: finished a write that a crash interrupted (from the ledger)\n", f)
 	}
-	return errors.Join(refErr, err)
+	if err := errors.Join(refErr, err); err != nil {
+		return err
+	}
+	return e.checkConfig()
 }
 
 // removeStale removes the temporary files a killed hgate (or a full disk) left — a state
@@ -78,9 +82,14 @@ func (e *Env) removeStale(before time.Time) {
 }
 
 // Verify is verify for callers outside the package (the loop, before its first agent),
-// with the carried paths checked as they are in the repository.
+// with the carried paths checked as they are in the repository, and hgate.yaml as HEAD
+// has it: a human who committed a new benchmark learns it needs a new baseline before
+// the loop starts.
 func (e *Env) Verify() error {
 	if err := e.verify(); err != nil {
+		return err
+	}
+	if err := e.checkHead(); err != nil {
 		return err
 	}
 	return e.verifyCarry(e.Repo.Root())

@@ -18,7 +18,8 @@ if [ $# -gt 0 ]; then
 	[ -z "$(ls -A "$tmp")" ] || die "$tmp is not empty"
 else
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/hgate-$script.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
+	# The paths printed above (the loop's summary.json among them) go with it: say so.
+	trap 'echo "$script: removing the temporary folder $tmp and every file named above in it; to keep them, run sh workspace.example/$script DIR" >&2; rm -rf "$tmp"' EXIT
 	trap 'exit 130' INT TERM
 fi
 proj=$tmp/project

@@ -1,0 +1,94 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/workspace"
+)
+
+// A baseline is only comparable with scores taken under the configuration it was taken
+// under (config.Measured): prepare records it in baseline.json, and every command that
+// runs the benchmark or judges by the baseline stops when the configuration it reads
+// differs. The way on is a new baseline, never a quiet comparison across rules.
+
+// resetAdvice is the way on from a changed benchmark configuration.
+const resetAdvice = "a baseline is only comparable with scores taken under the configuration it was taken under: run `hgate prepare --reset` to take a new baseline and split under this one (the old state stays in `hgate state log`)"
+
+// recordedMeasured is the configuration the baseline was taken under, as the ledger holds
+// baseline.json; nil with prepared true for a workspace an older hgate prepared, which did
+// not record it.
+func (e *Env) recordedMeasured() (m *config.Measured, prepared bool, err error) {
+	l := e.ledger()
+	data, err := l.File(workspace.Baseline)
+	if err != nil {
+		return nil, false, err
+	}
+	if data != nil {
+		var b Baseline
+		if err := statefile.DecodeJSON(e.ws().Path(workspace.Baseline), data, &b); err != nil {
+			return nil, false, err
+		}
+		if b.Config != nil {
+			return b.Config, true, nil
+		}
+	}
+	sp, err := l.File(workspace.Split)
+	return nil, sp != nil, err
+}
+
+// checkMeasured stops when cfg, read from where ("hgate.yaml at HEAD 1a2b3c4"), is not
+// the configuration the baseline was taken under.
+func (e *Env) checkMeasured(cfg *config.Config, where, refusal string) error {
+	rec, _, err := e.recordedMeasured()
+	if err != nil || rec == nil {
+		return err
+	}
+	diff := rec.Diff(cfg.Measured())
+	if len(diff) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s%s changes the benchmark configuration the baseline was taken under (recorded in the ledger by hgate prepare):\n  %s\n%s",
+		refusal, where, strings.Join(diff, "\n  "), resetAdvice)
+}
+
+// checkConfig is checkMeasured for the configuration the command reads (hgate.yaml as of
+// the gated commit).
+func (e *Env) checkConfig() error {
+	return e.checkMeasured(e.Config, e.Config.File+" as hgate reads it (from the gated commit)", "")
+}
+
+// checkHead is checkMeasured for hgate.yaml as HEAD has it, when HEAD is not the gated
+// commit: a human who committed a new benchmark command learns from prepare and bench that
+// it needs a new baseline, rather than seeing the old command run on. (The gate leaves a
+// commit since the gated one to Step 0, which rejects it: the agent may have made it.) A
+// HEAD whose hgate.yaml cannot be read is left to the drift warning.
+func (e *Env) checkHead() error {
+	head, _, err := e.Repo.Head()
+	if err != nil {
+		return nil
+	}
+	gated, err := gatedBase(e.Repo, io.Discard)
+	if err != nil || gated == head || gated.IsZero() {
+		return err
+	}
+	cfg, err := configAt(e.Repo, head, e.Config.File)
+	if err != nil {
+		return nil
+	}
+	return e.checkMeasured(cfg, fmt.Sprintf("%s at HEAD %s", e.Config.File, head.String()[:7]), "")
+}
+
+// noteUnrecorded says, for a workspace an older hgate prepared, that a change of the
+// benchmark configuration goes unnoticed until a reset records it.
+func (e *Env) noteUnrecorded() error {
+	rec, prepared, err := e.recordedMeasured()
+	if err != nil || rec != nil || !prepared {
+		return err
+	}
+	fmt.Fprintln(e.log(), "hgate: note: this workspace was prepared by an older hgate, which did not record the benchmark configuration of its baseline: a change of benchmark, clean_room or split in "+e.Config.File+" goes unnoticed (hgate prepare --reset records it)")
+	return nil
+}
