@@ -126,8 +126,8 @@ func (in *inputs) receipt(sc *scored, stoppedEarly, cleanRoom bool, now string) 
 	return rc
 }
 
-// save writes the suite (its last results and promotions) and the receipt through the
-// ledger in one commit, and notes the tree in opts.Trust.
+// save writes the suite's last results and the receipt (its promotions included) through
+// the ledger in one commit, and notes the tree in opts.Trust.
 func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 	fault.Point("gate-scored")
 	if err := in.c.add(workspace.Suite, in.st.suite.Marshal); err != nil {
@@ -149,8 +149,9 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 	return nil
 }
 
-// promote re-runs the candidates (see promotionCandidates) and adds those that pass now.
-// Their results go into the suite's last_results, next to Step 1's.
+// promote re-runs the candidates (see promotionCandidates) and names those that pass now;
+// they join the suite when the tree is recorded. Their results go into the suite's
+// last_results, next to Step 1's.
 // With trials, a task that passed is run again, up to trials times in all, and joins
 // the suite only when it passed every one; one that passed some and failed one is flaky.
 func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
@@ -197,7 +198,10 @@ func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, r
 		now = still
 	}
 	slices.Sort(s3.Flaky)
-	s3.Promoted = append(s3.Promoted, s.Promote(now...)...)
+	// The suite itself is not changed here: promotions take effect when the tree is
+	// recorded (Record), so a gate on a tree that is then changed promotes nothing.
+	pending := &suite.Suite{Tasks: slices.Clone(s.Tasks)}
+	s3.Promoted = append(s3.Promoted, pending.Promote(now...)...)
 	return s3, nil
 }
 

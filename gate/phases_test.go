@@ -69,7 +69,82 @@ func newGateRepo(t *testing.T, gateYAML string) *gateRepo {
 	if rep, err := Run(context.Background(), g.env, Options{}); err != nil || rep.Steps.Step3 == nil || len(rep.Steps.Step3.Promoted) == 0 {
 		t.Fatalf("the first gate promoted nothing: %v %+v", err, rep)
 	}
+	g.repo.Git("commit", "-qam", "promote")
+	if _, err := Record(g.env, RecordOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	return g
+}
+
+func (g *gateRepo) suiteTasks(t *testing.T) []string {
+	t.Helper()
+	s, err := suite.Load(g.env.ws().Suite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Tasks
+}
+
+// TestPromotionsAtRecord: Step 3's promotions join the suite when the tree is recorded,
+// not when it is gated: a passing gate on a tree that is then changed promotes nothing.
+func TestPromotionsAtRecord(t *testing.T) {
+	for _, record := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recorded=%v", record), func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			repo := gittest.New(t)
+			repo.WriteFiles(map[string]string{
+				"hgate.yaml": "allow: [agent.sh]\nbenchmark:\n  tasks: {file: tasks.txt}\n  run: [sh, check.sh, \"{task}\"]\n  task_timeout: 1m\n",
+				".gitignore": "/workspace/\n",
+				"tasks.txt":  "t01\nt02\nt03\nt04\nt05\nt06\nt07\nt08\nt09\nt10\n",
+				"check.sh":   "grep -qx \"$1\" agent.sh\n",
+				"agent.sh":   "t01\nt02\nt03\nt04\nt05\n",
+			})
+			repo.Commit("init")
+			r, err := gitguard.Open(repo.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := LoadConfig(r, "hgate.yaml", io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := &gateRepo{repo: repo, env: &Env{Config: cfg, Repo: r}}
+			if _, err := Prepare(context.Background(), g.env); err != nil {
+				t.Fatal(err)
+			}
+			if g.sp, err = g.env.loadSplit(); err != nil {
+				t.Fatal(err)
+			}
+			g.solve(g.all(), "fix")
+			rep, err := Run(context.Background(), g.env, Options{})
+			if err != nil || !rep.Passed() || len(rep.Steps.Step3.Promoted) == 0 {
+				t.Fatalf("gate: %v %+v", err, rep)
+			}
+			if got := g.suiteTasks(t); len(got) != 0 {
+				t.Fatalf("the gate promoted %q before its tree was recorded", got)
+			}
+			if record {
+				repo.Git("commit", "-qam", "fix")
+				if _, err := Record(g.env, RecordOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if got := g.suiteTasks(t); !slices.Equal(got, rep.Steps.Step3.Promoted) {
+					t.Fatalf("suite after record %q, want %q", got, rep.Steps.Step3.Promoted)
+				}
+				return
+			}
+			// The agent changes the tree after its gate: nothing was promoted, and the next
+			// gate runs the same candidates again.
+			g.solve(nil, "changed")
+			next, err := Run(context.Background(), g.env, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g.suiteTasks(t); len(got) != 0 || next.Steps.Step1.Total != 0 {
+				t.Fatalf("suite %q, step 1 over %d task(s) after a gate on a tree that was then changed", got, next.Steps.Step1.Total)
+			}
+		})
+	}
 }
 
 // solve makes agent.sh name the given tasks, and a comment that makes its tree new.

@@ -16,6 +16,7 @@ import (
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
+	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
 )
 
@@ -143,11 +144,18 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 	if rep.NewBest {
 		refs[BestRef] = head
 	}
+	added, err := e.promoteRecorded(rc, c)
+	if err != nil {
+		return nil, err
+	}
 	u := ledger.Update{Files: c, Refs: refs, BeforeRefs: func() { fault.Point("record-applied") }}
 	if rep.Already {
 		u.Message = fmt.Sprintf("record: commit %s already recorded as iteration %d; %s → %s", short, rep.Row.Iteration, gitguard.GatedRef, short)
 	} else {
 		u.Message = fmt.Sprintf("record: iteration %d, commit %s, val_score %.4f", rep.Row.Iteration, short, rep.Row.ValScore)
+	}
+	if added > 0 {
+		u.Message += fmt.Sprintf(", promoted %d", added)
 	}
 	if len(c) > 0 || len(refs) > 0 {
 		if err := e.commit(u); err != nil {
@@ -155,6 +163,31 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// promoteRecorded adds the train tasks the receipt's Step 3 promoted to suite.json, in
+// record's own ledger commit: a gate's promotions take effect when its tree is recorded,
+// not before. It returns how many joined (none when recorded before).
+func (e *Env) promoteRecorded(rc *Receipt, c changes) (int, error) {
+	if len(rc.Promoted) == 0 {
+		return 0, nil
+	}
+	data, err := e.ledgerCopy(workspace.Suite)
+	if err != nil {
+		return 0, err
+	}
+	if data == nil {
+		return 0, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().Suite())
+	}
+	s, err := suite.Parse(e.ws().Suite(), data)
+	if err != nil {
+		return 0, err
+	}
+	added := s.Promote(rc.Promoted...)
+	if len(added) == 0 {
+		return 0, nil
+	}
+	return len(added), c.add(workspace.Suite, s.Marshal)
 }
 
 // checkRange refuses commits since the last gated commit that change paths outside allow,

@@ -82,7 +82,7 @@ type Attempt struct {
 	Best        *float64 `json:"best"` // the best it was compared with
 	SuitePassed int      `json:"suite_passed"`
 	SuiteTotal  int      `json:"suite_total"`
-	SuiteSize   int      `json:"suite_size"` // after this gate, its promotions included
+	SuiteSize   int      `json:"suite_size"` // after this gate, its promotions included (they take effect when its tree is recorded)
 	Promoted    []string `json:"promoted"`
 	TestTasks   int      `json:"test_tasks"` // -1: the test split was cut short (--fail-fast)
 	Nulls       int      `json:"nulls"`
@@ -334,7 +334,11 @@ func attemptOf(rc *gate.Receipt, s *suite.Suite, n int) Attempt {
 		a.Promoted = []string{}
 	}
 	if s != nil {
-		a.SuiteSize = len(s.Tasks)
+		// The gate's promotions join suite.json when its tree is recorded, in a later
+		// ledger commit; the attempt counts them as its own.
+		after := &suite.Suite{Tasks: slices.Clone(s.Tasks)}
+		after.Promote(rc.Promoted...)
+		a.SuiteSize = len(after.Tasks)
 	}
 	if rc.Verdict == "pass" {
 		return a
