@@ -132,6 +132,8 @@ type Runner struct {
 	// nothing else, and nothing it starts outlives it. The caller checks
 	// sandbox.Available first.
 	Sandbox *sandbox.Policy
+	// Meter, when set, counts what each run's benchmark agents spent (Outcome.Spend).
+	Meter *Meter
 }
 
 // Request is one run over a set of tasks.
@@ -183,6 +185,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Outcome, error) {
 		err = r.runTasks(ctx, req, pool, traceDir, out)
 	}
 	sort.Strings(out.Problems)
+	r.Meter.Add(req.Split, out.Spend)
 	return out, err
 }
 

@@ -32,6 +32,8 @@ type Rooms struct {
 	Log io.Writer
 	// Enabled runs every benchmark command in a clean room; off, in the repository.
 	Enabled bool
+	// Meter counts what every run of these rooms spent (a Harbor benchmark's agents).
+	Meter benchmark.Meter
 
 	swept          bool   // TempDir has cleared what a killed run left behind
 	tmpParent      string // this process's random temporary folder (see TempDir)
@@ -120,7 +122,7 @@ func (rs *Rooms) InRepo(pool *benchmark.Pool) *benchmark.Runner {
 	if pool == nil {
 		pool = benchmark.NewPool(rs.Config.Benchmark.Concurrency)
 	}
-	return &benchmark.Runner{Dir: rs.Repo.Root(), Config: rs.Config.Benchmark, Pool: pool}
+	return &benchmark.Runner{Dir: rs.Repo.Root(), Config: rs.Config.Benchmark, Pool: pool, Meter: &rs.Meter}
 }
 
 // Close removes the clean room, making the read-only carried paths writable first, and
