@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
@@ -267,7 +268,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			return err
 		}
 	}
-	program, err := os.ReadFile(filepath.Join(r.repo.Root(), r.cfg.Program))
+	program, err := readProgram(filepath.Join(r.repo.Root(), r.cfg.Program))
 	if err != nil {
 		return fmt.Errorf("loop: program: %w", err)
 	}
@@ -277,7 +278,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	}
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
 	in := promptInput{
-		Program: string(program), ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
+		Program: program, ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
 		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
 		MessageFile: filepath.ToSlash(msgRel), Repair: repair,
 		Learnings: tail(r.ws.Learnings(), learningsTail),
@@ -354,7 +355,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	stopWatch := r.watchAgent(n, a.Stdout)
 	res := a.run(ctx)
 	stopWatch()
-	if data, err := os.ReadFile(filepath.Join(jl.tmp, transcriptName)); err == nil {
+	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {
 		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
 	}
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
@@ -369,6 +370,25 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	it.Agent, it.AgentDetail = res.Outcome, res.Detail
 	it.AgentSeconds += secs(res.Duration)
 	return nil
+}
+
+// Bounds on the files the agent writes that the loop reads: only what is used is read.
+const (
+	messageBound    = 4096    // loop-message.txt: its first line is the commit message
+	transcriptBound = 8 << 20 // aider's chat history: its tail is kept
+	programBound    = 1 << 20 // the program file, which allow may let the agent edit
+)
+
+// readProgram is the program file, cut at programBound with a line saying so.
+func readProgram(path string) (string, error) {
+	data, cut, err := statefile.ReadHead(path, programBound)
+	if err != nil {
+		return "", err
+	}
+	if cut {
+		return string(data) + fmt.Sprintf("\n[hgate: the program file is larger than %d bytes; the rest is left out]\n", programBound), nil
+	}
+	return string(data), nil
 }
 
 // gate runs the gate on what the agent left and keeps its report as
@@ -469,7 +489,7 @@ func (r *runner) commit(n int) error {
 
 // message is the first line of the agent's message file, else a generated one.
 func (r *runner) message(n int, it *Iteration) string {
-	if data, err := os.ReadFile(r.ws.Message()); err == nil {
+	if data, _, err := statefile.ReadHead(r.ws.Message(), messageBound); err == nil {
 		if l := strings.TrimSpace(firstLine(string(data))); l != "" {
 			return l
 		}
@@ -570,7 +590,7 @@ func (r *runner) learn(it *Iteration) error {
 		l.Worked += " (the agent ran unsandboxed)"
 	}
 	// A crash after the append but before the journal moved on must not write it twice.
-	if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), l.String()) {
+	if record.EndsWith(path, l.String()) {
 		return nil
 	}
 	return record.AppendLearning(path, l)
