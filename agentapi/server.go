@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Options configure a Server.
@@ -159,6 +160,10 @@ func (s *Server) serve(conn net.Conn) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	out := &frameWriter{conn: conn}
+	// A cancelled command (its client went away, Drain, Close) writes nothing more: a
+	// write blocked on a client that never reads returns at once, so the command ends.
+	stop := context.AfterFunc(ctx, out.cancel)
+	defer stop()
 	br := bufio.NewReaderSize(io.LimitReader(conn, maxRequest+1), 4096)
 	line, err := br.ReadBytes('\n')
 	var req request
@@ -268,13 +273,39 @@ func ReportGate(ctx context.Context, tree, verdict string) {
 	s.verdicts[tree] = verdict
 }
 
+// writeTimeout bounds every write to a client: one that reads nothing for that long is
+// taken for gone, and the rest of the answer is dropped. The loop waits on a served
+// command when the agent's phase ends; no client can hold it there.
+var writeTimeout = 30 * time.Second
+
+// maxAnswer bounds what a command sends on stdout and stderr together (a bench of 30,000
+// unknown task ids says 2.5 MB); beyond it the rest is dropped and a last line says so.
+const maxAnswer = 1 << 20
+
 // frameWriter writes frames to the connection; stdout and stderr may be
 // written from several goroutines, so each frame is written whole under a lock.
 type frameWriter struct {
 	mu     sync.Mutex
 	conn   net.Conn
-	broken bool // the client went away: drop the rest, the command is cancelled
+	broken bool  // the client went away: drop the rest, the command is cancelled
+	sent   int   // payload bytes of stdout and stderr frames
+	cut    int64 // bytes dropped past maxAnswer
+	// dmu orders the deadlines that cancel and write set; done is set by cancel.
+	dmu  sync.Mutex
+	done bool
 }
+
+// cancel ends a blocked write at once; later writes get lastWrite to go through.
+func (f *frameWriter) cancel() {
+	f.dmu.Lock()
+	defer f.dmu.Unlock()
+	f.done = true
+	_ = f.conn.SetWriteDeadline(time.Unix(1, 0))
+}
+
+// lastWrite is the time a write of a cancelled command gets: its exit frame reaches a
+// client that reads, and nothing waits on one that does not.
+const lastWrite = 100 * time.Millisecond
 
 func (f *frameWriter) frame(kind byte, p []byte) {
 	f.mu.Lock()
@@ -282,9 +313,40 @@ func (f *frameWriter) frame(kind byte, p []byte) {
 	if f.broken {
 		return
 	}
+	if kind != kindExit {
+		if room := maxAnswer - f.sent; len(p) > room {
+			f.cut += int64(len(p) - room)
+			p = p[:room]
+		}
+		if len(p) == 0 {
+			return
+		}
+		f.sent += len(p)
+	} else if f.cut > 0 {
+		f.write(kindStderr, fmt.Appendf(nil, "hgate: the loop's socket: the answer was cut at %d bytes (%d more left out)\n", maxAnswer, f.cut))
+	}
+	f.write(kind, p)
+}
+
+// write sends one frame before writeTimeout, or marks the client gone.
+func (f *frameWriter) write(kind byte, p []byte) {
+	if f.broken {
+		return
+	}
 	var hdr [5]byte
 	hdr[0] = kind
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(p)))
+	f.dmu.Lock()
+	d := writeTimeout
+	if f.done {
+		d = lastWrite
+	}
+	err := f.conn.SetWriteDeadline(time.Now().Add(d))
+	f.dmu.Unlock()
+	if err != nil {
+		f.broken = true
+		return
+	}
 	if _, err := f.conn.Write(append(hdr[:], p...)); err != nil {
 		f.broken = true
 	}
