@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
@@ -290,11 +291,11 @@ func (r *runner) open() error {
 		return err
 	}
 	// The guard must be clean before the agent starts, or every iteration would fail Step 0.
+	cand, vs, err := r.repo.Inspect(r.gopts)
+	if err != nil {
+		return err
+	}
 	if c := r.env.Config; c.FileGuard {
-		vs, err := r.repo.Check(r.gopts)
-		if err != nil {
-			return err
-		}
 		if len(vs) > 0 {
 			var ps []string
 			for _, v := range vs {
@@ -306,6 +307,9 @@ func (r *runner) open() error {
 			}
 			return &gate.Refused{Reason: "the worktree already has changes outside allow; commit or revert them before hgate loop: " + strings.Join(ps, "; ")}
 		}
+	}
+	if err := r.userWork(cand); err != nil {
+		return err
 	}
 	sb, err := sandboxState(r.cfg.Sandbox)
 	if err != nil {
@@ -350,6 +354,23 @@ func (r *runner) open() error {
 		return err
 	}
 	return r.save()
+}
+
+// userWork refuses a new run while allowed files hold uncommitted changes: they are the
+// user's, and the loop would gate and commit them as the agent's first iteration.
+func (r *runner) userWork(cand plumbing.Hash) error {
+	_, tree, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	if cand == tree {
+		return nil
+	}
+	paths, err := r.repo.ChangedPaths(tree, cand)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("loop: the worktree has uncommitted changes in allowed files, which the loop would commit as the agent's: %s; commit or stash them first", strings.Join(paths, ", "))
 }
 
 // deadline resolves until/for against t; zero when neither is set.
