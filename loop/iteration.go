@@ -51,6 +51,9 @@ type Iteration struct {
 	GateSeconds  float64      `json:"gate_seconds"`
 	Seconds      float64      `json:"seconds"`
 	Resumed      bool         `json:"resumed,omitempty"`
+	// Sandbox is how the agent ran in this iteration: "landlock ABI N", or "off" when it
+	// ran unsandboxed in any of its attempts.
+	Sandbox string `json:"sandbox"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -80,7 +83,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 		if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
 			return err
 		}
-		if err := r.phase(phaseAgent); err != nil {
+		if err := r.enterAgent(); err != nil {
 			return err
 		}
 	} else {
@@ -147,7 +150,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) {
 				j.Repair++
 				it.Repairs = j.Repair
-				if err := r.phase(phaseAgent); err != nil {
+				if err := r.enterAgent(); err != nil {
 					return err
 				}
 				continue
@@ -194,6 +197,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return err
 			}
 		case phaseLearn:
+			if it.Sandbox == "" {
+				it.Sandbox = j.Sandbox // the agent never started in this iteration
+			}
 			if err := r.learn(it); err != nil {
 				return err
 			}
@@ -225,6 +231,24 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), j.Phase)
 		}
 	}
+}
+
+// enterAgent starts the agent's phase: the journal says so only together with the
+// snapshot of refs/hgate/* that the phase is checked against, so a resume that finds the
+// phase without one knows it was removed.
+func (r *runner) enterAgent() error {
+	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	if err != nil {
+		return err
+	}
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	j, it := r.j, r.j.Current
+	if it.Sandbox == "" || j.Sandbox == SandboxOff {
+		it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
+	}
+	j.Refs, j.Phase = snap, phaseAgent
+	return r.save()
 }
 
 // report prints the iteration's line on the log and its object on the stream.
@@ -303,6 +327,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if j.Sandbox == SandboxOff {
 		args = WithoutHgateSandbox(r.cfg.Agent, args)
 	}
+
 	msgFile := r.ws.Message()
 	if repair == 0 {
 		if err := os.Remove(msgFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -363,13 +388,10 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
-	if err := r.checkRefs(n); err != nil {
-		return err
-	}
 	j.AgentPID, j.AgentStart = 0, ""
 	it.Agent, it.AgentDetail = res.Outcome, res.Detail
 	it.AgentSeconds += secs(res.Duration)
-	return nil
+	return r.checkRefs(n)
 }
 
 // Bounds on the files the agent writes that the loop reads: only what is used is read.
@@ -586,7 +608,7 @@ func (r *runner) learn(it *Iteration) error {
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
 	}
-	if r.j.Sandbox == SandboxOff {
+	if it.Sandbox == SandboxOff {
 		l.Worked += " (the agent ran unsandboxed)"
 	}
 	// A crash after the append but before the journal moved on must not write it twice.

@@ -71,6 +71,21 @@ type journal struct {
 	LearningNo int `json:"learning_no,omitempty"`
 }
 
+// runSandbox is how the run's agent ran: "off" when any iteration ran it unsandboxed (a
+// resume with the sandbox on never relabels those), else how it runs now.
+func (j *journal) runSandbox() string {
+	its := j.Iterations
+	if j.Current != nil {
+		its = append(its[:len(its):len(its)], *j.Current)
+	}
+	for _, it := range its {
+		if it.Sandbox == SandboxOff {
+			return SandboxOff
+		}
+	}
+	return j.Sandbox
+}
+
 var errNoRun = errors.New("no run to resume")
 
 // lastRun is the newest run folder.

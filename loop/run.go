@@ -263,13 +263,28 @@ func (r *runner) open() error {
 		}
 		r.dir = filepath.Join(runs, id)
 		path := filepath.Join(r.dir, journalName)
-		data, err := os.ReadFile(path)
+		data, err := readJournal(path)
 		if err != nil {
 			return fmt.Errorf("resume run %s: %w", id, err)
 		}
 		j, dead, err := parseJournal(path, data)
 		if err != nil {
 			return err
+		}
+		if j.Phase == phaseAgent {
+			// Whatever is left of the agent goes before anything is checked.
+			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
+		}
+		if why := r.anchorProblem(j); why != "" {
+			if err := r.refuse(id, why); err != nil {
+				return err
+			}
+			if j.Phase != phaseAgent {
+				return fmt.Errorf("loop: run %s cannot be resumed (%s): start a new run with hgate loop", id, why)
+			}
+			// The agent's phase cannot be checked: its attempt is set aside, never gated.
+			j.Refs = nil
+			j.Tamper = append(j.Tamper, "hgate could not check the agent's phase ("+why+"); a human approved the resume: set aside unscored")
 		}
 		r.j, r.dead = j, dead
 		if d := r.deadline(r.now()); !d.IsZero() {
@@ -402,7 +417,7 @@ func (r *runner) writeRunConfig() error {
 		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
 		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
-		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.Sandbox,
+		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
 		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
 	}
 	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
@@ -474,7 +489,7 @@ func (r *runner) summary() *Summary {
 	s := &Summary{
 		RunID: r.j.RunID, Started: r.j.Started, Finished: r.now().UTC().Format(time.RFC3339),
 		Baseline: r.j.Baseline, BestAtStart: r.j.BestAtStart, Iterations: r.j.Iterations,
-		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.Sandbox,
+		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.runSandbox(),
 	}
 	if s.Iterations == nil {
 		s.Iterations = []Iteration{}
