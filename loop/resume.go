@@ -53,11 +53,6 @@ func (r *runner) anchorProblem(j *journal) string {
 	if j.Phase == phaseAgent && j.Current.Sandbox == "" {
 		return "current: sandbox: missing (how the agent ran is not recorded)"
 	}
-	for _, it := range j.Iterations {
-		if it.Sandbox == "" {
-			return fmt.Sprintf("iterations: iteration %d: sandbox: missing (how the agent ran is not recorded)", it.Iteration)
-		}
-	}
 	switch j.Phase {
 	case phaseAgent, phaseGate, phaseAttempt, phaseRestore:
 		if why := r.commitProblem("pre_head", j.PreHead); why != "" {
