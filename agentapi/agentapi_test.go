@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestCheck(t *testing.T) {
@@ -340,4 +341,35 @@ func TestServeBoundedAnswer(t *testing.T) {
 	<-started
 	s.Drain()
 	<-wrote
+}
+
+// A client that reads nothing for writeTimeout is taken for gone: its command is
+// cancelled, and the turn is free for the next one.
+func TestServeWriteTimeout(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 10 * time.Millisecond
+	big := strings.Repeat("x", maxAnswer)
+	s, err := Listen(context.Background(), Options{Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if args[0] == "bench" {
+			fmt.Fprint(stdout, big)
+			<-ctx.Done() // cancelled by the write that timed out
+			return 130
+		}
+		return 0
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := net.Dial("unix", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(`{"args": ["bench"]}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := Call(context.Background(), s.Path(), []string{"guard"}, io.Discard, io.Discard); code != 0 || err != nil {
+		t.Fatalf("guard after a stalled bench: %d, %v", code, err)
+	}
 }

@@ -159,7 +159,7 @@ func (s *Server) accept() {
 func (s *Server) serve(conn net.Conn) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	out := &frameWriter{conn: conn}
+	out := &frameWriter{conn: conn, ctx: ctx, gone: cancel}
 	// A cancelled command (its client went away, Drain, Close) writes nothing more: a
 	// write blocked on a client that never reads returns at once, so the command ends.
 	stop := context.AfterFunc(ctx, out.cancel)
@@ -287,25 +287,25 @@ const maxAnswer = 1 << 20
 type frameWriter struct {
 	mu     sync.Mutex
 	conn   net.Conn
-	broken bool  // the client went away: drop the rest, the command is cancelled
-	sent   int   // payload bytes of stdout and stderr frames
-	cut    int64 // bytes dropped past maxAnswer
-	// dmu orders the deadlines that cancel and write set; done is set by cancel.
-	dmu  sync.Mutex
-	done bool
+	broken bool            // the client went away: drop the rest, the command is cancelled
+	sent   int             // payload bytes of stdout and stderr frames
+	cut    int64           // bytes dropped past maxAnswer
+	ctx    context.Context // the command's: once it ends, writes never wait
+	gone   func()          // cancels the command when a write fails
+	// dmu orders the deadlines that cancel and write set; inflight is a write that may
+	// block, which cancel ends.
+	dmu      sync.Mutex
+	inflight bool
 }
 
-// cancel ends a blocked write at once; later writes get lastWrite to go through.
+// cancel ends a blocked write at once; later writes make one attempt (tryWrite).
 func (f *frameWriter) cancel() {
 	f.dmu.Lock()
 	defer f.dmu.Unlock()
-	f.done = true
-	_ = f.conn.SetWriteDeadline(time.Unix(1, 0))
+	if f.inflight {
+		_ = f.conn.SetWriteDeadline(time.Unix(1, 0))
+	}
 }
-
-// lastWrite is the time a write of a cancelled command gets: its exit frame reaches a
-// client that reads, and nothing waits on one that does not.
-const lastWrite = 100 * time.Millisecond
 
 func (f *frameWriter) frame(kind byte, p []byte) {
 	f.mu.Lock()
@@ -336,19 +336,34 @@ func (f *frameWriter) write(kind byte, p []byte) {
 	var hdr [5]byte
 	hdr[0] = kind
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(p)))
+	frame := append(hdr[:], p...)
 	f.dmu.Lock()
-	d := writeTimeout
-	if f.done {
-		d = lastWrite
+	done := f.ctx.Err() != nil
+	var err error
+	if done {
+		err = f.conn.SetWriteDeadline(time.Time{}) // tryWrite never blocks
+	} else {
+		f.inflight = true
+		err = f.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	}
-	err := f.conn.SetWriteDeadline(time.Now().Add(d))
 	f.dmu.Unlock()
+	switch {
+	case err != nil:
+	case done:
+		// A cancelled command's frames (its exit code) reach a client that reads, in
+		// one attempt that never waits on one that does not.
+		err = tryWrite(f.conn, frame)
+	default:
+		_, err = f.conn.Write(frame)
+		f.dmu.Lock()
+		f.inflight = false
+		f.dmu.Unlock()
+	}
 	if err != nil {
 		f.broken = true
-		return
-	}
-	if _, err := f.conn.Write(append(hdr[:], p...)); err != nil {
-		f.broken = true
+		if f.gone != nil {
+			f.gone() // a client that reads nothing for writeTimeout is gone: stop its command
+		}
 	}
 }
 
