@@ -15,8 +15,8 @@ import (
 // stateCmd gives a human the gate's own state as kept in git (refs/hgate/ledger).
 type stateCmd struct {
 	Log     stateLogCmd     `cmd:"" help:"Show the history of hgate's state files as kept in the ledger, newest first."`
-	Restore stateRestoreCmd `cmd:"" help:"Rewrite the workspace's state files from the ledger and put refs/hgate/gated and refs/hgate/best back, undoing edits hgate did not make."`
-	Accept  stateAcceptCmd  `cmd:"" help:"Keep the state files as they are now, recording the edit in the ledger as a manual one (receipts excepted)."`
+	Restore stateRestoreCmd `cmd:"" help:"Rewrite the workspace's state files from the ledger and put refs/hgate/gated and refs/hgate/best back, undoing edits hgate did not make; a loop run whose resume was refused may then be resumed."`
+	Accept  stateAcceptCmd  `cmd:"" help:"Keep the state files as they are now, recording the edit in the ledger as a manual one (receipts excepted); a loop run whose resume was refused may then be resumed."`
 	Rebase  stateRebaseCmd  `cmd:"" help:"Take HEAD as the new gated commit on purpose (after committing hgate.yaml or another file the agent must not change) and accept the carried paths as they are."`
 }
 
