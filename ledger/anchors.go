@@ -278,3 +278,13 @@ func anchorsNow(repo *gitguard.Repo) (tip plumbing.Hash, want, cur refSet, err e
 	}
 	return tip, want, cur, nil
 }
+
+// AnchorsAt returns where a ledger commit says each anchor ref is (zero: absent); ok is
+// false for a commit that predates anchors. The loop checks its refs snapshot with it.
+func AnchorsAt(repo *gitguard.Repo, commit plumbing.Hash) (anchors map[string]plumbing.Hash, ok bool, err error) {
+	s, ok, err := refsAt(repo, commit)
+	return s, ok, err
+}
+
+// Anchors lists the anchor refs.
+func Anchors() []string { return append([]string(nil), anchorRefs...) }

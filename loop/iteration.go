@@ -17,6 +17,7 @@ import (
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
@@ -56,6 +57,9 @@ type Iteration struct {
 	SessionID string           `json:"session_id,omitempty"`
 	CostUSD   *float64         `json:"cost_usd,omitempty"`
 	Tokens    *agentout.Tokens `json:"tokens,omitempty"`
+	// Sandbox is how the agent ran in this iteration: "landlock ABI N", or "off" when it
+	// ran unsandboxed in any of its attempts.
+	Sandbox string `json:"sandbox"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -86,7 +90,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 		if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
 			return err
 		}
-		if err := r.phase(phaseAgent); err != nil {
+		if err := r.enterAgent(); err != nil {
 			return err
 		}
 	} else {
@@ -163,7 +167,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) {
 				j.Repair++
 				it.Repairs = j.Repair
-				if err := r.phase(phaseAgent); err != nil {
+				if err := r.enterAgent(); err != nil {
 					return err
 				}
 				continue
@@ -211,6 +215,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return err
 			}
 		case phaseLearn:
+			if it.Sandbox == "" {
+				it.Sandbox = j.Sandbox // the agent never started in this iteration
+			}
 			if err := r.learn(it); err != nil {
 				return err
 			}
@@ -242,6 +249,24 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), j.Phase)
 		}
 	}
+}
+
+// enterAgent starts the agent's phase: the journal says so only together with the
+// snapshot of refs/hgate/* that the phase is checked against, so a resume that finds the
+// phase without one knows it was removed.
+func (r *runner) enterAgent() error {
+	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	if err != nil {
+		return err
+	}
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	j, it := r.j, r.j.Current
+	if it.Sandbox == "" || j.Sandbox == SandboxOff {
+		it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
+	}
+	j.Refs, j.Phase = snap, phaseAgent
+	return r.save()
 }
 
 // report prints the iteration's line on the log and its object on the stream.
@@ -287,7 +312,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			return err
 		}
 	}
-	program, err := os.ReadFile(filepath.Join(r.repo.Root(), r.cfg.Program))
+	program, err := readProgram(filepath.Join(r.repo.Root(), r.cfg.Program))
 	if err != nil {
 		return fmt.Errorf("loop: program: %w", err)
 	}
@@ -297,7 +322,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	}
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
 	in := promptInput{
-		Program: string(program), ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
+		Program: program, ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
 		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
 		MessageFile: filepath.ToSlash(msgRel), Repair: repair,
 		Learnings: tail(r.ws.Learnings(), learningsTail),
@@ -382,15 +407,12 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	stopWatch()
 	out := readAgentOutput(a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
-	if data, err := os.ReadFile(filepath.Join(jl.tmp, transcriptName)); err == nil {
+	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {
 		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
 	}
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
-		return err
-	}
-	if err := r.checkRefs(n); err != nil {
 		return err
 	}
 	j.AgentPID, j.AgentStart = 0, ""
@@ -408,7 +430,26 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
 	}
-	return nil
+	return r.checkRefs(n)
+}
+
+// Bounds on the files the agent writes that the loop reads: only what is used is read.
+const (
+	messageBound    = 4096    // loop-message.txt: its first line is the commit message
+	transcriptBound = 8 << 20 // aider's chat history: its tail is kept
+	programBound    = 1 << 20 // the program file, which allow may let the agent edit
+)
+
+// readProgram is the program file, cut at programBound with a line saying so.
+func readProgram(path string) (string, error) {
+	data, cut, err := statefile.ReadHead(path, programBound)
+	if err != nil {
+		return "", err
+	}
+	if cut {
+		return string(data) + fmt.Sprintf("\n[hgate: the program file is larger than %d bytes; the rest is left out]\n", programBound), nil
+	}
+	return string(data), nil
 }
 
 // resumeFailed keeps the output of a repair that could not resume the agent's session
@@ -528,7 +569,7 @@ func (r *runner) commit(n int) error {
 
 // message is the first line of the agent's message file, else a generated one.
 func (r *runner) message(n int, it *Iteration) string {
-	if data, err := os.ReadFile(r.ws.Message()); err == nil {
+	if data, _, err := statefile.ReadHead(r.ws.Message(), messageBound); err == nil {
 		if l := strings.TrimSpace(firstLine(string(data))); l != "" {
 			return l
 		}
@@ -630,11 +671,11 @@ func (r *runner) learn(it *Iteration) error {
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
 	}
-	if r.j.Sandbox == SandboxOff {
+	if it.Sandbox == SandboxOff {
 		l.Worked += " (the agent ran unsandboxed)"
 	}
 	// A crash after the append but before the journal moved on must not write it twice.
-	if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), l.String()) {
+	if record.EndsWith(path, l.String()) {
 		return nil
 	}
 	return record.AppendLearning(path, l)

@@ -78,6 +78,22 @@ type journal struct {
 	FreshSession bool `json:"fresh_session,omitempty"`
 }
 
+// runSandbox is how the run's agent ran: "off" when any iteration ran it unsandboxed (a
+// resume with the sandbox on never relabels those) or does not say how it ran (a journal
+// from an older hgate, or one the agent edited), else how it runs now.
+func (j *journal) runSandbox() string {
+	its := j.Iterations
+	if j.Current != nil {
+		its = append(its[:len(its):len(its)], *j.Current)
+	}
+	for _, it := range its {
+		if it.Sandbox == SandboxOff || it.Sandbox == "" && it.Iteration != 0 && it.Agent != "" {
+			return SandboxOff
+		}
+	}
+	return j.Sandbox
+}
+
 var errNoRun = errors.New("no run to resume")
 
 // lastRun is the newest run folder.

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
@@ -266,13 +267,28 @@ func (r *runner) open() error {
 		}
 		r.dir = filepath.Join(runs, id)
 		path := filepath.Join(r.dir, journalName)
-		data, err := os.ReadFile(path)
+		data, err := readJournal(path)
 		if err != nil {
 			return fmt.Errorf("resume run %s: %w", id, err)
 		}
 		j, dead, err := parseJournal(path, data)
 		if err != nil {
 			return err
+		}
+		if j.Phase == phaseAgent {
+			// Whatever is left of the agent goes before anything is checked.
+			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
+		}
+		if why := r.anchorProblem(j); why != "" {
+			if err := r.refuse(id, why); err != nil {
+				return err
+			}
+			if j.Phase != phaseAgent {
+				return fmt.Errorf("loop: run %s cannot be resumed (%s): start a new run with hgate loop", id, why)
+			}
+			// The agent's phase cannot be checked: its attempt is set aside, never gated.
+			j.Refs = nil
+			j.Tamper = append(j.Tamper, "hgate could not check the agent's phase ("+why+"); a human approved the resume: set aside unscored")
 		}
 		r.j, r.dead = j, dead
 		if d := r.deadline(r.now()); !d.IsZero() {
@@ -294,11 +310,11 @@ func (r *runner) open() error {
 		return err
 	}
 	// The guard must be clean before the agent starts, or every iteration would fail Step 0.
+	cand, vs, err := r.repo.Inspect(r.gopts)
+	if err != nil {
+		return err
+	}
 	if c := r.env.Config; c.FileGuard {
-		vs, err := r.repo.Check(r.gopts)
-		if err != nil {
-			return err
-		}
 		if len(vs) > 0 {
 			var ps []string
 			for _, v := range vs {
@@ -310,6 +326,9 @@ func (r *runner) open() error {
 			}
 			return &gate.Refused{Reason: "the worktree already has changes outside allow; commit or revert them before hgate loop: " + strings.Join(ps, "; ")}
 		}
+	}
+	if err := r.userWork(cand); err != nil {
+		return err
 	}
 	sb, err := sandboxState(r.cfg.Sandbox)
 	if err != nil {
@@ -356,6 +375,23 @@ func (r *runner) open() error {
 	return r.save()
 }
 
+// userWork refuses a new run while allowed files hold uncommitted changes: they are the
+// user's, and the loop would gate and commit them as the agent's first iteration.
+func (r *runner) userWork(cand plumbing.Hash) error {
+	_, tree, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	if cand == tree {
+		return nil
+	}
+	paths, err := r.repo.ChangedPaths(tree, cand)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("loop: the worktree has uncommitted changes in allowed files, which the loop would commit as the agent's: %s; commit or stash them first", strings.Join(paths, ", "))
+}
+
 // deadline resolves until/for against t; zero when neither is set.
 func (r *runner) deadline(t time.Time) time.Time {
 	var d time.Time
@@ -385,7 +421,7 @@ func (r *runner) writeRunConfig() error {
 		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
 		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
-		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.Sandbox,
+		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
 		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
 	}
 	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
@@ -456,7 +492,7 @@ func (r *runner) summary() *Summary {
 	s := &Summary{
 		RunID: r.j.RunID, Started: r.j.Started, Finished: r.now().UTC().Format(time.RFC3339),
 		Baseline: r.j.Baseline, BestAtStart: r.j.BestAtStart, Iterations: r.j.Iterations,
-		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.Sandbox,
+		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.runSandbox(),
 	}
 	if s.Iterations == nil {
 		s.Iterations = []Iteration{}

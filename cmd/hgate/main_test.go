@@ -49,9 +49,12 @@ func TestScripts(t *testing.T) {
 			"alive":     alive,
 			"cachetree": cacheTree,
 		},
-		// [root]: the script runs as root, so it can also run hgate as an unprivileged
+		// [race]: hgate is race-built. [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).
 		Condition: func(cond string) (bool, error) {
+			if cond == "race" {
+				return raceBuilt, nil
+			}
 			if cond == "root" {
 				_, err := exec.LookPath("setpriv")
 				return os.Geteuid() == 0 && err == nil, nil

@@ -52,7 +52,7 @@ func TestJSONKeys(t *testing.T) {
 			"{best best_restored carry:[{path mode sha256 link}] gated previous}"},
 		{"loop", loopJSON{Summary: &loop.Summary{Finished: "f", StopDetail: "d", Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true}}}},
 			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
-				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed}] " +
+				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed sandbox}] " +
 				"stop_reason stop_detail seconds sandbox}}"},
 		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
 			"{hooks:[{hook path action manager kept configured}]}"},
