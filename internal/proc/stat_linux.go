@@ -19,6 +19,9 @@ func ReadStat(pid int) (Stat, error) {
 	return ParseStat(data)
 }
 
+// All lists the processes in /proc.
+func All() []int { return pids() }
+
 // pids lists the processes in /proc.
 func pids() []int {
 	ents, err := os.ReadDir("/proc")

@@ -19,6 +19,9 @@ import (
 // whatever the tree left behind and exits as the leader did. The shim stays outside the
 // Landlock domain so that, where signals are scoped, the tree cannot kill it to escape.
 func reap(p Policy, path string, argv []string) int {
+	if p.Isolate {
+		return nsInit(p, path, argv)
+	}
 	if _, err := Available(); err != nil {
 		return fail(err.Error())
 	}

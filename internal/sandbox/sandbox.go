@@ -45,6 +45,21 @@ type Policy struct {
 	// to it) before it exits itself with the leader's exit status (or dies of the same signal). SIGTERM/SIGINT it
 	// receives are forwarded to the leader's process group. Without Reap, the shim execs the command in place.
 	Reap bool
+	// Read, when not empty, is the read allowlist: the tree may read and list only beneath these
+	// paths (and the Write paths, the devices every tool uses, and its own /proc with Isolate);
+	// everything else cannot even be listed. Empty: the whole filesystem but Hidden.
+	Read []string
+	// Isolate: the tree runs in its own PID (with its own /proc), IPC and mount namespaces, the
+	// shim being its init: it sees and signals only its own processes, and when the shim ends (its
+	// leader exited, or hgate killed it, or hgate died: the shim gets SIGKILL then) the kernel
+	// kills every process left in it, daemons included. Implies Reap. As an unprivileged user the
+	// namespaces are had through a user namespace that maps the uid and gid to themselves.
+	Isolate bool
+	// NoNetwork: with Isolate, the tree also gets its own network namespace, where only the
+	// loopback interface exists (and is up).
+	NoNetwork bool
+
+	parent int // with Isolate: the pid of the process that starts the shim (Wrap's)
 }
 
 // shimName is argv[0] of a wrapped command, how Main knows it is the shim, and the name of the
@@ -55,7 +70,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 1
+const Protocol = 2
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.
@@ -88,6 +103,14 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	if _, err := Available(); err != nil {
 		return err
 	}
+	if p.NoNetwork && !p.Isolate {
+		return errors.New("sandbox: NoNetwork needs Isolate")
+	}
+	if p.Isolate {
+		p.Reap = true // the shim is the namespace's init
+		p.parent = os.Getpid()
+		isolate(cmd, p)
+	}
 	enc, err := encodePolicy(p)
 	if err != nil {
 		return err
@@ -103,9 +126,11 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	return nil
 }
 
-// wirePolicy is the encoded form: the policy with the protocol it was written for.
+// wirePolicy is the encoded form: the policy with the protocol it was written for, and
+// with Isolate the pid of the process that starts the shim (see dieWithParent).
 type wirePolicy struct {
 	Protocol int
+	Parent   int `json:",omitempty"`
 	Policy
 }
 
@@ -137,7 +162,10 @@ func encodePolicy(p Policy) (string, error) {
 	if q.Hidden, err = abs(p.Hidden); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(wirePolicy{Protocol, q})
+	if q.Read, err = abs(p.Read); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(wirePolicy{Protocol, p.parent, q})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode policy: %w", err)
 	}
@@ -152,10 +180,11 @@ func decodePolicy(s string) (Policy, error) {
 		return w.Policy, fmt.Errorf("decode policy: %w", err)
 	}
 	p := w.Policy
+	p.parent = w.Parent
 	if w.Protocol != Protocol {
 		return p, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", w.Protocol, Protocol)
 	}
-	for _, list := range [][]string{p.Write, p.Hidden} {
+	for _, list := range [][]string{p.Write, p.Hidden, p.Read} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return p, fmt.Errorf("decode policy: path %q is not absolute", s)

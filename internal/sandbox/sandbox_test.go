@@ -16,6 +16,9 @@ import (
 
 func TestMain(m *testing.M) {
 	Main()
+	if h := os.Getenv(helperEnv); h != "" {
+		os.Exit(helper(h))
+	}
 	os.Exit(m.Run())
 }
 
@@ -61,6 +64,9 @@ func TestPolicy(t *testing.T) {
 	t.Run("hidden", testHidden)
 	t.Run("reap", testReap)
 	t.Run("status", testStatus)
+	t.Run("isolate", testIsolate)
+	t.Run("read", testRead)
+	t.Run("parent", testParentDeath)
 }
 
 func testWrite(t *testing.T) {
