@@ -301,7 +301,9 @@ func (r *runner) openJail() (*jail, error) {
 		jl.close()
 		return nil, err
 	}
-	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
+	// Its own PID namespace: when its phase ends, every process of it is gone (the
+	// kernel kills them with the shim, its init) before the loop gates what it left.
+	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: true}
 	return jl, nil
 }
 
