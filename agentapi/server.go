@@ -38,12 +38,10 @@ type Server struct {
 	wg     sync.WaitGroup // connections being served
 	turn   chan struct{}  // one command at a time: the repository's work is serial anyway
 
-	mu       sync.Mutex
-	gated    []string           // trees a served gate decided, in order
-	verdicts map[string]string  // tree → its last verdict
-	running  map[int]func()     // cancel of each command in progress
-	runs     map[int]chan error // closed when it ends
-	next     int
+	mu      sync.Mutex
+	running map[int]func()     // cancel of each command in progress
+	runs    map[int]chan error // closed when it ends
+	next    int
 }
 
 // sockName is the socket's name inside its private directory.
@@ -81,7 +79,7 @@ func Listen(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("listen on the loop's socket: %w", err)
 	}
 	s := &Server{opts: opts, dir: dir, path: path, ln: ln, turn: make(chan struct{}, 1),
-		verdicts: map[string]string{}, running: map[int]func(){}, runs: map[int]chan error{}}
+		running: map[int]func(){}, runs: map[int]chan error{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.wg.Add(1)
 	go s.accept()
@@ -93,22 +91,6 @@ func (s *Server) Path() string { return s.path }
 
 // Env is the agent's environment entry naming the socket.
 func (s *Server) Env() string { return EnvSocket + "=" + s.path }
-
-// Gated lists the trees a gate served through the socket passed or rejected,
-// in the order they were first decided.
-func (s *Server) Gated() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.gated...)
-}
-
-// Verdict is the last verdict ("pass" or "reject") a served gate gave tree.
-func (s *Server) Verdict(tree string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.verdicts[tree]
-	return v, ok
-}
 
 // Drain cancels the commands in progress and waits until they have ended. The
 // loop calls it once the agent has gone and before it reaps leftover processes:
@@ -201,7 +183,6 @@ func (s *Server) serve(conn net.Conn) {
 		out.exit(exitInterrupted)
 		return
 	}
-	ctx = context.WithValue(ctx, gateKey{}, s)
 	out.exit(s.opts.Exec(ctx, args, stdout, stderr))
 }
 
@@ -242,30 +223,6 @@ func (s *Server) status(args []string, stdout, stderr io.Writer) int {
 	}
 	st.WriteText(stdout)
 	return 0
-}
-
-type gateKey struct{}
-
-// Serving reports whether ctx is a command the socket is serving: it runs here,
-// even when this process has HGATE_LOOP_SOCKET set, and is never sent on again.
-func Serving(ctx context.Context) bool {
-	_, ok := ctx.Value(gateKey{}).(*Server)
-	return ok
-}
-
-// ReportGate records, when ctx is a command served through the socket, the
-// tree a gate decided and its verdict: the loop reuses only receipts it wrote.
-func ReportGate(ctx context.Context, tree, verdict string) {
-	s, ok := ctx.Value(gateKey{}).(*Server)
-	if !ok || tree == "" || verdict == "" {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, seen := s.verdicts[tree]; !seen {
-		s.gated = append(s.gated, tree)
-	}
-	s.verdicts[tree] = verdict
 }
 
 // frameWriter writes frames to the connection; stdout and stderr may be

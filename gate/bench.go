@@ -82,8 +82,8 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rm.close()
-	run, err := rm.runner(e, nil)
+	defer rm.Close()
+	run, err := rm.Runner(nil)
 	if err != nil {
 		return nil, err
 	}

@@ -172,7 +172,7 @@ func BenchmarkGateSchedule(b *testing.B) {
 	var gateWall, seqWall time.Duration
 	for b.Loop() {
 		gateWall += f.gate(b)
-		runner := f.env.runner(nil)
+		runner := f.env.rooms().InRepo(nil)
 		start := time.Now()
 		for _, tasks := range [][]string{f.suite.Tasks, f.test, f.rerun} {
 			if _, err := runner.Run(context.Background(), benchmark.Request{Split: "train", Tasks: tasks}); err != nil {

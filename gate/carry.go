@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/ledger"
 )
 
@@ -64,4 +67,18 @@ func (e *Env) verifyCarry(dir string) error {
 		return err
 	}
 	return e.adoptCarry(fresh)
+}
+
+// openVerifiedRoom opens a room for a command that runs the benchmark after prepare: the
+// carried paths in the room must be those the ledger accepted (verifyCarry).
+func (e *Env) openVerifiedRoom(tree plumbing.Hash) (*cleanroom.Room, error) {
+	rm, err := e.rooms().Open(tree)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.verifyCarry(rm.Dir); err != nil {
+		rm.Close()
+		return nil, err
+	}
+	return rm, nil
 }

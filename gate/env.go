@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/workspace"
@@ -28,13 +29,19 @@ type Env struct {
 	// Now is the clock for timestamps; nil means time.Now.
 	Now func() time.Time
 	// CleanRoom runs every benchmark command in a fresh directory holding only the
-	// candidate tree (see room); off, commands run in the repository itself.
+	// candidate tree (package cleanroom); off, commands run in the repository itself.
 	CleanRoom bool
 
-	swept          bool   // tempDir has cleared what a killed run left behind
-	tmpParent      string // this process's random temporary folder (see tempDir)
-	sandboxChecked bool   // sandboxed has looked for Landlock (and warned)
-	sandboxOK      bool
+	cr *cleanroom.Rooms // made by the first room, kept for the Env's life (see rooms)
+}
+
+// rooms makes the clean rooms of this Env's workflows; made once, so that Landlock is
+// looked for and a killed run's rooms are swept once per Env.
+func (e *Env) rooms() *cleanroom.Rooms {
+	if e.cr == nil {
+		e.cr = &cleanroom.Rooms{Config: e.Config, Repo: e.Repo, Log: e.Log, Enabled: e.CleanRoom}
+	}
+	return e.cr
 }
 
 func (e *Env) now() time.Time {
@@ -53,16 +60,6 @@ func (e *Env) log() io.Writer {
 
 func (e *Env) guardOptions() gitguard.Options {
 	return GuardOptions(e.Config)
-}
-
-// runner builds a benchmark runner working in the repository root; room.runner points it
-// at the clean room. One pool is shared by every run of a workflow so concurrent steps
-// never exceed the configured concurrency.
-func (e *Env) runner(pool *benchmark.Pool) *benchmark.Runner {
-	if pool == nil {
-		pool = benchmark.NewPool(e.Config.Benchmark.Concurrency)
-	}
-	return &benchmark.Runner{Dir: e.Repo.Root(), Config: e.Config.Benchmark, Pool: pool}
 }
 
 // progress returns a progress callback for total tasks, or nil when progress is off.

@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sync"
 
 	"github.com/hgate/hgate/benchmark"
-	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
-	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
 )
@@ -24,9 +22,10 @@ type Options struct {
 	FailFast bool
 	// Rerun runs the test split even when this candidate tree was scored before.
 	Rerun bool
-	// Reuse, when set, decides whether an earlier receipt of the tree may stand in for
-	// a new test-split run; the loop reuses only receipts its own process wrote.
-	Reuse func(tree string) bool
+	// Trust, when set, holds the trees whose receipts may stand in for a new test-split
+	// run, and the gate adds the tree it scores: the loop passes its own to its own gates,
+	// so that it reuses only what they wrote. nil: any receipt of the tree is reused.
+	Trust *Trust
 }
 
 // errDecided cancels outstanding tasks once --fail-fast knows the verdict.
@@ -36,335 +35,116 @@ var errDecided = errors.New("verdict decided")
 // (held-out test split) at the same time on one worker pool, then Step 3 (promotion) when
 // both passed. It returns the report whatever the verdict; an error means the gate could
 // not answer (or was interrupted), and then no state file was changed.
+//
+// Each phase is a function of its own: readInputs (HEAD, Step 0, split, state, the best,
+// the prior receipt), the room, runSteps (Steps 1 and 2 on one pool), step1, the Step 2
+// scorer chosen once (one sample, or trials), step3, and the receipt (save).
 func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
-	cfg := e.Config
-	ws := e.ws()
-	if err := e.verify(); err != nil {
-		return nil, err
+	in, err := e.readInputs(ctx, opts)
+	if err != nil || !in.rep.Steps.Step0.OK {
+		return reportOf(in), err
 	}
-	headCommit, _, err := e.Repo.Head()
+	rm, err := e.openVerifiedRoom(in.tree)
 	if err != nil {
 		return nil, err
 	}
-	// The candidate tree and Step 0's violations come from one look at the worktree.
-	tree, v, err := e.Repo.Inspect(e.guardOptions())
+	defer rm.Close()
+	r, err := e.runSteps(ctx, rm, in, opts.FailFast)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Verdict: "reject", Tree: tree.String(), Head: headCommit.String(), Reasons: []string{}}
-
-	// Step 0: the file guard. Nothing runs when it fails.
-	s0 := &Step0{OK: true, Skipped: !cfg.FileGuard, Violations: []gitguard.Violation{}}
-	rep.Steps.Step0 = s0
-	if cfg.FileGuard && len(v) > 0 {
-		s0.OK, s0.Violations = false, v
-		rep.Reasons = append(rep.Reasons, step0Reason(v))
-		return rep, nil
-	}
-
-	sp, err := e.loadSplit()
+	s1 := in.step1(r, e.display(e.ws().Traces("latest")))
+	sc, err := in.scorer().score(ctx, e, rm, in, r, s1.OK)
 	if err != nil {
 		return nil, err
 	}
-	// No gate over nothing: a mean over zero test tasks would pass every change.
-	if err := emptySide(ws, sp); err != nil {
+	in.judge(sc)
+	if s1.OK && sc.s2.OK {
+		if in.rep.Steps.Step3, err = e.step3(ctx, rm, in); err != nil {
+			return nil, err
+		}
+		in.rep.Verdict = "pass"
+	}
+	rc := in.receipt(sc, r.stoppedEarly, e.CleanRoom, statefile.Timestamp(e.now()))
+	if err := e.save(in, rc, opts); err != nil {
 		return nil, err
 	}
-	st, err := loadState(ws)
+	return in.rep, nil
+}
+
+func reportOf(in *inputs) *Report {
+	if in == nil {
+		return nil
+	}
+	return in.rep
+}
+
+// step3 promotes the train tasks that failed before and pass now. The suite never shrinks.
+func (e *Env) step3(ctx context.Context, rm *cleanroom.Room, in *inputs) (*Step3, error) {
+	base, err := e.ledgerBaseline()
 	if err != nil {
 		return nil, err
 	}
-	if st.suite == nil || st.train == nil || !st.hasRows {
-		return nil, fmt.Errorf("the workspace %s is incomplete (suite.json, train_results.json and results.tsv are needed): run hgate prepare", ws)
-	}
-	s := st.suite
-	best, hasBest := record.Best(st.rows)
-	// With trials or a margin, Step 2 compares task by task with the best's own trials.
-	noisy := cfg.Gate.Noisy()
-	var bestTrials Trials
-	c := changes{}
-	if noisy {
-		br, err := e.bestRecord()
-		if err != nil {
-			return nil, err
-		}
-		if br != nil && br.trials == nil && !br.tree.IsZero() {
-			if err := e.scoreBest(ctx, br, sp.Test, c); err != nil {
-				return nil, err
-			}
-		}
-		if br != nil {
-			bestTrials = br.trials
-		}
-		if bestTrials == nil {
-			fmt.Fprintf(e.log(), "hgate: warning: gate: trials/margin are set but the best has no per-task record and its tree is unknown (a workspace prepared by an older hgate); Step 2 compares val_score with the best as without them\n")
-			noisy = false
-		} else {
-			best, _ = bestTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
-			hasBest = true
-		}
-	}
-	if hasBest {
-		rep.Best = &best
-	}
+	s := in.st.suite
+	return e.promote(ctx, rm, s, promotionCandidates(base, in.st.train.Results, s.Tasks, in.sp.Train), e.Config.Gate.TrialsMax)
+}
 
-	// No second look at the test split: a tree scored before keeps its score, so an agent
-	// cannot fish for a lucky run by gating the same candidate again.
-	prior, err := loadReceipt(ws, rep.Tree)
-	if err != nil {
-		return nil, err
+// receipt is the gate's verdict bound to its tree, with the test split's score for later
+// gates of the same tree.
+func (in *inputs) receipt(sc *scored, stoppedEarly, cleanRoom bool, now string) *Receipt {
+	rep, s1 := in.rep, in.rep.Steps.Step1
+	rc := &Receipt{
+		Tree: rep.Tree, Head: rep.Head, Verdict: rep.Verdict, ValScore: sc.score, Best: rep.Best,
+		SuitePassed: s1.Passed, SuiteTotal: s1.Total, Promoted: []string{}, Timestamp: now,
+		TestTasks: len(in.sp.Test), Nulls: sc.nulls, ScoredAt: sc.scoredAt, CleanRoom: cleanRoom, ValMean: sc.mean,
 	}
-	cached := prior != nil && prior.TestTasks == len(sp.Test) && !opts.Rerun && (prior.CleanRoom || !e.CleanRoom) &&
-		(opts.Reuse == nil || opts.Reuse(rep.Tree)) && (!noisy || prior.TestResults != nil)
-
-	// With trials, a tree's trials pool: --rerun adds to its earlier ones instead of
-	// replacing them, so running a tree again refines its estimate and cannot fish for luck.
-	pooled := noisy && !cached && opts.Rerun && prior != nil && prior.TestTasks == len(sp.Test) && prior.TestResults != nil
-	firstTrial := 1
-	if pooled {
-		firstTrial += len(prior.TestResults[sp.Test[0]])
+	if in.noisy {
+		rc.TestResults, rc.Trials, rc.Flaky = sc.trials, sc.s2.Trials, *sc.s2.Flaky
+		rc.NewBest = sc.s2.NewBest && rep.Verdict == "pass"
 	}
-
-	rm, err := e.openVerifiedRoom(tree)
-	if err != nil {
-		return nil, err
-	}
-	defer rm.close()
-
-	// Steps 1 and 2 share one pool and run at the same time.
-	pool := benchmark.NewPool(cfg.Benchmark.Concurrency)
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	ff := &decider{
-		failFast: opts.FailFast, cancel: cancel, policy: cfg.Benchmark.TimeoutPolicy,
-		suiteTotal: len(s.Tasks), needed: neededToPass(s.Threshold, len(s.Tasks)),
-		testTotal: len(sp.Test), best: best, hasBest: hasBest && !noisy, // trials decide Step 2 later
-		bar: e.progress("gate", len(s.Tasks)+len(sp.Test)), total: len(s.Tasks) + len(sp.Test),
-	}
-	if cached {
-		ff.hasBest = false // Step 2 is decided already; only the suite is followed
-		ff.bar = e.progress("gate", len(s.Tasks))
-		ff.total = len(s.Tasks)
-		if opts.FailFast && hasBest && !noisy && prior.ValScore < best {
-			cancel(errDecided)
-		}
-	}
-	if err := os.MkdirAll(ws.Traces("latest"), 0o755); err != nil {
-		return nil, err
-	}
-	// Each step runs in a lane of its own: the test split shares nothing writable
-	// with the train tasks.
-	var run1, run2 *benchmark.Runner
-	if len(s.Tasks) > 0 {
-		if run1, err = rm.runner(e, pool); err != nil {
-			return nil, err
-		}
-	}
-	if !cached {
-		if run2, err = rm.runner(e, pool); err != nil {
-			return nil, err
-		}
-	}
-	var wg sync.WaitGroup
-	var out1, out2 *benchmark.Outcome
-	var err1, err2 error
-	if len(s.Tasks) > 0 {
-		wg.Go(func() {
-			out1, err1 = run1.Run(runCtx, benchmark.Request{
-				Split: "train", Tasks: s.Tasks, TraceDir: ws.Traces("latest"), Progress: ff.onSuite,
-			})
-		})
-	}
-	if !cached {
-		wg.Go(func() {
-			// The held-out split keeps no traces: TraceDir "" never writes its output to disk.
-			out2, err2 = run2.Run(runCtx, benchmark.Request{
-				Split: "test", Tasks: sp.Test, Progress: ff.onTest, Trial: firstTrial,
-			})
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	stoppedEarly := errors.Is(context.Cause(runCtx), errDecided)
-	for _, err := range []error{err1, err2} {
-		if err != nil && !(stoppedEarly && errors.Is(err, context.Canceled)) {
-			return nil, err
-		}
-	}
-	for _, out := range []*benchmark.Outcome{out1, out2} {
-		if out != nil {
-			for _, p := range out.Problems {
-				fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
-			}
-		}
-	}
-
-	// Step 1: the regression suite. A task the runner did not return counts as failed.
-	s1 := &Step1{OK: true, Skipped: len(s.Tasks) == 0, Total: len(s.Tasks), Threshold: s.Threshold, Failed: []string{}, StoppedEarly: stoppedEarly,
-		Traces: e.display(ws.Traces("latest"))}
-	if !s1.Skipped {
-		results := outcomeResults(out1)
-		s1.Passed, s1.Failed = passedCount(s.Tasks, results)
-		s1.OK = s1.Passed >= ff.needed
-		s.LastResults = map[string]*float64{}
-		for _, id := range s.Tasks {
-			s.LastResults[id] = results[id].Reward
-		}
-	}
-	rep.Steps.Step1 = s1
-	// Cut short by --fail-fast, a step that had not failed yet is undecided: not ok, but
-	// not a reason either.
-	s1.StoppedEarly = stoppedEarly && !s1.Skipped && !ff.suiteCertain()
-	if !s1.OK && !s1.StoppedEarly {
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 1: %d/%d suite tasks passed (%s), below the threshold %s",
-			s1.Passed, s1.Total, percent(float64(s1.Passed)/float64(s1.Total)), percent(s1.Threshold)))
-	}
-
-	// Step 2: the held-out test split, as an aggregate only.
-	var score float64
-	var nulls int
-	var scoredAt string
-	var candTrials Trials
-	var dec *decision
-	if noisy {
-		candTrials = Trials{}
-		if cached || pooled {
-			candTrials.merge(prior.TestResults)
-		}
-		if !cached {
-			candTrials.add(sp.Test, outcomeResults(out2))
-		}
-		if !stoppedEarly {
-			dec, err = e.decide(ctx, rm, pool, sp.Test, candTrials, bestTrials, s1.OK && !cached)
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	var mean *float64 // score unrounded, when known
-	if noisy {
-		m, _ := candTrials.scoreMean(sp.Test, cfg.Benchmark.TimeoutPolicy)
-		score, nulls = candTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
-		mean = &m
-		scoredAt = statefile.Timestamp(e.now())
-		if cached {
-			scoredAt = prior.ScoredAt
-		}
-	} else if cached {
-		score, nulls, scoredAt, mean = prior.ValScore, prior.Nulls, prior.ScoredAt, prior.ValMean
-	} else {
-		m, _ := valMean(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
-		score, nulls = valScore(sp.Test, outcomeResults(out2), cfg.Benchmark.TimeoutPolicy)
-		mean = &m
-		scoredAt = statefile.Timestamp(e.now())
-	}
-	s2 := &Step2{OK: !hasBest || score >= best, ValScore: score, Tasks: len(sp.Test), Nulls: nulls,
-		StoppedEarly: stoppedEarly && !cached && !ff.testCertain(), Cached: cached}
-	if noisy {
-		s2.StoppedEarly = stoppedEarly && !cached
-		s2.OK = dec != nil && dec.keep
-		flaky := candTrials.flaky(sp.Test)
-		s2.Flaky = &flaky
-		s2.Trials = len(candTrials[sp.Test[0]])
-		if dec != nil {
-			s2.Confidence = cfg.Gate.Confidence
-			s2.Margin = cfg.Gate.Margin
-			s2.Delta = &dec.cmp.Delta
-			s2.Interval = finite(best+dec.cmp.Low, best+dec.cmp.High)
-			s2.NewBest = dec.newBest
-			s2.Replicated = dec.replicated
-		}
-	}
-	if cached {
-		s2.ScoredAt = scoredAt
-	}
-	if hasBest {
-		s2.Best = &best
-	}
-	rep.Steps.Step2 = s2
-	rep.ValScore = &s2.ValScore
-	if s2.StoppedEarly {
-		s2.OK = false
-	}
-	// No gate over nothing: under timeout_policy infra a null is left out, and a split of
-	// nulls would score 0 over no task — enough to pass a best of 0.
-	allNull := !s2.StoppedEarly && nulls == len(sp.Test) && cfg.Benchmark.TimeoutPolicy == "infra"
-	if noisy {
-		allNull = dec != nil && dec.cmp.N == 0 // no task with a reward on both sides to compare
-	}
-	if allNull {
-		s2.OK = false
-	}
-	switch {
-	case s2.OK || s2.StoppedEarly:
-	case allNull:
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: no test task returned a reward (%d of %d null; timeout_policy: infra leaves nulls out), so there is no val_score to keep", nulls, len(sp.Test)))
-	case noisy:
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is worse than the best %.4f by more than the margin %.4f (difference %+.4f over %d trial(s) per task, %s)",
-			score, best, cfg.Gate.Margin, dec.cmp.Delta, s2.Trials, dec.why))
-	default:
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("step 2: val_score %.4f is below the best on record %.4f", score, best))
-	}
-
-	// Step 3: promote train tasks that failed before and pass now. The suite never shrinks.
-	if s1.OK && s2.OK {
-		base, err := e.ledgerBaseline()
-		if err != nil {
-			return nil, err
-		}
-		s3, err := e.promote(ctx, rm, s, promotionCandidates(base, st.train.Results, s.Tasks, sp.Train), cfg.Gate.TrialsMax)
-		if err != nil {
-			return nil, err
-		}
-		rep.Steps.Step3 = s3
-		rep.Verdict = "pass"
-	}
-	receipt := &Receipt{
-		Tree: rep.Tree, Head: rep.Head, Verdict: rep.Verdict, ValScore: score, Best: rep.Best,
-		SuitePassed: s1.Passed, SuiteTotal: s1.Total, Promoted: []string{}, Timestamp: statefile.Timestamp(e.now()),
-		TestTasks: len(sp.Test), Nulls: nulls, ScoredAt: scoredAt, CleanRoom: e.CleanRoom, ValMean: mean,
-	}
-	if noisy {
-		receipt.TestResults, receipt.Trials, receipt.Flaky = candTrials, s2.Trials, *s2.Flaky
-		receipt.NewBest = s2.NewBest && rep.Verdict == "pass"
-	}
-	if stoppedEarly && !cached {
+	if stoppedEarly && !in.cached {
 		// A test split cut short by --fail-fast is no score to keep for this tree.
-		receipt.TestTasks = -1
+		rc.TestTasks = -1
 	}
 	if rep.Steps.Step3 != nil {
-		receipt.Promoted = rep.Steps.Step3.Promoted
+		rc.Promoted = rep.Steps.Step3.Promoted
 	}
+	return rc
+}
+
+// save writes the suite (its last results and promotions) and the receipt through the
+// ledger in one commit, and notes the tree in opts.Trust.
+func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 	fault.Point("gate-scored")
-	if err := c.add(workspace.Suite, s.Marshal); err != nil {
-		return nil, err
+	if err := in.c.add(workspace.Suite, in.st.suite.Marshal); err != nil {
+		return err
 	}
-	if err := c.add(workspace.Receipt(rep.Tree), receipt.marshal); err != nil {
-		return nil, err
+	if err := in.c.add(workspace.Receipt(rc.Tree), rc.marshal); err != nil {
+		return err
 	}
-	msg := fmt.Sprintf("gate: tree %s %s, val_score %.4f, promoted %d", rep.Tree[:7], rep.Verdict, score, len(receipt.Promoted))
+	msg := fmt.Sprintf("gate: tree %s %s, val_score %.4f, promoted %d", rc.Tree[:7], rc.Verdict, rc.ValScore, len(rc.Promoted))
 	if opts.Rerun {
 		msg += " (--rerun: test split run again)"
 	}
-	if err := e.apply(msg, c); err != nil {
-		return nil, err
+	if err := e.apply(msg, in.c); err != nil {
+		return err
 	}
-	wrote.add(rep.Tree)
-	return rep, nil
+	if opts.Trust != nil {
+		opts.Trust.add(rc.Tree)
+	}
+	return nil
 }
 
 // promote re-runs the candidates (see promotionCandidates) and adds those that pass now.
 // Their results go into the suite's last_results, next to Step 1's.
 // With trials, a task that passed is run again, up to trials times in all, and joins
 // the suite only when it passed every one; one that passed some and failed one is flaky.
-func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
+func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
 	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
 	}
-	run, err := rm.runner(e, nil)
+	run, err := rm.Runner(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +163,7 @@ func (e *Env) promote(ctx context.Context, rm *room, s *suite.Suite, rerun []str
 		}
 	}
 	for trial := 2; trial <= trials && len(now) > 0; trial++ {
-		run, err := rm.runner(e, nil)
+		run, err := rm.Runner(nil)
 		if err != nil {
 			return nil, err
 		}

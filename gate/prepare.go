@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/ledger"
@@ -119,13 +120,13 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		return rep, e.markGated(head)
 	}
 
-	rm, err := e.openRoom(tree)
+	rm, err := e.rooms().Open(tree)
 	if err != nil {
 		return nil, err
 	}
-	defer rm.close()
+	defer rm.Close()
 	// The carried paths as prepared become the accepted ones; a re-run checks them.
-	carried, err := e.checkCarry(rm.dir)
+	carried, err := e.checkCarry(rm.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +134,10 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	var tasks []string
 	if st.split == nil {
 		shown := "" // messages name the repository, never the room's temporary path
-		if rm.dir != e.Repo.Root() {
+		if rm.Dir != e.Repo.Root() {
 			shown = e.Repo.Root()
 		}
-		if tasks, err = benchmark.ListTasksAs(ctx, rm.dir, shown, cfg.Benchmark); err != nil {
+		if tasks, err = benchmark.ListTasksAs(ctx, rm.Dir, shown, cfg.Benchmark); err != nil {
 			return nil, err
 		}
 		if len(tasks) < 2 {
@@ -150,12 +151,12 @@ func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 			tasks = append(tasks, st.split.Train...)
 		}
 	}
-	traceTmp, err := e.tempDir("baseline-")
+	traceTmp, err := e.rooms().TempDir("baseline-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(traceTmp)
-	run, err := rm.runner(e, nil)
+	run, err := rm.Runner(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -394,8 +395,8 @@ func keepTraces(src, dst string, tasks []string) error {
 		return err
 	}
 	for _, id := range slices.Sorted(slices.Values(tasks)) {
-		// Streamed (copyFile), never read whole: a trace can be large.
-		err := copyFile(filepath.Join(src, id+".log"), filepath.Join(tmp, id+".log"), 0o644)
+		// Streamed (cleanroom.CopyFile), never read whole: a trace can be large.
+		err := cleanroom.CopyFile(filepath.Join(src, id+".log"), filepath.Join(tmp, id+".log"), 0o644)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -463,7 +464,7 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 
 // baselineTrials runs trials 2..trials.max of the test tasks and returns each task's
 // trials, the first from results.
-func (e *Env) baselineTrials(ctx context.Context, rm *room, tasks []string, results map[string]benchmark.Result) (Trials, error) {
+func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results map[string]benchmark.Result) (Trials, error) {
 	t := Trials{}
 	t.add(tasks, results)
 	if err := e.runTrials(ctx, rm, nil, tasks, 2, e.Config.Gate.TrialsMax, "baseline trial %d", t); err != nil {

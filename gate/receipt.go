@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"sync"
 
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/suite"
@@ -60,29 +59,6 @@ func loadReceipt(ws workspace.Dir, tree string) (*Receipt, error) {
 }
 
 func (r *Receipt) marshal() ([]byte, error) { return statefile.EncodeJSON(r) }
-
-// wrote holds the trees whose receipts this process wrote. The loop serves the agent's
-// gates in its own process; a receipt it finds on disk but did not write (an agent that
-// ran without the sandbox could have produced one from a room it raced) is not reused.
-var wrote = receiptSet{trees: map[string]bool{}}
-
-type receiptSet struct {
-	mu    sync.Mutex
-	trees map[string]bool
-}
-
-func (s *receiptSet) add(tree string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.trees[tree] = true
-}
-
-// WroteReceipt reports whether this process wrote the receipt of tree.
-func WroteReceipt(tree string) bool {
-	wrote.mu.Lock()
-	defer wrote.mu.Unlock()
-	return wrote.trees[tree]
-}
 
 // workspace.Baseline is the gate's own record of which train tasks failed at baseline,
 // written once by prepare and kept by the ledger; unlike train_results.json, no bench

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/workspace"
 )
 
@@ -165,7 +166,7 @@ type decision struct {
 //
 // more false (Step 1 failed, or the score is the tree's earlier one) runs no trial: the
 // answer comes from the trials at hand.
-func (e *Env) decide(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, cand, best Trials, more bool) (*decision, error) {
+func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, cand, best Trials, more bool) (*decision, error) {
 	g, policy := e.Config.Gate, e.Config.Benchmark.TimeoutPolicy
 	z, m := zFor(g.Confidence), g.Margin
 	round := func(trial int) (Trials, error) {
@@ -253,9 +254,9 @@ func (e *Env) bestRecord() (*bestRecord, error) {
 // runTrials runs the test tasks in rm once for each trial number from first to last (on
 // pool; nil gives each run a pool of its own) and adds each task's rewards to t. progress
 // names a trial on the progress line, e.g. "trial %d".
-func (e *Env) runTrials(ctx context.Context, rm *room, pool *benchmark.Pool, tasks []string, first, last int, progress string, t Trials) error {
+func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, first, last int, progress string, t Trials) error {
 	for trial := first; trial <= last; trial++ {
-		run, err := rm.runner(e, pool)
+		run, err := rm.Runner(pool)
 		if err != nil {
 			return err
 		}
@@ -279,7 +280,7 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	if err != nil {
 		return err
 	}
-	defer rm.close()
+	defer rm.Close()
 	t := Trials{}
 	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", t); err != nil {
 		return err

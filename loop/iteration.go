@@ -410,9 +410,10 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 		gctx = context.WithoutCancel(ctx)
 	}
 	start := r.now()
-	// A receipt of this tree that this process did not write is not reused: without the
-	// sandbox, the agent may have produced it from a clean room it raced.
-	rep, err := gate.Run(gctx, r.env, gate.Options{Reuse: gate.WroteReceipt})
+	// Only a receipt of this tree that the loop's own gates wrote is reused: a gate the
+	// agent asked for scored nothing on the test split, and without the sandbox the agent
+	// may have produced one from a clean room it raced.
+	rep, err := gate.Run(gctx, r.env, gate.Options{Trust: r.trust})
 	it.GateSeconds += secs(r.now().Sub(start))
 	if err != nil {
 		return nil, err

@@ -100,6 +100,10 @@ type runner struct {
 	dead   time.Time
 	author gitguard.Signature
 
+	// trust holds the trees whose receipts this run's own gates wrote: the only ones
+	// it reuses.
+	trust *gate.Trust
+
 	release func()           // the repository lock, while held
 	srv     *agentapi.Server // the socket the agent's hgate talks to
 	// agentTmp is where the agent's private TMPDIRs are made; hiddenTmp, set while the
@@ -116,7 +120,7 @@ type runner struct {
 // An interrupted run returns the summary and an error wrapping
 // context.Canceled; a run that could not go on returns its error.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
-	r := &runner{opts: opts, env: opts.Env, cfg: opts.Loop, repo: opts.Env.Repo, now: opts.Now, log: opts.Log}
+	r := &runner{opts: opts, env: opts.Env, cfg: opts.Loop, repo: opts.Env.Repo, now: opts.Now, log: opts.Log, trust: gate.NewTrust()}
 	if r.now == nil {
 		r.now = time.Now
 	}

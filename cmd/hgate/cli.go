@@ -46,6 +46,9 @@ type Globals struct {
 
 	stdout, stderr io.Writer
 	repoRoot       string // the repository root, once opened
+	// served: the loop runs this command for its agent (see serve): it runs here, even
+	// with HGATE_LOOP_SOCKET set, and is never sent on again.
+	served bool
 }
 
 // cli is the command line: the global flags, and one field per command, which Kong sees
@@ -167,11 +170,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	return runWith(ctx, args, stdout, stderr, false)
 }
 
+// serve is run for a command the loop runs for its agent, which it names so: the
+// caller says so, no context value or environment does.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runAs(ctx, args, stdout, stderr, false, true)
+}
+
 // runWith is run; full builds Kong's model of every command whatever args name (the
 // completion does, and tests compare the two).
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, full bool) (code int) {
+	return runAs(ctx, args, stdout, stderr, full, false)
+}
+
+// runAs is runWith for a command the loop serves its agent (served) or not.
+func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, served bool) (code int) {
 	var errMsg string // the error report printed on stderr, for --json
 	var c cli
+	c.served = served
 	out := &countingWriter{w: stdout}
 	c.stdout, c.stderr = out, stderr
 	// With --json, a command that could not answer (or was interrupted) before printing
@@ -239,7 +254,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, full 
 		fmt.Fprintln(stderr, `run "hgate --help" for usage`)
 		return exitCannot
 	}
-	socket, serving := os.Getenv(agentapi.EnvSocket), agentapi.Serving(ctx)
+	socket, serving := os.Getenv(agentapi.EnvSocket), c.served
 	forwarding := socket != "" && !serving
 	if forwarding || !serving && takesContext(kctx.Selected()) {
 		// SIGINT and SIGTERM cancel ctx: the command stops its tasks, leaves its state files

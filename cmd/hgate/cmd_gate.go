@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/gate"
 )
 
@@ -22,7 +21,6 @@ func (c *gateCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	if err != nil {
 		return err
 	}
-	agentapi.ReportGate(ctx, rep.Tree, rep.Verdict) // served through the loop's socket: the loop notes the tree
 	if g.JSON {
 		err = g.printJSON(rep)
 	} else {

@@ -54,7 +54,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	opts := loop.Options{Env: env, Loop: lc, Resume: c.Resume, Log: g.stderr,
 		Lock: func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") },
 		Serve: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return run(ctx, append(slices.Clone(pre), args...), stdout, stderr)
+			return serve(ctx, append(slices.Clone(pre), args...), stdout, stderr)
 		},
 		Status: func() (agentapi.Status, error) { return statusOf(env.Config) },
 	}

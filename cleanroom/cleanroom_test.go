@@ -1,4 +1,4 @@
-package gate
+package cleanroom
 
 import (
 	"errors"
@@ -55,19 +55,19 @@ func TestRoomHoldsOnlyTheCandidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{Allow: []string{"agent.sh"}, CleanRoom: config.CleanRoom{Enabled: true, Carry: []string{"data"}}}
-	e := &Env{Config: cfg, Repo: r, CleanRoom: true}
-	tree, err := r.CandidateTree(e.guardOptions())
+	e := &Rooms{Config: cfg, Repo: r, Enabled: true}
+	tree, err := r.CandidateTree(gitguard.Options{Allow: cfg.Allow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, err := e.openRoom(tree)
+	rm, err := e.Open(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []string
-	filepath.WalkDir(rm.dir, func(p string, d os.DirEntry, err error) error {
+	filepath.WalkDir(rm.Dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(rm.dir, p)
+			rel, _ := filepath.Rel(rm.Dir, p)
 			data, _ := os.ReadFile(p)
 			files = append(files, rel+"="+strings.TrimSpace(string(data)))
 		}
@@ -77,13 +77,13 @@ func TestRoomHoldsOnlyTheCandidate(t *testing.T) {
 	if !slices.Equal(files, want) {
 		t.Fatalf("room holds\n%q\nwant\n%q", files, want)
 	}
-	if err := os.WriteFile(filepath.Join(rm.dir, "data", "input.csv"), []byte("x"), 0o644); err == nil && os.Geteuid() != 0 {
+	if err := os.WriteFile(filepath.Join(rm.Dir, "data", "input.csv"), []byte("x"), 0o644); err == nil && os.Geteuid() != 0 {
 		t.Fatal("a carried file is writable")
 	}
-	if fi, _ := os.Stat(filepath.Join(rm.dir, "data")); fi.Mode().Perm()&0o222 != 0 {
+	if fi, _ := os.Stat(filepath.Join(rm.Dir, "data")); fi.Mode().Perm()&0o222 != 0 {
 		t.Fatalf("carried folder mode %v, want read-only", fi.Mode().Perm())
 	}
-	rm.close()
+	rm.Close()
 	if _, err := os.Stat(rm.base); !os.IsNotExist(err) {
 		t.Fatalf("room not removed: %v", err)
 	}
@@ -105,16 +105,16 @@ func BenchmarkCleanRoom10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &Env{Config: &config.Config{}, Repo: r, CleanRoom: true}
+	e := &Rooms{Config: &config.Config{}, Repo: r, Enabled: true}
 	var ours, git time.Duration
 	for b.Loop() {
 		start := time.Now()
-		rm, err := e.openRoom(plumbing.Hash(tree))
+		rm, err := e.Open(plumbing.Hash(tree))
 		if err != nil {
 			b.Fatal(err)
 		}
 		ours += time.Since(start)
-		rm.close()
+		rm.Close()
 
 		dir := b.TempDir()
 		start = time.Now()
@@ -129,8 +129,8 @@ func BenchmarkCleanRoom10k(b *testing.B) {
 	b.ReportMetric(float64(ours)/float64(git), "ratio-vs-git-checkout-index")
 }
 
-// roomEnv is an Env on a one-commit repository, its rooms in a TMPDIR of the test's own.
-func roomEnv(t *testing.T) (*Env, plumbing.Hash) {
+// roomEnv is a Rooms on a one-commit repository, its rooms in a TMPDIR of the test's own.
+func roomEnv(t *testing.T) (*Rooms, plumbing.Hash) {
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir())
 	repo := gittest.New(t)
@@ -144,7 +144,7 @@ func roomEnv(t *testing.T) (*Env, plumbing.Hash) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Config: &config.Config{Allow: []string{"agent.sh"}}, Repo: r, CleanRoom: true}, plumbing.Hash(tree)
+	return &Rooms{Config: &config.Config{Allow: []string{"agent.sh"}}, Repo: r, Enabled: true}, plumbing.Hash(tree)
 }
 
 // TestRoomPaths: a room's path cannot be guessed from the repository (attack class 3):
@@ -152,15 +152,15 @@ func roomEnv(t *testing.T) (*Env, plumbing.Hash) {
 // way is private (0700). What a killed run left behind is still swept by the next one.
 func TestRoomPaths(t *testing.T) {
 	e, tree := roomEnv(t)
-	open := func(e *Env) *room {
-		rm, err := e.openRoom(tree)
+	open := func(e *Rooms) *Room {
+		rm, err := e.Open(tree)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rm
 	}
 	a, b := open(e), open(e)
-	other := &Env{Config: e.Config, Repo: e.Repo, CleanRoom: true, swept: true}
+	other := &Rooms{Config: e.Config, Repo: e.Repo, Enabled: true, swept: true}
 	c := open(other)
 	bases := []string{a.base, b.base, c.base}
 	for i, p := range bases {
@@ -193,7 +193,7 @@ func TestRoomPaths(t *testing.T) {
 	// leaves other folders alone.
 	keep := filepath.Join(os.TempDir(), "hgate-not-ours")
 	os.Mkdir(keep, 0o700)
-	next := &Env{Config: e.Config, Repo: e.Repo, CleanRoom: true}
+	next := &Rooms{Config: e.Config, Repo: e.Repo, Enabled: true}
 	d := open(next)
 	for _, p := range bases {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
@@ -204,7 +204,7 @@ func TestRoomPaths(t *testing.T) {
 		t.Errorf("sweep removed a folder of another repository: %v", err)
 	}
 	// Closing the last room removes the run's folder too.
-	d.close()
+	d.Close()
 	if _, err := os.Stat(filepath.Dir(d.base)); !os.IsNotExist(err) {
 		t.Errorf("the run's folder outlived its last room: %v", err)
 	}
@@ -217,12 +217,12 @@ func TestRoomUnwritableFromSandbox(t *testing.T) {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	e, tree := roomEnv(t)
-	rm, err := e.openRoom(tree)
+	rm, err := e.Open(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rm.close()
-	lib := filepath.Join(rm.dir, "bench", "lib.sh")
+	defer rm.Close()
+	lib := filepath.Join(rm.Dir, "bench", "lib.sh")
 	cmd := exec.Command("sh", "-c", `for f in "$TMPDIR"/hgate-*/room-*/repo/bench/lib.sh; do echo evil >> "$f"; done`)
 	if err := sandbox.Wrap(cmd, sandbox.Policy{Write: []string{e.Repo.Root()}}); err != nil {
 		t.Fatal(err)
@@ -247,12 +247,12 @@ func TestNoSandbox(t *testing.T) {
 	e.Log = &log
 	var dirs []string
 	for range 2 {
-		rm, err := e.openRoom(tree)
+		rm, err := e.Open(tree)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
-			run, err := rm.runner(e, nil)
+			run, err := rm.Runner(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +261,7 @@ func TestNoSandbox(t *testing.T) {
 			}
 			dirs = append(dirs, run.Dir)
 		}
-		rm.close()
+		rm.Close()
 	}
 	want := "hgate: warning: no Landlock in this kernel: benchmark tasks run unsandboxed (not supported on plan9)\n"
 	if log.String() != want {
@@ -281,15 +281,15 @@ func TestLanes(t *testing.T) {
 	e, tree := roomEnv(t)
 	for _, writable := range [][]string{nil, {"out"}} {
 		e.Config.CleanRoom.Writable = writable
-		rm, err := e.openRoom(tree)
+		rm, err := e.Open(tree)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := rm.runner(e, nil)
+		a, err := rm.Runner(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := rm.runner(e, nil)
+		b, err := rm.Runner(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,24 +304,24 @@ func TestLanes(t *testing.T) {
 				t.Errorf("writable folder %s", got)
 			}
 		}
-		rm.close()
+		rm.Close()
 	}
 }
 
 // TestTempReleased: prepare's baseline folder without a clean room leaves nothing behind.
 func TestTempReleased(t *testing.T) {
 	e, tree := roomEnv(t)
-	e.CleanRoom = false
-	rm, err := e.openRoom(tree)
+	e.Enabled = false
+	rm, err := e.Open(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	traces, err := e.tempDir("baseline-")
+	traces, err := e.TempDir("baseline-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.RemoveAll(traces)
-	rm.close()
+	rm.Close()
 	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "hgate-*")); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
 	}
@@ -336,18 +336,18 @@ func TestCachesPersist(t *testing.T) {
 	e.Config.CleanRoom.Caches = map[string]string{"MY_CACHE": "mine"}
 	e.Config.Benchmark = config.Benchmark{Concurrency: 1, TaskTimeout: time.Minute}
 	want := filepath.Join(e.Repo.CommonDir(), "hgate", "caches", "mine")
-	sandboxed := e.sandboxed()
+	sandboxed := e.Sandboxed()
 	run := func(script string) (benchmark.Result, string) {
 		t.Helper()
-		// A new Env and room per run, as two hgate commands would have.
-		env := &Env{Config: e.Config, Repo: e.Repo, CleanRoom: true}
+		// A new Rooms and room per run, as two hgate commands would have.
+		env := &Rooms{Config: e.Config, Repo: e.Repo, Enabled: true}
 		env.Config.Benchmark.Run = []string{"sh", "-c", script}
-		rm, err := env.openRoom(tree)
+		rm, err := env.Open(tree)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rm.close()
-		r, err := rm.runner(env, nil)
+		defer rm.Close()
+		r, err := rm.Runner(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,12 +399,12 @@ func TestCacheSymlinkRefused(t *testing.T) {
 	if err := os.Symlink(e.Repo.Root(), filepath.Join(caches, "mine")); err != nil {
 		t.Fatal(err)
 	}
-	rm, err := e.openRoom(tree)
+	rm, err := e.Open(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rm.close()
-	_, err = rm.runner(e, nil)
+	defer rm.Close()
+	_, err = rm.Runner(nil)
 	if err == nil || !strings.Contains(err.Error(), "is not a folder (a symlink?)") {
 		t.Errorf("runner over a planted symlink: %v", err)
 	}

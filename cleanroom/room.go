@@ -1,0 +1,223 @@
+// Package cleanroom owns the rooms benchmark commands run in: a fresh, private temporary
+// directory holding exactly the candidate tree (materialized from git objects) plus the
+// ignored paths clean_room.carry names, copied read-only; the sandbox policy of the tasks
+// run there; a scrubbed environment; and the clean_room.caches folders every run shares.
+// Untracked or ignored files, a stale cache, a gitignored module or a GIT_* variable
+// cannot sway a score. Off, commands run in the repository itself.
+package cleanroom
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/sandbox"
+)
+
+// Rooms makes the rooms of one command (or of one loop, across its gates). It holds what
+// the first room learns once: whether Landlock is there, and this process's temporary
+// folder. The zero value's fields must be set before use; it is not safe for concurrent
+// Open calls.
+type Rooms struct {
+	Config *config.Config
+	Repo   *gitguard.Repo
+	// Log receives warnings; nil discards them.
+	Log io.Writer
+	// Enabled runs every benchmark command in a clean room; off, in the repository.
+	Enabled bool
+
+	swept          bool   // TempDir has cleared what a killed run left behind
+	tmpParent      string // this process's random temporary folder (see TempDir)
+	sandboxChecked bool   // Sandboxed has looked for Landlock (and warned)
+	sandboxOK      bool
+}
+
+// Room is where benchmark commands run. Where Landlock is available, every task runs in
+// the sandbox (internal/sandbox): the tree is read-only to it except the
+// clean_room.writable folders; its HOME (one per run request), its TMPDIR (one per task)
+// and the clean_room.caches folders (shared by every run) are the only other places it
+// may write, and nothing it starts outlives it. Each run request (Step 1, Step 2, Step 3,
+// a bench, a baseline) is a lane of its own: tasks of the test split never share a
+// writable folder with train tasks. A lane reuses the room's tree only while no task can
+// write it.
+type Room struct {
+	// Dir is the project root the commands see (the shared, read-only tree).
+	Dir     string
+	base    string // the temporary folder to remove; "" when not a clean room
+	tree    plumbing.Hash
+	sandbox bool // tasks run under Landlock
+	owner   *Rooms
+
+	mu      sync.Mutex
+	claimed bool // a lane whose tasks may write took the shared tree
+}
+
+// Open prepares the place to run the candidate tree. The caller must Close it.
+func (rs *Rooms) Open(tree plumbing.Hash) (*Room, error) {
+	if !rs.Enabled {
+		return &Room{Dir: rs.Repo.Root(), owner: rs}, nil
+	}
+	base, err := rs.TempDir("room-")
+	if err != nil {
+		return nil, fmt.Errorf("clean room: %w", err)
+	}
+	r := &Room{Dir: filepath.Join(base, "repo"), base: base, tree: tree, sandbox: rs.Sandboxed(), owner: rs}
+	if err := rs.materialize(tree, r.Dir); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// materialize writes the tree and the carried paths into dir.
+func (rs *Rooms) materialize(tree plumbing.Hash, dir string) error {
+	if err := rs.Repo.Materialize(tree, dir); err != nil {
+		return fmt.Errorf("clean room: %w", err)
+	}
+	root := rs.Repo.Root()
+	for _, p := range rs.Config.CleanRoom.Carry {
+		if err := carry(filepath.Join(root, filepath.FromSlash(p)), filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			return fmt.Errorf("clean room: carry %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// sandboxAvailable is sandbox.Available; tests replace it to see the fallback.
+var sandboxAvailable = sandbox.Available
+
+// Sandboxed reports whether tasks can run under Landlock, warning once when not.
+func (rs *Rooms) Sandboxed() bool {
+	if !rs.sandboxChecked {
+		rs.sandboxChecked = true
+		_, err := sandboxAvailable()
+		rs.sandboxOK = err == nil
+		if err != nil {
+			fmt.Fprintf(rs.log(), "hgate: warning: no Landlock in this kernel: benchmark tasks run unsandboxed (%v)\n", err)
+		}
+	}
+	return rs.sandboxOK
+}
+
+func (rs *Rooms) log() io.Writer {
+	if rs.Log == nil {
+		return io.Discard
+	}
+	return rs.Log
+}
+
+// InRepo builds a benchmark runner working in the repository root, outside any room.
+// One pool is shared by every run of a workflow so concurrent steps never exceed the
+// configured concurrency; nil makes one.
+func (rs *Rooms) InRepo(pool *benchmark.Pool) *benchmark.Runner {
+	if pool == nil {
+		pool = benchmark.NewPool(rs.Config.Benchmark.Concurrency)
+	}
+	return &benchmark.Runner{Dir: rs.Repo.Root(), Config: rs.Config.Benchmark, Pool: pool}
+}
+
+// Close removes the clean room, making the read-only carried paths writable first, and
+// this process's temporary folder once nothing else is in it.
+func (r *Room) Close() {
+	if r.base != "" {
+		benchmark.RemoveAll(r.base)
+	}
+	// prepare's baseline traces may have opened this process's folder even
+	// without a clean room.
+	if r.owner != nil {
+		r.owner.releaseTemp()
+	}
+}
+
+// Runner builds a benchmark runner for one run request in this room: a lane with its
+// own HOME, a private TMPDIR per task, the clean_room.caches variables, and (in the
+// sandbox) the policy of Policy.
+func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
+	rs := r.owner
+	run := rs.InRepo(pool)
+	if r.base == "" {
+		return run, nil
+	}
+	lane, err := os.MkdirTemp(r.base, "lane-")
+	if err != nil {
+		return nil, fmt.Errorf("clean room: %w", err)
+	}
+	cr := rs.Config.CleanRoom
+	dir := r.Dir
+	if !r.sandbox || len(cr.Writable) > 0 {
+		// Tasks may write this tree: the first such lane takes the room's, later
+		// ones get their own.
+		r.mu.Lock()
+		shared := !r.claimed
+		r.claimed = true
+		r.mu.Unlock()
+		if !shared {
+			dir = filepath.Join(lane, "repo")
+			if err := rs.materialize(r.tree, dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	home := cr.Home
+	if home == "" {
+		home = filepath.Join(lane, "home")
+	}
+	tmp := filepath.Join(lane, "tmp")
+	for _, d := range []string{home, tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("clean room: %w", err)
+		}
+	}
+	run.Dir, run.TempRoot = dir, tmp
+	run.Env = scrubEnv(os.Environ(), cr.Env, rs.Repo.Root(), home, tmp)
+	caches, err := rs.caches()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range caches {
+		run.Env = append(run.Env, c.Env+"="+c.Dir)
+	}
+	if r.sandbox {
+		if run.Sandbox, err = rs.policy(Lane{Tree: dir, Home: home, Caches: caches}); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
+// Lane is what one run request's policy is made from: the tree its tasks see, their
+// HOME and the caches.
+type Lane struct {
+	Tree, Home string
+	Caches     []Cache
+}
+
+// policy is the sandbox policy of every task of a lane, the one place it is made: it
+// may write its HOME, the caches and the clean_room.writable folders of its tree (made
+// here, empty or writable), and nothing else; the benchmark runner adds its TMPDIR.
+func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
+	write := []string{l.Home}
+	for _, c := range l.Caches {
+		write = append(write, c.Dir)
+	}
+	for _, w := range rs.Config.CleanRoom.Writable {
+		p := filepath.Join(l.Tree, filepath.FromSlash(w))
+		// The folder may be absent from the tree (a build output) or carried
+		// read-only: tasks get it empty or writable.
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, fmt.Errorf("clean room: writable %s: %w", w, err)
+		}
+		if err := os.Chmod(p, 0o755); err != nil {
+			return nil, fmt.Errorf("clean room: writable %s: %w", w, err)
+		}
+		write = append(write, p)
+	}
+	return &sandbox.Policy{Write: write}, nil
+}

@@ -1,0 +1,128 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
+)
+
+// ran is what Steps 1 and 2 produced on their shared pool.
+type ran struct {
+	suite, test  *benchmark.Outcome // nil for a step that did not run
+	pool         *benchmark.Pool    // the pool Step 2's further trials run on
+	stoppedEarly bool               // --fail-fast cancelled the outstanding tasks
+	ff           *decider
+}
+
+// runSteps runs Step 1 (the suite, when it has tasks) and Step 2 (the test split, unless
+// its score is reused) at the same time on one pool, each in a lane of its own: the test
+// split shares nothing writable with the train tasks.
+func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool) (*ran, error) {
+	cfg, ws := e.Config, e.ws()
+	s, test := in.st.suite, in.sp.Test
+	r := &ran{pool: benchmark.NewPool(cfg.Benchmark.Concurrency)}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.ff = in.decider(failFast, cancel, cfg.Benchmark.TimeoutPolicy)
+	r.ff.bar = e.progress("gate", r.ff.total)
+	if in.cached && failFast && in.hasBest && !in.noisy && in.prior.ValScore < in.best {
+		cancel(errDecided) // Step 2 is decided already, and it rejects
+	}
+	if err := os.MkdirAll(ws.Traces("latest"), 0o755); err != nil {
+		return nil, err
+	}
+	var run1, run2 *benchmark.Runner
+	var err error
+	if len(s.Tasks) > 0 {
+		if run1, err = rm.Runner(r.pool); err != nil {
+			return nil, err
+		}
+	}
+	if !in.cached {
+		if run2, err = rm.Runner(r.pool); err != nil {
+			return nil, err
+		}
+	}
+	var wg sync.WaitGroup
+	var err1, err2 error
+	if run1 != nil {
+		wg.Go(func() {
+			r.suite, err1 = run1.Run(runCtx, benchmark.Request{
+				Split: "train", Tasks: s.Tasks, TraceDir: ws.Traces("latest"), Progress: r.ff.onSuite,
+			})
+		})
+	}
+	if run2 != nil {
+		wg.Go(func() {
+			// The held-out split keeps no traces: TraceDir "" never writes its output to disk.
+			r.test, err2 = run2.Run(runCtx, benchmark.Request{
+				Split: "test", Tasks: test, Progress: r.ff.onTest, Trial: in.firstTrial(),
+			})
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.stoppedEarly = errors.Is(context.Cause(runCtx), errDecided)
+	for _, err := range []error{err1, err2} {
+		if err != nil && !(r.stoppedEarly && errors.Is(err, context.Canceled)) {
+			return nil, err
+		}
+	}
+	for _, out := range []*benchmark.Outcome{r.suite, r.test} {
+		if out != nil {
+			for _, p := range out.Problems {
+				fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
+			}
+		}
+	}
+	return r, nil
+}
+
+// decider follows the steps that run; a reused Step 2 is decided already, and only the
+// suite is followed.
+func (in *inputs) decider(failFast bool, cancel context.CancelCauseFunc, policy string) *decider {
+	s, test := in.st.suite, in.sp.Test
+	d := &decider{
+		failFast: failFast, cancel: cancel, policy: policy,
+		suiteTotal: len(s.Tasks), needed: neededToPass(s.Threshold, len(s.Tasks)),
+		testTotal: len(test), best: in.best, hasBest: in.hasBest && !in.noisy, // trials decide Step 2 later
+		total: len(s.Tasks) + len(test),
+	}
+	if in.cached {
+		d.hasBest, d.total = false, len(s.Tasks)
+	}
+	return d
+}
+
+// step1 is the regression suite's answer; a task the runner did not return counts as
+// failed. It notes each suite task's reward in the suite's last_results. traces is where
+// the suite's traces are, as the report shows it.
+func (in *inputs) step1(r *ran, traces string) *Step1 {
+	s := in.st.suite
+	s1 := &Step1{OK: true, Skipped: len(s.Tasks) == 0, Total: len(s.Tasks), Threshold: s.Threshold, Failed: []string{}, Traces: traces}
+	if !s1.Skipped {
+		results := outcomeResults(r.suite)
+		s1.Passed, s1.Failed = passedCount(s.Tasks, results)
+		s1.OK = s1.Passed >= r.ff.needed
+		s.LastResults = map[string]*float64{}
+		for _, id := range s.Tasks {
+			s.LastResults[id] = results[id].Reward
+		}
+	}
+	in.rep.Steps.Step1 = s1
+	// Cut short by --fail-fast, a step that had not failed yet is undecided: not ok, but
+	// not a reason either.
+	s1.StoppedEarly = r.stoppedEarly && !s1.Skipped && !r.ff.suiteCertain()
+	if !s1.OK && !s1.StoppedEarly {
+		in.rep.Reasons = append(in.rep.Reasons, fmt.Sprintf("step 1: %d/%d suite tasks passed (%s), below the threshold %s",
+			s1.Passed, s1.Total, percent(float64(s1.Passed)/float64(s1.Total)), percent(s1.Threshold)))
+	}
+	return s1
+}
