@@ -102,22 +102,35 @@ func nsInit(p Policy, path string, argv []string) int {
 			mu.Unlock()
 		}
 	}()
-	var ws unix.WaitStatus
+	// Learn that the leader exited without reaping it: while it is a zombie its pid
+	// answers, so nothing that waits for it to be gone (kill -0) acts before the rest
+	// of the namespace is killed. Other processes are reaped as they end.
 	for {
-		wpid, err := unix.Wait4(-1, &ws, 0, nil)
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return fail("wait: " + err.Error())
 		}
-		if wpid == pid {
-			break
+		if wpid := siginfoPid(&info); wpid != pid {
+			var ws unix.WaitStatus
+			unix.Wait4(wpid, &ws, 0, nil)
+			continue
 		}
+		break
 	}
+	syscall.Kill(-1, syscall.SIGKILL) // every process of the namespace but this one
 	mu.Lock()
 	reaped = true
 	mu.Unlock()
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
 	if fg >= 0 {
 		signal.Ignore(syscall.SIGTTOU)
 		unix.IoctlSetPointerInt(fg, unix.TIOCSPGRP, unix.Getpgrp())
