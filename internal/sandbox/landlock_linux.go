@@ -81,9 +81,10 @@ func restrict(p Policy) error {
 		for _, path := range split(paths, hidden) {
 			// Siblings come and go (think of /tmp): one that is gone gets no rule,
 			// which only ever grants less. Write paths were checked to exist.
+			// A read root the user cannot reach (another's home on PATH) gets none.
 			fi, err := os.Stat(path)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
+			if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+				continue // nothing to grant: what cannot be reached cannot be read either
 			}
 			if err != nil {
 				return err
