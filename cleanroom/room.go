@@ -38,6 +38,7 @@ type Rooms struct {
 	tmpParent      string // this process's random temporary folder (see TempDir)
 	sandboxChecked bool   // Sandboxed has looked for Landlock (and warned)
 	sandboxOK      bool
+	nsOK           bool // tasks get namespaces of their own (sandbox.Namespaces)
 }
 
 // Room is where benchmark commands run. Where Landlock is available, every task runs in
@@ -94,6 +95,9 @@ func (rs *Rooms) materialize(tree plumbing.Hash, dir string) error {
 // sandboxAvailable is sandbox.Available; tests replace it to see the fallback.
 var sandboxAvailable = sandbox.Available
 
+// sandboxNamespaces is sandbox.Namespaces, replaced in tests.
+var sandboxNamespaces = sandbox.Namespaces
+
 // Sandboxed reports whether tasks can run under Landlock, warning once when not.
 func (rs *Rooms) Sandboxed() bool {
 	if !rs.sandboxChecked {
@@ -102,6 +106,10 @@ func (rs *Rooms) Sandboxed() bool {
 		rs.sandboxOK = err == nil
 		if err != nil {
 			fmt.Fprintf(rs.log(), "hgate: warning: no Landlock in this kernel: benchmark tasks run unsandboxed (%v)\n", err)
+		} else if err := sandboxNamespaces(); err != nil {
+			fmt.Fprintf(rs.log(), "hgate: warning: no namespaces here: benchmark tasks run in the Landlock sandbox, but share /proc, IPC and the network with the user's other processes (%v)\n", err)
+		} else {
+			rs.nsOK = true
 		}
 	}
 	return rs.sandboxOK
@@ -220,6 +228,11 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	p, err := rs.writePolicy(l)
 	if err != nil {
 		return nil, err
+	}
+	if !rs.nsOK {
+		// Without namespaces the system's /proc is the only one: tasks need it.
+		p.Read = append(read, "/proc")
+		return p, nil
 	}
 	p.Read, p.Isolate, p.NoNetwork = read, true, !rs.Config.CleanRoom.Network
 	return p, nil

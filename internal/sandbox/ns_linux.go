@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -263,4 +264,37 @@ func (ns Namespace) Empty() error {
 		pause = min(2*pause, 50*time.Millisecond)
 	}
 	return fmt.Errorf("sandbox: processes %v of the sandbox's PID namespace are still alive after SIGKILL", ns.Members())
+}
+
+var (
+	nsOnce sync.Once
+	nsErr  error
+)
+
+// Namespaces reports whether commands can be started with Isolate and NoNetwork here: nil,
+// or why not (a container without CAP_SYS_ADMIN, unprivileged user namespaces turned off,
+// a /proc that cannot be mounted again). It runs the shim once, the whole way: as init
+// of new namespaces, /proc mounted, loopback up, its leader under Landlock.
+func Namespaces() error {
+	nsOnce.Do(func() {
+		if _, err := Available(); err != nil {
+			nsErr = err
+			return
+		}
+		cmd := exec.Command(shimPath(), probeArg)
+		cmd.Args[0] = shimName
+		if err := Wrap(cmd, Policy{Isolate: true, NoNetwork: true}); err != nil {
+			nsErr = err
+			return
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), shimName+": "))
+			if msg == "" {
+				msg = err.Error()
+			}
+			nsErr = fmt.Errorf("namespaces: %s", msg)
+		}
+	})
+	return nsErr
 }

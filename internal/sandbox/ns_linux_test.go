@@ -195,3 +195,12 @@ func testParentDeath(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestNamespaces: where the tests run (as root, or as nobody through TestUnprivileged),
+// the probe finds the namespaces the isolate tests use.
+func TestNamespaces(t *testing.T) {
+	needSandbox(t)
+	if err := Namespaces(); err != nil {
+		t.Fatal(err)
+	}
+}

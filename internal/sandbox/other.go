@@ -34,3 +34,6 @@ func (Namespace) Empty() error { return nil }
 
 // SystemRead is what every program needs to read.
 func SystemRead() []string { return nil }
+
+// Namespaces reports whether commands can be started with Isolate here.
+func Namespaces() error { return proc.ErrNotSupported }
