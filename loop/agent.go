@@ -227,7 +227,8 @@ func (a *agentRun) gone(ns *sandbox.Namespace) error {
 		return nil
 	}
 	if a.Tag != "" {
-		_ = proc.KillByEnv(agentTagEnv + "=" + a.Tag)
+		// Best effort: a process that cleared its environment is not found.
+		_ = proc.EndByEnv(agentTagEnv + "=" + a.Tag)
 	}
 	return nil
 }
