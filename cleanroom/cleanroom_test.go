@@ -409,3 +409,44 @@ func TestCacheSymlinkRefused(t *testing.T) {
 		t.Errorf("runner over a planted symlink: %v", err)
 	}
 }
+
+// TestNoNamespaces: where Landlock works but namespaces cannot be had, tasks still run
+// under the read allowlist, with the system's /proc, after one warning per command; with
+// them, tasks are isolated and clean_room.network: false takes their network away.
+func TestNoNamespaces(t *testing.T) {
+	if _, err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	saved := sandboxNamespaces
+	defer func() { sandboxNamespaces = saved }()
+	for _, ns := range []bool{false, true} {
+		sandboxNamespaces = func() error { return nil }
+		if !ns {
+			sandboxNamespaces = func() error { return errors.New("namespaces: operation not permitted") }
+		}
+		e, tree := roomEnv(t)
+		e.Config.CleanRoom.Network = false
+		var log strings.Builder
+		e.Log = &log
+		rm, err := e.Open(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := rm.Runner(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := run.Sandbox
+		if p == nil || p.Isolate != ns || p.NoNetwork != ns || slices.Contains(p.Read, "/proc") == ns || !slices.Contains(p.Read, run.Dir) {
+			t.Errorf("namespaces %v: policy %+v", ns, p)
+		}
+		want := ""
+		if !ns {
+			want = "hgate: warning: no namespaces here: benchmark tasks run in the Landlock sandbox, but share /proc, IPC and the network with the user's other processes (namespaces: operation not permitted)\n"
+		}
+		if log.String() != want {
+			t.Errorf("namespaces %v: log %q, want %q", ns, log.String(), want)
+		}
+		rm.Close()
+	}
+}

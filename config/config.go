@@ -160,6 +160,12 @@ type CleanRoom struct {
 	// folder hgate keeps outside the worktree (go-build): tasks get the variable
 	// set to it and may write it, and it outlives the run.
 	Caches map[string]string
+	// Read are paths tasks may read in the sandbox besides the room, the system's folders,
+	// their PATH, HOME, TMPDIR, {trace_dir} and the caches: ~/ for the home folder,
+	// absolute, or relative to the repository root (a data folder outside the tree).
+	Read []string
+	// Network: false gives every task a network namespace with only loopback.
+	Network bool
 }
 
 // Placeholders are the {name} tokens the benchmark substitutes in run and batch
@@ -193,7 +199,7 @@ func Default() Config {
 			Sandbox:               Sandbox{Enabled: true},
 			Harness:               Harness{Dir: ".hgate/harness"},
 		},
-		CleanRoom: CleanRoom{Enabled: true},
+		CleanRoom: CleanRoom{Enabled: true, Network: true},
 	}
 }
 

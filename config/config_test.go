@@ -91,6 +91,8 @@ func TestParseValid(t *testing.T) {
 				Home:     "/tmp/hgate-home",
 				Writable: []string{"build/", ".cache"},
 				Caches:   map[string]string{"GOCACHE": "go-build", "GOMODCACHE": "go-mod", "PIP_CACHE_DIR": "pip.v2_x"},
+				Read:     []string{"/data/models", "~/.config/tool", "data/"},
+				Network:  false,
 			}
 		}),
 		"batch.yaml": with(func(c *Config) {

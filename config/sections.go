@@ -201,6 +201,10 @@ var (
 		nodeField("writable", func(d *decoder, e entry, p string, c *CleanRoom) {
 			c.Writable = d.treeFolders(e.val, p, "a list of folders tasks may write, e.g. [build/, .cache/]", "build/ or .cache/")
 		}),
+		nodeField("read", func(d *decoder, e entry, p string, c *CleanRoom) {
+			c.Read = d.sandboxPaths(e.val, p, "a list of paths tasks may read, e.g. [/data/models, ~/.config/tool]")
+		}),
+		boolField("network", func(c *CleanRoom, b bool) { c.Network = b }),
 		// benchmark.env is decoded first (the file's keys are decoded in rootFields' order).
 		nodeField("caches", func(d *decoder, e entry, p string, c *CleanRoom) { c.Caches = d.caches(e.val, p, d.cfg.Benchmark.Env) }),
 	}

@@ -377,7 +377,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
 			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session,
 			"TMPDIR="+jl.tmp, r.srv.Env()),
-		Ended: r.srv.Drain,
+		Ended: r.srv.Drain, Tag: j.AgentTag,
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
 		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
 		Started: func(pid int) {
@@ -405,6 +405,9 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	stopWatch := r.watchAgent(n, a.Stdout)
 	res := a.run(ctx)
 	stopWatch()
+	if res.Err != nil {
+		return res.Err
+	}
 	out := readAgentOutput(a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
 	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {

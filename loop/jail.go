@@ -227,6 +227,11 @@ func sandboxState(cfg config.Sandbox) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("loop: the agent cannot be sandboxed here (%v): run hgate loop --no-sandbox to run it as your own user, able to write anything you can (see the threat model in the README)", err)
 	}
+	if err := sandbox.Namespaces(); err != nil {
+		// Landlock still holds; the agent's processes are then found through hgate
+		// being their subreaper and their tag, not checked gone (README, Threat model).
+		return fmt.Sprintf("landlock ABI %d, no namespaces (%v)", abi, err), nil
+	}
 	return fmt.Sprintf("landlock ABI %d", abi), nil
 }
 
@@ -301,7 +306,9 @@ func (r *runner) openJail() (*jail, error) {
 		jl.close()
 		return nil, err
 	}
-	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
+	// Its own PID namespace: when its phase ends, every process of it is gone (the
+	// kernel kills them with the shim, its init) before the loop gates what it left.
+	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
 	return jl, nil
 }
 

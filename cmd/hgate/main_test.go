@@ -133,9 +133,45 @@ func alive(ts *testscript.TestScript, neg bool, args []string) {
 			running = false
 		}
 	}
+	if _, err := os.Stat("/proc/self/ns/pid"); err == nil {
+		// A sandboxed task runs in a PID namespace of its own, where $$ is not the pid
+		// seen here: look for a process whose innermost pid it is and whose environment
+		// names the pid file's folder (PIDDIR).
+		running = nestedAlive(pid, filepath.Dir(ts.MkAbs(args[0])))
+	}
 	if running == neg {
 		ts.Fatalf("process %d running: %v", pid, running)
 	}
+}
+
+// nestedAlive reports whether a live process has pid as its pid in its innermost PID
+// namespace (the last field of NSpid; the only one outside a namespace) and an
+// environment that holds dir.
+func nestedAlive(pid int, dir string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		status, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var nspid []string
+		zombie := false
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				nspid = strings.Fields(v)
+			}
+			if v, ok := strings.CutPrefix(line, "State:"); ok && strings.HasPrefix(strings.TrimSpace(v), "Z") {
+				zombie = true
+			}
+		}
+		if zombie || len(nspid) == 0 || nspid[len(nspid)-1] != strconv.Itoa(pid) {
+			continue
+		}
+		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil && strings.Contains(string(env), dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // cacheTree forges an index: FROM's cache-tree extension (TREE) in place of
