@@ -221,7 +221,7 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	read := append([]string{l.Tree}, sandbox.SystemRead()...)
 	read = append(read, pathRead(l.Path)...)
 	for _, r := range rs.Config.CleanRoom.Read {
-		p, err := expand(r, rs.Repo.Root())
+		p, err := Expand(r, rs.Repo.Root())
 		if err != nil {
 			return nil, fmt.Errorf("clean room: read %s: %w", r, err)
 		}
@@ -261,9 +261,9 @@ func pathRead(path string) []string {
 	return out
 }
 
-// expand resolves a clean_room.read path: ~/ is the home folder, a relative path is
-// relative to the repository root.
-func expand(p, root string) (string, error) {
+// Expand resolves a clean_room.read (or loop.harness.read) path: ~/ is the home folder, a
+// relative path is relative to the repository root.
+func Expand(p, root string) (string, error) {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		home, err := os.UserHomeDir()
 		if err != nil {
