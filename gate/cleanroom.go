@@ -16,7 +16,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/scratch"
 )
 
 // envAlways are passed to tasks in the clean room besides clean_room.env: what a command
@@ -121,7 +123,7 @@ func (e *Env) tempDir(prefix string) (string, error) {
 		e.swept = true
 	}
 	if e.tmpParent == "" {
-		parent, err := os.MkdirTemp("", "hgate-")
+		parent, err := scratch.MkdirTemp("", "hgate-")
 		if err != nil {
 			return "", err
 		}
@@ -152,15 +154,21 @@ func ownerMarker(root string) string {
 	return "owner-" + hex.EncodeToString(sum[:8])
 }
 
-// sweep removes the temporary folders of earlier runs that hold marker.
+// sweep removes the temporary folders of earlier runs that hold marker: those whose
+// maker is provably gone (scratch.Orphaned), never a running hgate's, and those of an
+// hgate from before folders named their maker.
 func sweep(tmp, marker string) {
 	matches, _ := filepath.Glob(filepath.Join(tmp, "hgate-*"))
 	for _, dir := range matches {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		if fi, err := os.Lstat(filepath.Join(dir, marker)); err == nil && fi.IsDir() {
-			benchmark.RemoveAll(dir)
+		if fi, err := os.Lstat(filepath.Join(dir, marker)); err != nil || !fi.IsDir() {
+			continue
+		}
+		name := filepath.Base(dir)
+		if _, _, tagged := proc.ParseTag(strings.TrimPrefix(name, "hgate-")); !tagged || scratch.Orphaned(name, "hgate-") {
+			scratch.RemoveAll(dir)
 		}
 	}
 }
