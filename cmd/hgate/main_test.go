@@ -43,12 +43,13 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup:               hermeticGit,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile":   waitFile,
-			"alive":      alive,
-			"cachetree":  cacheTree,
-			"pausepipes": pausePipes,
-			"paused":     paused,
-			"resume":     resume,
+			"waitfile":     waitFile,
+			"alive":        alive,
+			"cachetree":    cacheTree,
+			"pausepipes":   pausePipes,
+			"paused":       paused,
+			"resume":       resume,
+			"killcampaign": killCampaign,
 		},
 		// [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).
