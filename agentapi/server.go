@@ -26,6 +26,9 @@ type Options struct {
 	// Dir is where the socket's private directory is made; "": os.TempDir(),
 	// or /tmp when that path would be too long for a socket address.
 	Dir string
+	// Prefix begins the private directory's name; "": "hgate-loop-". The loop puts its
+	// pid and start time in it, for the next hgate to remove the folder of a killed loop.
+	Prefix string
 }
 
 // Server serves the socket until Close.
@@ -57,15 +60,18 @@ func Listen(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Exec == nil {
 		return nil, errors.New("agentapi: no Exec")
 	}
-	parent := opts.Dir
+	parent, prefix := opts.Dir, opts.Prefix
+	if prefix == "" {
+		prefix = "hgate-loop-"
+	}
 	if parent == "" {
 		parent = os.TempDir()
 		// A private directory name adds about 30 bytes.
-		if len(filepath.Join(parent, "hgate-loop-0123456789", sockName)) > maxSockPath {
+		if len(filepath.Join(parent, prefix+"0123456789", sockName)) > maxSockPath {
 			parent = "/tmp"
 		}
 	}
-	dir, err := os.MkdirTemp(parent, "hgate-loop-")
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("make the loop's socket directory: %w", err)
 	}

@@ -75,7 +75,7 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err := e.verify(); err != nil {
 		return nil, err
 	}
-	gated, err := gatedBase(e.Repo, e.log())
+	gated, err := gatedBase(e.Repo)
 	if err != nil {
 		return nil, err
 	}

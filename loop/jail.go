@@ -13,6 +13,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/scratch"
 )
 
 // presetWritable are the folders (ending in /) and files each preset's tool keeps its
@@ -244,7 +245,7 @@ const SandboxOff = "off"
 // loop.sandbox.hidden. .git, the workspace, hgate's lock and the clean rooms are
 // outside what it may write.
 func (r *runner) openJail() (*jail, error) {
-	tmp, err := os.MkdirTemp(r.agentTmp, "hgate-agent-")
+	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-") // the next hgate removes it if the loop is killed
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
 	}

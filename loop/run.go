@@ -36,6 +36,7 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/workspace"
 )
@@ -153,13 +154,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := r.open(); err != nil {
 		return nil, err
 	}
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status})
+	r.agentTmp = os.TempDir()
+	r.sweepTemp()
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status, Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Close()
 	r.srv = srv
-	r.agentTmp = os.TempDir()
 	if r.j.Sandbox != SandboxOff {
 		restore, err := r.hideTemp()
 		if err != nil {
@@ -168,6 +170,20 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		defer restore()
 	}
 	return r.loop(ctx)
+}
+
+// sweepTemp removes the socket folders, agent TMPDIRs, private traces and clean rooms a
+// killed hgate left in the temporary directory (and in /tmp, where a socket goes when that
+// path is too long): those whose maker is provably gone (scratch.Sweep), never a running
+// hgate's.
+func (r *runner) sweepTemp() {
+	removed := scratch.Sweep(r.agentTmp)
+	if r.agentTmp != "/tmp" {
+		removed = append(removed, scratch.Sweep("/tmp")...)
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(r.log, "[loop] removed %d temporary folder(s) left by an hgate that was killed: %s\n", len(removed), strings.Join(removed, ", "))
+	}
 }
 
 // hideTemp moves every temporary folder of this process — the clean rooms of the gates

@@ -4,6 +4,7 @@ package main
 
 import (
 	"crypto/sha1"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,9 +46,13 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       golden.Updating(), // -update rewrites the cmp files with what hgate prints
 		Setup:               hermeticGit,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile":  waitFile,
-			"alive":     alive,
-			"cachetree": cacheTree,
+			"waitfile":     waitFile,
+			"alive":        alive,
+			"cachetree":    cacheTree,
+			"pausepipes":   pausePipes,
+			"paused":       paused,
+			"resume":       resume,
+			"killcampaign": killCampaign,
 		},
 		// [race]: hgate is race-built. [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).
@@ -116,6 +121,61 @@ func waitFile(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	ts.Fatalf("%s did not appear (with content) within a minute", args[0])
+}
+
+// pausePipes makes DIR's two named pipes of a pause at an HGATE_FAULT point (see
+// internal/fault): run hgate with HGATE_FAULT_PAUSE=$WORK/DIR, then paused and resume.
+func pausePipes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pausepipes DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for _, name := range []string{"reached", "resume"} {
+		ts.Check(syscall.Mkfifo(filepath.Join(dir, name), 0o600))
+	}
+}
+
+// paused waits (up to a minute, like waitfile) until a background hgate has stopped at
+// its HGATE_FAULT point, and writes its pid to DIR/pid. The read end is opened without
+// blocking, so a process that never gets there does not hang the script.
+func paused(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: paused DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	f, err := os.OpenFile(filepath.Join(dir, "reached"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	ts.Check(err)
+	defer f.Close()
+	var got []byte
+	buf := make([]byte, 64)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		n, _ := f.Read(buf) // 0 (no writer yet) or EAGAIN (a writer, nothing written yet)
+		got = append(got, buf[:n]...)
+		if len(got) > 0 && got[len(got)-1] == '\n' {
+			ts.Check(os.WriteFile(filepath.Join(dir, "pid"), got, 0o644))
+			return
+		}
+	}
+	ts.Fatalf("no hgate paused at its HGATE_FAULT point within a minute (read %q)", got)
+}
+
+// resume lets the hgate paused at DIR go on.
+func resume(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: resume DIR")
+	}
+	path := filepath.Join(ts.MkAbs(args[0]), "resume")
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil { // ENXIO: the paused hgate has not opened its end yet
+			continue
+		}
+		_, err = f.Write([]byte("go\n"))
+		ts.Check(errors.Join(err, f.Close()))
+		return
+	}
+	ts.Fatalf("the paused hgate did not wait at %s within a minute", path)
 }
 
 // alive checks whether the process whose pid is in a file still runs: a task's
