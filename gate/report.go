@@ -19,7 +19,22 @@ type Report struct {
 	Best     *float64 `json:"best"`
 	Steps    Steps    `json:"steps"`
 	Reasons  []string `json:"reasons"` // one line per failed step
+	// Spend is what the benchmark's own agents spent on this gate's runs, where the
+	// benchmark reports it (Harbor's trial results); nil: none reported. hgate loop counts
+	// it against loop.budget_usd and loop.budget_tokens.
+	Spend *Spend `json:"spend,omitempty"`
 }
+
+// Spend is a benchmark's reported spend: dollars and tokens.
+type Spend struct {
+	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	CacheTokens  int64   `json:"cache_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+}
+
+// Tokens is every token the spend counts.
+func (s Spend) Tokens() int64 { return s.InputTokens + s.CacheTokens + s.OutputTokens }
 
 // Steps holds one entry per gate step; nil when the step did not run.
 type Steps struct {
