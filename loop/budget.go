@@ -89,6 +89,15 @@ func (r *runner) countKilledAgent(n int) {
 	r.addSpend(r.j.Current, out)
 }
 
+// spendNote is what an iteration's log line says of its spend: nothing when none was
+// reported.
+func spendNote(it Iteration) string {
+	if it.SpendUSD == 0 && it.SpendTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (spent $%.4g, %d tokens; run $%.4g, %d tokens)", it.SpendUSD, it.SpendTokens, it.CumulativeUSD, it.CumulativeTokens)
+}
+
 // Summed in millionths of a dollar: 0.01 + 0.02 reads 0.03, not 0.030000000000000002.
 func roundUSD(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 

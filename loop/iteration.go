@@ -115,12 +115,14 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			if resumed {
 				// hgate died while the agent ran: end what is left of it, gate its work.
 				killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
-				r.countKilledAgent(n)
 				it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped while the agent ran; resumed"
 				resumed = false
 				if err := r.checkRefs(n); err != nil {
 					return err
 				}
+				// After checkRefs, which saves the journal: the spend reaches it with the
+				// next phase, so a kill before that counts it again, not twice.
+				r.countKilledAgent(n)
 			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
 				return err
 			}
@@ -280,6 +282,7 @@ func (r *runner) report(it Iteration) {
 	if len(it.Reasons) > 0 {
 		fmt.Fprintf(&b, "; %s", strings.Join(it.Reasons, "; "))
 	}
+	b.WriteString(spendNote(it))
 	fmt.Fprintln(r.log, b.String())
 	if r.opts.Stream != nil {
 		enc := json.NewEncoder(r.opts.Stream)
