@@ -67,6 +67,9 @@ func (s Spend) Sub(o Spend) Spend {
 	return Spend{s.CostUSD - o.CostUSD, s.InputTokens - o.InputTokens, s.CacheTokens - o.CacheTokens, s.OutputTokens - o.OutputTokens}
 }
 
+// Tokens is every token the spend counts.
+func (s Spend) Tokens() int64 { return s.InputTokens + s.CacheTokens + s.OutputTokens }
+
 // Zero reports whether nothing was spent.
 func (s Spend) Zero() bool { return s == Spend{} }
 

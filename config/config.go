@@ -106,16 +106,19 @@ type Suite struct {
 
 // Loop configures `hgate loop`.
 type Loop struct {
-	Agent                 []string      // yaml string or list; a one-element value may be a preset name (claude, codex, aider) — expansion is the loop package's job
-	Program               string        // default "PROGRAM.md"
-	AttemptTimeout        time.Duration // default 30m
-	Iterations            int           // 0 = no limit
-	Patience              int           // default 5; 0 = no limit
-	StopScore             *float64      // nil = none
-	Until                 string        // "HH:MM" local wall clock, "" = none (validated, written with two-digit hours)
-	For                   time.Duration // 0 = none
-	RepairAttempts        int           // default 1
-	MaxConsecutiveCrashes int           // default 3
+	Agent                 []string         // yaml string or list; a one-element value may be a preset name (claude, codex, aider) — expansion is the loop package's job
+	Program               string           // default "PROGRAM.md"
+	AttemptTimeout        time.Duration    // default 30m
+	Iterations            int              // 0 = no limit
+	Patience              int              // default 5; 0 = no limit
+	StopScore             *float64         // nil = none
+	Until                 string           // "HH:MM" local wall clock, "" = none (validated, written with two-digit hours)
+	For                   time.Duration    // 0 = none
+	RepairAttempts        int              // default 1
+	MaxConsecutiveCrashes int              // default 3
+	BudgetUSD             float64          // dollars the run may spend (agent and benchmark); 0 = no limit
+	BudgetTokens          int              // tokens the run may spend; 0 = no limit
+	Prices                map[string]Price // model -> price, for an agent that reports tokens only (codex)
 	Sandbox               Sandbox
 	Harness               Harness
 }
@@ -126,6 +129,13 @@ type Harness struct {
 	Dir     string   // slash path of the harness folder; default .hgate/harness
 	Read    []string // more paths qualification's sandbox may read (a Python environment)
 	Network bool     // qualification may use the network; default false
+}
+
+// Price is what one model's tokens cost, in dollars per million tokens.
+type Price struct {
+	Input       float64
+	Output      float64
+	CachedInput *float64 // nil: cached input costs what input does
 }
 
 // AgentScratch are files coding agents write into the repository on their own (aider's

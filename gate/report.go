@@ -22,7 +22,8 @@ type Report struct {
 	Steps    Steps    `json:"steps"`
 	Reasons  []string `json:"reasons"` // one line per failed step
 	// Spend is what the benchmark's agents spent on this gate's train runs (Steps 1 and
-	// 3), where the benchmark reports it (Harbor); absent otherwise.
+	// 3), where the benchmark reports it (Harbor); absent otherwise. hgate loop counts it,
+	// and TestSpend, against loop.budget_usd and loop.budget_tokens.
 	Spend *benchmark.Spend `json:"spend,omitempty"`
 	// TestSpend is the test split's spend: never shown per gate (it would say how the
 	// held-out tasks went), only added up over a run.

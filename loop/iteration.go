@@ -60,6 +60,17 @@ type Iteration struct {
 	// Sandbox is how the agent ran in this iteration: "landlock ABI N", or "off" when it
 	// ran unsandboxed in any of its attempts.
 	Sandbox string `json:"sandbox"`
+	// CostPriced: CostUSD is the agent's tokens at its model's loop.prices entry (codex
+	// reports tokens only).
+	CostPriced bool `json:"cost_priced,omitempty"`
+	// What the benchmark reported it spent on the iteration's gates (gate.Report's spend).
+	BenchCostUSD *float64 `json:"bench_cost_usd,omitempty"`
+	BenchTokens  int64    `json:"bench_tokens,omitempty"`
+	// The iteration's spend, the agent's and the benchmark's, and the run's up to its end.
+	SpendUSD         float64 `json:"spend_usd"`
+	SpendTokens      int64   `json:"spend_tokens"`
+	CumulativeUSD    float64 `json:"cumulative_usd"`
+	CumulativeTokens int64   `json:"cumulative_tokens"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -113,6 +124,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				if err := r.checkRefs(n); err != nil {
 					return err
 				}
+				// After checkRefs, which saves the journal: the spend reaches it with the
+				// next phase, so a kill before that counts it again, not twice.
+				r.countKilledAgent(n)
 			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
 				return err
 			}
@@ -140,6 +154,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return fmt.Errorf("iteration %d: gate: %w", n, err)
 			}
 			resumed = false
+			r.addGateSpend(it, rep)
 			if rep == nil { // nothing changed
 				it.Outcome = OutcomeUnchanged
 				if err := r.phase(phaseLearn); err != nil {
@@ -164,7 +179,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				}
 				continue
 			}
-			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) {
+			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) && r.overBudget() == "" {
 				j.Repair++
 				it.Repairs = j.Repair
 				if err := r.enterAgent(); err != nil {
@@ -232,6 +247,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				j.Crashes = 0
 			}
 			it.Seconds = secs(r.now().Sub(iterStart))
+			it.CumulativeUSD, it.CumulativeTokens = j.SpendUSD, j.SpendTokens
 			j.Iterations = append(j.Iterations, *it)
 			j.Current, j.Phase, j.Next = nil, phaseNone, n+1
 			j.Refs, j.Tamper, j.LearningNo = nil, nil, 0
@@ -294,6 +310,7 @@ func (r *runner) report(it Iteration) {
 	if len(it.Reasons) > 0 {
 		fmt.Fprintf(&b, "; %s", strings.Join(it.Reasons, "; "))
 	}
+	b.WriteString(spendNote(it))
 	fmt.Fprintln(r.log, b.String())
 	if r.opts.Stream != nil {
 		enc := json.NewEncoder(r.opts.Stream)
@@ -428,7 +445,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
 	}
-	addSpend(it, spent)
+	r.addSpend(it, spent)
 	j.SessionTokens = nil
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
@@ -502,6 +519,9 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 		if cand == tree && len(vs) == 0 {
 			return nil, nil
 		}
+	}
+	if why := r.overBudget(); why != "" {
+		return nil, &budgetStop{why} // checked before each gate that runs the benchmark
 	}
 	gctx := ctx
 	if it.Agent == AgentInterrupted && ctx.Err() != nil {

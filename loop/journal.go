@@ -76,6 +76,10 @@ type journal struct {
 	// FreshSession: a repair could not resume the session; the iteration's next repairs
 	// start fresh ones.
 	FreshSession bool `json:"fresh_session,omitempty"`
+	// SpendUSD and SpendTokens are what the run has spent so far (the agent's and the
+	// benchmark's, the iteration in progress included): a resumed run counts on from them.
+	SpendUSD    float64 `json:"spend_usd,omitempty"`
+	SpendTokens int64   `json:"spend_tokens,omitempty"`
 }
 
 // runSandbox is how the run's agent ran: "off" when any iteration ran it unsandboxed (a

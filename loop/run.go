@@ -85,6 +85,13 @@ type Summary struct {
 	StopDetail  string      `json:"stop_detail,omitempty"`
 	Seconds     float64     `json:"seconds"`
 	Sandbox     string      `json:"sandbox"` // "landlock ABI N", or "off": the agent ran as the user, unsandboxed
+	// SpendUSD and SpendTokens are what the run spent, the agent's and the benchmark's
+	// (an iteration the budget stopped before its gate included); the budgets are the
+	// limits it ran under, absent for none.
+	SpendUSD     float64  `json:"spend_usd"`
+	SpendTokens  int64    `json:"spend_tokens"`
+	BudgetUSD    *float64 `json:"budget_usd,omitempty"`
+	BudgetTokens *int64   `json:"budget_tokens,omitempty"`
 }
 
 // runner is one run in progress.
@@ -116,6 +123,9 @@ type runner struct {
 	// commands the loop serves the agent meanwhile (they move the ledger).
 	refsMu  sync.Mutex
 	serving bool // checkRefs runs before a served command, in the agent's phase
+
+	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
+	unpriced bool   // the warning that the agent's tokens have no price was given
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -439,6 +449,7 @@ func (r *runner) writeRunConfig() error {
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
 		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
 		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
+		"budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
 	}
 	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
 }
@@ -482,6 +493,10 @@ func (r *runner) loop(ctx context.Context) (*Summary, error) {
 
 // fail ends the run on an error; an interruption is a stop like the others.
 func (r *runner) fail(started time.Time, err error) (*Summary, error) {
+	var b *budgetStop
+	if errors.As(err, &b) {
+		return r.finish(StopBudget, b.detail+" before the gate; the agent's work waits for its gate: hgate loop --resume with a larger budget gates it", started, nil)
+	}
 	if errors.Is(err, context.Canceled) {
 		return r.finish(StopInterrupted, "SIGINT or SIGTERM during the gate; hgate loop --resume gates the agent's work again", started, err)
 	}
@@ -499,8 +514,12 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
 		err = werr
 	}
-	fmt.Fprintf(r.log, "[loop] stopped: %s (%s); %d kept, %d rejected; summary: %s\n",
-		reason, detail, s.Kept, s.Rejected, filepath.Join(r.dir, "summary.json"))
+	spent := ""
+	if s.SpendUSD > 0 || s.SpendTokens > 0 {
+		spent = fmt.Sprintf("; spent $%.4g, %d tokens", s.SpendUSD, s.SpendTokens)
+	}
+	fmt.Fprintf(r.log, "[loop] stopped: %s (%s); %d kept, %d rejected%s; summary: %s\n",
+		reason, detail, s.Kept, s.Rejected, spent, filepath.Join(r.dir, "summary.json"))
 	return s, err
 }
 
@@ -509,6 +528,15 @@ func (r *runner) summary() *Summary {
 		RunID: r.j.RunID, Started: r.j.Started, Finished: r.now().UTC().Format(time.RFC3339),
 		Baseline: r.j.Baseline, BestAtStart: r.j.BestAtStart, Iterations: r.j.Iterations,
 		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.runSandbox(),
+		SpendUSD: r.j.SpendUSD, SpendTokens: r.j.SpendTokens,
+	}
+	if r.cfg.BudgetUSD > 0 {
+		b := r.cfg.BudgetUSD
+		s.BudgetUSD = &b
+	}
+	if r.cfg.BudgetTokens > 0 {
+		b := int64(r.cfg.BudgetTokens)
+		s.BudgetTokens = &b
 	}
 	if s.Iterations == nil {
 		s.Iterations = []Iteration{}
