@@ -85,7 +85,7 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	}
 	mcpBin, err := proc.Sibling("hgate-mcp")
 	if err != nil {
-		return nil, fmt.Errorf("qualify: %v: install it next to hgate with go install ./cmd/...", err)
+		return nil, fmt.Errorf("qualify: %v: install it next to hgate (go install ./cmd/... in hgate's source)", err)
 	}
 	if err := os.RemoveAll(opts.ReportDir); err != nil {
 		return nil, err
