@@ -57,6 +57,9 @@ type Iteration struct {
 	SessionID string           `json:"session_id,omitempty"`
 	CostUSD   *float64         `json:"cost_usd,omitempty"`
 	Tokens    *agentout.Tokens `json:"tokens,omitempty"`
+	// Refused says what the agent's output showed of writes the system refused (its
+	// sandbox stopping a write outside allow): "writes outside allow were refused (…)".
+	Refused string `json:"refused,omitempty"`
 	// Sandbox is how the agent ran in this iteration: "landlock ABI N", or "off" when it
 	// ran unsandboxed in any of its attempts.
 	Sandbox string `json:"sandbox"`
@@ -289,6 +292,9 @@ func (r *runner) enterAgent() error {
 func (r *runner) report(it Iteration) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[loop] iteration %d: %-9s", it.Iteration, it.Outcome)
+	if it.Refused != "" && it.Outcome == OutcomeUnchanged {
+		fmt.Fprintf(&b, " (%s)", it.Refused)
+	}
 	if it.ValScore != nil {
 		fmt.Fprintf(&b, " val_score=%.4f", *it.ValScore)
 	}
@@ -427,6 +433,9 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	}
 	out := readAgentOutput(a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
+	if refused := out.Refused.String(); refused != "" {
+		it.Refused = refused
+	}
 	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {
 		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
 	}
@@ -689,6 +698,8 @@ func (r *runner) learn(it *Iteration) error {
 		l.WhatChanged = "nothing: the agent left no change"
 		if didNotStart(it.AgentDetail) {
 			l.WhatChanged = "nothing: the agent did not start"
+		} else if it.Refused != "" {
+			l.WhatChanged = "nothing: " + it.Refused
 		}
 	}
 	if it.Agent != AgentOK {
