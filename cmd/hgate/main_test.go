@@ -29,12 +29,24 @@ func TestMain(m *testing.M) {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	testscript.Main(m, map[string]func(){
-		"hgate": main,
+		"hgate": hgateUnderTest,
 		// hgate mcp finds it on PATH, in the folder testscript puts both commands in.
 		"hgate-mcp": func() { os.Exit(mcpserver.Main(os.Args[1:])) },
 		// mcp-call is a script's MCP client (see mcpCall).
 		"mcp-call": mcpCall,
 	})
+}
+
+// hgateUnderTest is the scripts' hgate: this binary's own, or the one HGATE_UNDER_TEST
+// names, so that an attack script can be run against another build (an older release,
+// to show it fails there) with its verdict read the same way.
+func hgateUnderTest() {
+	if bin := os.Getenv("HGATE_UNDER_TEST"); bin != "" {
+		err := syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ())
+		fmt.Fprintf(os.Stderr, "HGATE_UNDER_TEST=%s: %v\n", bin, err)
+		os.Exit(2)
+	}
+	main()
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script: each drives the hgate binary
@@ -72,6 +84,9 @@ func TestScripts(t *testing.T) {
 // hermeticGit makes git independent of the machine: no system or global config, a fixed
 // identity and clock, so hashes in the scripts are the same everywhere.
 func hermeticGit(env *testscript.Env) error {
+	if bin := os.Getenv("HGATE_UNDER_TEST"); bin != "" {
+		env.Setenv("HGATE_UNDER_TEST", bin) // scripts see only what Setup gives them
+	}
 	home := filepath.Join(env.WorkDir, ".home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
