@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/agentapi"
 )
 
 // The --json objects of hgate record, bench and prepare. Fields are declared in the
@@ -55,14 +57,15 @@ func (r *BenchReport) JSON() BenchJSON {
 
 // PrepareJSON is hgate prepare --json; Reset is there only with --reset.
 type PrepareJSON struct {
-	Created  []string   `json:"created"`
-	Excluded []string   `json:"excluded"`
-	Passed   int        `json:"passed"`
-	Reset    *ResetJSON `json:"reset,omitempty"`
-	Tasks    int        `json:"tasks"`
-	Test     int        `json:"test"`
-	Train    int        `json:"train"`
-	ValScore float64    `json:"val_score"`
+	Created  []string         `json:"created"`
+	Excluded []string         `json:"excluded"`
+	Passed   int              `json:"passed"`
+	Reset    *ResetJSON       `json:"reset,omitempty"`
+	Tasks    int              `json:"tasks"`
+	Test     int              `json:"test"`
+	Train    int              `json:"train"`
+	Trials   *agentapi.Trials `json:"trials,omitempty"` // what gate.trials: auto decided, when this run decided it
+	ValScore float64          `json:"val_score"`
 }
 
 // ResetJSON is what hgate prepare --reset ended; a hash that was absent is null.
@@ -78,7 +81,7 @@ type ResetJSON struct {
 // JSON is the report as hgate prepare --json prints it; reset is nil without --reset.
 func (r *PrepareReport) JSON(reset *ResetReport) PrepareJSON {
 	out := PrepareJSON{Created: nonNil(r.Created), Excluded: nonNil(r.Excluded), Passed: r.Passed,
-		Tasks: r.Tasks, Test: len(r.Test), Train: len(r.Train), ValScore: r.ValScore}
+		Tasks: r.Tasks, Test: len(r.Test), Train: len(r.Train), Trials: r.Trials, ValScore: r.ValScore}
 	if reset != nil {
 		out.Reset = &ResetJSON{Entry: reset.Entry.String(), Gated: reset.Head.String(),
 			Previous: HashOrNull(reset.Previous), PreviousBest: HashOrNull(reset.Best), PreviousGated: HashOrNull(reset.Gated),

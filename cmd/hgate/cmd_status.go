@@ -30,5 +30,9 @@ func statusOf(cfg *config.Config, repo *gitguard.Repo) (agentapi.Status, error) 
 	if best != nil {
 		st.Best, st.BestInterval = &best.ValScore, best.Interval
 	}
+	if err != nil {
+		return st, err
+	}
+	st.Trials, err = gate.TrialsOf(cfg, repo)
 	return st, err
 }

@@ -41,8 +41,8 @@ func TestJSONKeys(t *testing.T) {
 			"{already commit evals_passed evals_total iteration new_best val_score}"},
 		{"bench", (&gate.BenchReport{Tasks: []string{"t1"}, Results: map[string]benchmark.Result{"t1": {Reward: &x}}}).JSON(),
 			"{full passed results:{t1:{passed reason reward}} total}"},
-		{"prepare", (&gate.PrepareReport{}).JSON(nil),
-			"{created excluded passed tasks test train val_score}"},
+		{"prepare", (&gate.PrepareReport{Trials: &agentapi.Trials{Tasks: new(int), Differing: new(int)}}).JSON(nil),
+			"{created excluded passed tasks test train trials:{auto min max margin tasks differing} val_score}"},
 		{"prepare --reset", (&gate.PrepareReport{}).JSON(&gate.ResetReport{ResetReport: &ledger.ResetReport{}}),
 			"{created excluded passed reset:{entry gated previous previous_best previous_gated removed} tasks test train val_score}"},
 		{"state log", ledger.LogJSONOf([]gitguard.RefEntry{{}}),
@@ -58,7 +58,8 @@ func TestJSONKeys(t *testing.T) {
 			"{hooks:[{hook path action manager kept configured}]}"},
 		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},
 		{"guard", guardJSON{Violations: violation}, "{file_guard ok violations:[{path kind detail hint}]}"},
-		{"status", agentapi.Status{Iteration: 1, RunID: "r"}, "{iteration run_id best_val_score suite_size allow}"},
+		{"status", agentapi.Status{Iteration: 1, RunID: "r", Trials: &agentapi.Trials{Tasks: new(int), Differing: new(int)}},
+			"{iteration run_id best_val_score suite_size allow trials:{auto min max margin tasks differing}}"},
 		{"any command that could not answer", errorJSON{}, "{error exit}"},
 	}
 	for _, tt := range tests {
