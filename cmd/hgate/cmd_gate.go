@@ -21,17 +21,26 @@ func (c *gateCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	// is the loop's, after the agent's turn.
 	rep, err := gate.Run(ctx, env, gate.Options{FailFast: c.FailFast, Rerun: c.Rerun, Pending: g.served})
 	if err != nil {
+		if rep != nil && rep.IsInterrupted() {
+			// The steps it finished, marked as not recorded; exit 130 all the same.
+			printGate(g, rep)
+		}
 		return err
 	}
-	if g.JSON {
-		err = g.printJSON(rep)
-	} else {
-		rep.WriteText(g.stdout)
-	}
+	err = printGate(g, rep)
 	if err == nil && !rep.Passed() && !rep.Pending() {
 		return answerNo{}
 	}
 	return err
+}
+
+// printGate prints the gate's report, as JSON with --json.
+func printGate(g *Globals, rep *gate.Report) error {
+	if g.JSON {
+		return g.printJSON(rep)
+	}
+	rep.WriteText(g.stdout)
+	return nil
 }
 
 // Help is shown by "hgate gate --help" below the summary.
