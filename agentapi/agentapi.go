@@ -129,14 +129,15 @@ type Status struct {
 	Best      *float64 `json:"best_val_score"` // the gate's best (refs/hgate/best's estimate); null before prepare
 	// BestInterval is the best's interval from its trials (gate.trials); absent without them.
 	BestInterval []float64 `json:"best_interval,omitempty"`
-	SuiteSize    int       `json:"suite_size"` // the regression suite's tasks
-	Allow        []string  `json:"allow"`      // the paths the agent may change
-	Trials       *Trials   `json:"trials"`     // the trials Step 2 runs per test task
+	SuiteSize    int       `json:"suite_size"`       // the regression suite's tasks
+	Allow        []string  `json:"allow"`            // the paths the agent may change
+	Trials       *Trials   `json:"trials,omitempty"` // the trials Step 2 runs per test task
 }
 
 // Trials is how many trials Step 2 runs per test task, and why: gate.trials in
 // hgate.yaml, or auto's decision at prepare (Tasks and Differing; absent before prepare
-// and for a workspace prepared before auto existed, which keeps one trial).
+// and for a workspace prepared before auto existed, which keeps one trial). The fields
+// are gate.TrialsSetting's, which the layers keep from importing this package.
 type Trials struct {
 	Auto      bool    `json:"auto"`
 	Min       int     `json:"min"`

@@ -4,8 +4,6 @@ import (
 	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/hgate/hgate/agentapi"
 )
 
 // The --json objects of hgate record, bench and prepare. Fields are declared in the
@@ -57,15 +55,15 @@ func (r *BenchReport) JSON() BenchJSON {
 
 // PrepareJSON is hgate prepare --json; Reset is there only with --reset.
 type PrepareJSON struct {
-	Created  []string         `json:"created"`
-	Excluded []string         `json:"excluded"`
-	Passed   int              `json:"passed"`
-	Reset    *ResetJSON       `json:"reset,omitempty"`
-	Tasks    int              `json:"tasks"`
-	Test     int              `json:"test"`
-	Train    int              `json:"train"`
-	Trials   *agentapi.Trials `json:"trials,omitempty"` // what gate.trials: auto decided, when this run decided it
-	ValScore float64          `json:"val_score"`
+	Created  []string       `json:"created"`
+	Excluded []string       `json:"excluded"`
+	Passed   int            `json:"passed"`
+	Reset    *ResetJSON     `json:"reset,omitempty"`
+	Tasks    int            `json:"tasks"`
+	Test     int            `json:"test"`
+	Train    int            `json:"train"`
+	Trials   *TrialsSetting `json:"trials,omitempty"` // what gate.trials: auto decided, when this run decided it
+	ValScore float64        `json:"val_score"`
 }
 
 // ResetJSON is what hgate prepare --reset ended; a hash that was absent is null.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gitguard"
@@ -36,7 +35,7 @@ type PrepareReport struct {
 	Excluded []string // tasks left out of the split because their baseline reward was null
 	ValScore float64  // results.tsv row 0
 	// Trials is what gate.trials: auto decided, when this run decided it.
-	Trials *agentapi.Trials
+	Trials *TrialsSetting
 }
 
 // state is the workspace as found on disk; a nil field means the file does not exist.

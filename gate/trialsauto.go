@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 
-	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
@@ -54,10 +53,22 @@ func applyChoice(repo *gitguard.Repo, cfg *config.Config) error {
 	return nil
 }
 
+// TrialsSetting is the trials Step 2 runs per test task, and why: gate.trials in
+// hgate.yaml (Auto false), or auto's decision at prepare (Tasks and Differing, nil until
+// it is taken). hgate status and prepare print it (as agentapi.Trials).
+type TrialsSetting struct {
+	Auto      bool    `json:"auto"`
+	Min       int     `json:"min"`
+	Max       int     `json:"max"`
+	Margin    float64 `json:"margin"`
+	Tasks     *int    `json:"tasks,omitempty"`     // tasks prepare ran twice
+	Differing *int    `json:"differing,omitempty"` // of them, those whose reward differed between the runs
+}
+
 // TrialsOf is the trials Step 2 runs under cfg (as LoadConfig resolved it), and why.
-func TrialsOf(cfg *config.Config, repo *gitguard.Repo) (*agentapi.Trials, error) {
+func TrialsOf(cfg *config.Config, repo *gitguard.Repo) (*TrialsSetting, error) {
 	g := cfg.Gate
-	t := &agentapi.Trials{Auto: g.TrialsAuto, Min: g.TrialsMin, Max: g.TrialsMax, Margin: g.Margin}
+	t := &TrialsSetting{Auto: g.TrialsAuto, Min: g.TrialsMin, Max: g.TrialsMax, Margin: g.Margin}
 	if !g.TrialsAuto {
 		return t, nil
 	}

@@ -33,6 +33,16 @@ func statusOf(cfg *config.Config, repo *gitguard.Repo) (agentapi.Status, error) 
 	if err != nil {
 		return st, err
 	}
-	st.Trials, err = gate.TrialsOf(cfg, repo)
+	t, err := gate.TrialsOf(cfg, repo)
+	st.Trials = trialsText(t)
 	return st, err
+}
+
+// trialsText is gate's trials setting as agentapi prints it.
+func trialsText(t *gate.TrialsSetting) *agentapi.Trials {
+	if t == nil {
+		return nil
+	}
+	a := agentapi.Trials(*t)
+	return &a
 }

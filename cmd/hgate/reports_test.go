@@ -41,7 +41,7 @@ func TestJSONKeys(t *testing.T) {
 			"{already commit evals_passed evals_total iteration new_best val_score}"},
 		{"bench", (&gate.BenchReport{Tasks: []string{"t1"}, Results: map[string]benchmark.Result{"t1": {Reward: &x}}}).JSON(),
 			"{full passed results:{t1:{passed reason reward}} total}"},
-		{"prepare", (&gate.PrepareReport{Trials: &agentapi.Trials{Tasks: new(int), Differing: new(int)}}).JSON(nil),
+		{"prepare", (&gate.PrepareReport{Trials: &gate.TrialsSetting{Tasks: new(int), Differing: new(int)}}).JSON(nil),
 			"{created excluded passed tasks test train trials:{auto min max margin tasks differing} val_score}"},
 		{"prepare --reset", (&gate.PrepareReport{}).JSON(&gate.ResetReport{ResetReport: &ledger.ResetReport{}}),
 			"{created excluded passed reset:{entry gated previous previous_best previous_gated removed} tasks test train val_score}"},
