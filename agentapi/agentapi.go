@@ -131,8 +131,43 @@ type Status struct {
 	Best      *float64 `json:"best_val_score"` // the gate's best (refs/hgate/best's estimate); null before prepare
 	// BestInterval is the best's interval from its trials (gate.trials); absent without them.
 	BestInterval []float64 `json:"best_interval,omitempty"`
-	SuiteSize    int       `json:"suite_size"` // the regression suite's tasks
-	Allow        []string  `json:"allow"`      // the paths the agent may change
+	SuiteSize    int       `json:"suite_size"`       // the regression suite's tasks
+	Allow        []string  `json:"allow"`            // the paths the agent may change
+	Trials       *Trials   `json:"trials,omitempty"` // the trials Step 2 runs per test task
+}
+
+// Trials is how many trials Step 2 runs per test task, and why: gate.trials in
+// hgate.yaml, or auto's decision at prepare (Tasks and Differing; absent before prepare
+// and for a workspace prepared before auto existed, which keeps one trial). The fields
+// are gate.TrialsSetting's, which the layers keep from importing this package.
+type Trials struct {
+	Auto      bool    `json:"auto"`
+	Min       int     `json:"min"`
+	Max       int     `json:"max"`
+	Margin    float64 `json:"margin"`
+	Tasks     *int    `json:"tasks,omitempty"`     // tasks prepare ran twice
+	Differing *int    `json:"differing,omitempty"` // of them, those whose reward differed between the runs
+}
+
+// Text says it in one line, as hgate status and prepare print it.
+func (t Trials) Text() string {
+	n := fmt.Sprintf("%d..%d", t.Min, t.Max)
+	if t.Min == t.Max {
+		n = fmt.Sprint(t.Min)
+	}
+	n += " per test task"
+	if t.Margin > 0 {
+		n += fmt.Sprintf(", margin %.4f", t.Margin)
+	}
+	switch {
+	case !t.Auto:
+		return n + " (gate.trials in hgate.yaml)"
+	case t.Tasks == nil:
+		return n + " (auto, not decided: hgate prepare decides, and prepare --reset for a workspace prepared before auto existed)"
+	case *t.Differing == 0:
+		return fmt.Sprintf("%s (auto: each of %d tasks scored the same in prepare's two runs)", n, *t.Tasks)
+	}
+	return fmt.Sprintf("%s (auto: %d of %d tasks scored differently in prepare's two runs)", n, *t.Differing, *t.Tasks)
 }
 
 // WriteText prints s as hgate status does without --json.
@@ -150,4 +185,7 @@ func (s Status) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "best val_score: %s\n", best)
 	fmt.Fprintf(w, "regression suite: %d task(s)\n", s.SuiteSize)
 	fmt.Fprintf(w, "allow: %s\n", strings.Join(s.Allow, " "))
+	if s.Trials != nil {
+		fmt.Fprintf(w, "trials: %s\n", s.Trials.Text())
+	}
 }

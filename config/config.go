@@ -87,9 +87,39 @@ type Split struct {
 
 // Gate configures how sure the gate's Step 2 must be (see gate/stats.go).
 type Gate struct {
+	// TrialsAuto is gate.trials: auto, the default: prepare runs every task twice and
+	// decides (Decide), and the ledger keeps the decision. Until it is applied the
+	// trials are 1..1, as for a workspace prepared before auto existed.
+	TrialsAuto           bool
 	TrialsMin, TrialsMax int     // trials per test task; default 1..1
 	Margin               float64 // val_score points a kept change may be worse than the best; default 0
+	MarginSet            bool    // gate.margin is written in hgate.yaml: auto does not choose it
 	Confidence           float64 // one-sided confidence of each decision; default 0.95
+}
+
+// The trials and margin gate.trials: auto chooses for a benchmark whose rewards differed
+// between prepare's two runs (the Noise section's recommendation, measured there).
+const (
+	AutoTrialsMin = 2
+	AutoTrialsMax = 8
+	AutoMargin    = 0.025
+)
+
+// Decide applies auto's decision: noisy (a task's reward differed between prepare's two
+// runs) gives trials AutoTrialsMin..AutoTrialsMax and, unless hgate.yaml sets one,
+// AutoMargin; deterministic gives one trial, whose gate answers as a single comparison.
+// Explicit trials are left alone.
+func (g *Gate) Decide(noisy bool) {
+	if !g.TrialsAuto {
+		return
+	}
+	g.TrialsMin, g.TrialsMax = 1, 1
+	if noisy {
+		g.TrialsMin, g.TrialsMax = AutoTrialsMin, AutoTrialsMax
+		if !g.MarginSet {
+			g.Margin = AutoMargin
+		}
+	}
 }
 
 // Noisy reports whether the gate runs trials and the paired comparison: with one trial
@@ -199,7 +229,7 @@ func Default() Config {
 		},
 		Split: Split{TestFraction: 0.3, Seed: 42},
 		Suite: Suite{Threshold: 0.8},
-		Gate:  Gate{TrialsMin: 1, TrialsMax: 1, Confidence: 0.95},
+		Gate:  Gate{TrialsAuto: true, TrialsMin: 1, TrialsMax: 1, Confidence: 0.95},
 		Loop: Loop{
 			Program:               "PROGRAM.md",
 			AttemptTimeout:        30 * time.Minute,

@@ -47,10 +47,11 @@ func TestParseValid(t *testing.T) {
 	tests := map[string]Config{
 		"minimal.yaml": with(func(c *Config) { c.Allow = []string{"agent/agent.py"} }),
 		"gate.yaml": with(func(c *Config) {
-			c.Gate = Gate{TrialsMin: 2, TrialsMax: 8, Margin: 0.025, Confidence: 0.9}
+			c.Gate = Gate{TrialsMin: 2, TrialsMax: 8, Margin: 0.025, MarginSet: true, Confidence: 0.9}
 		}),
+		"gate_auto.yaml": with(func(c *Config) { c.Gate.Margin, c.Gate.MarginSet = 0.01, true }),
 		"gate_min_only.yaml": with(func(c *Config) {
-			c.Gate.TrialsMin, c.Gate.TrialsMax = 3, 3
+			c.Gate.TrialsAuto, c.Gate.TrialsMin, c.Gate.TrialsMax = false, 3, 3
 		}),
 		"full.yaml": with(func(c *Config) {
 			c.Allow = []string{"agent/agent.py", "PROGRAM.md", "prompts/**/*.txt", "!prompts/frozen.txt"}
@@ -449,4 +450,35 @@ func kinds(b Benchmark) int {
 		}
 	}
 	return n
+}
+
+// TestGateDecide: gate.trials: auto's decision; explicit trials and an explicit margin win.
+func TestGateDecide(t *testing.T) {
+	auto := Default().Gate
+	explicit := Gate{TrialsMin: 3, TrialsMax: 5, Confidence: 0.95}
+	margin := auto
+	margin.Margin, margin.MarginSet = 0.01, true
+	tests := []struct {
+		name  string
+		g     Gate
+		noisy bool
+		want  Gate
+	}{
+		{"auto deterministic", auto, false, auto},
+		{"auto noisy", auto, true, Gate{TrialsAuto: true, TrialsMin: 2, TrialsMax: 8, Margin: 0.025, Confidence: 0.95}},
+		{"auto noisy, margin set", margin, true, Gate{TrialsAuto: true, TrialsMin: 2, TrialsMax: 8, Margin: 0.01, MarginSet: true, Confidence: 0.95}},
+		{"explicit", explicit, true, explicit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := tt.g
+			g.Decide(tt.noisy)
+			if g != tt.want {
+				t.Errorf("Decide(%v) = %+v, want %+v", tt.noisy, g, tt.want)
+			}
+			if g.Noisy() != (tt.want.TrialsMax > 1 || tt.want.Margin > 0) {
+				t.Errorf("Noisy() = %v", g.Noisy())
+			}
+		})
+	}
 }

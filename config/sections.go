@@ -123,7 +123,7 @@ var (
 		nodeField("trials", (*decoder).trials),
 		numberField("margin", "0.02", func(f float64) string {
 			return problemIf(f < 0 || f >= 1, "is outside 0..1 (expected val_score points the candidate may lose, e.g. 0.02)")
-		}, func(g *Gate, f float64) { g.Margin = f }),
+		}, func(g *Gate, f float64) { g.Margin, g.MarginSet = f, true }),
 		numberField("confidence", "0.95", func(f float64) string {
 			return problemIf(f < 0.5 || f >= 1, "is outside 0.5..1 (expected a one-sided confidence such as 0.95)")
 		}, func(g *Gate, f float64) { g.Confidence = f }),
@@ -465,8 +465,15 @@ func (d *decoder) envName(n *yaml.Node, p, name string) bool {
 	return true
 }
 
-// trials decodes gate.trials: min and max, max defaulting to min.
+// trials decodes gate.trials: auto, or min and max, max defaulting to min.
 func (d *decoder) trials(e entry, p string, g *Gate) {
+	if n := resolve(e.val); isNull(n) || n.Kind == yaml.ScalarNode {
+		if !isNull(n) && n.Value != "auto" {
+			d.failf(e.val, p, "%s is neither auto nor a mapping (expected auto, or {min: 2, max: 8})", describe(e.val))
+		}
+		return // auto is the default; no value keeps it
+	}
+	g.TrialsAuto = false
 	t, ok := decodeSection(d, e.key, e.val, p, trialsFields, g)
 	if !ok {
 		return

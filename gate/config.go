@@ -55,6 +55,10 @@ func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config
 			file, base.String()[:7], driftAdvice(cfg, onDisk, gated))
 	}
 	Warn(log, cfg)
+	// gate.trials: auto applies the decision prepare recorded in the ledger.
+	if err := applyChoice(repo, cfg); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 

@@ -72,19 +72,25 @@ func run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer rm.Close()
+	traces := e.display(e.ws().Traces("latest"))
 	r, err := e.runSteps(ctx, rm, in, opts.FailFast)
 	if err != nil {
-		return nil, err
+		during := "steps 1 and 2"
+		if r != nil && r.suiteDone {
+			in.step1(r, traces) // Step 1 finished before the interruption
+			during = "step 2"
+		}
+		return in.interrupted(ctx, err, during), err
 	}
-	s1 := in.step1(r, e.display(e.ws().Traces("latest")))
+	s1 := in.step1(r, traces)
 	sc, err := in.scorer().score(ctx, e, rm, in, r, s1.OK)
 	if err != nil {
-		return nil, err
+		return in.interrupted(ctx, err, "step 2"), err
 	}
 	in.judge(sc)
 	if s1.OK && sc.s2.OK {
 		if in.rep.Steps.Step3, err = e.step3(ctx, rm, in); err != nil {
-			return nil, err
+			return in.interrupted(ctx, err, "step 3"), err
 		}
 		in.rep.Verdict = "pass"
 		if in.pending {
@@ -101,6 +107,17 @@ func run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 		return nil, err
 	}
 	return in.rep, nil
+}
+
+// interrupted is the report of a gate that ctx cut short during a step: the steps it
+// finished, with the verdict "interrupted" (nothing was recorded). nil when err is no
+// interruption: then the gate could not answer, and has nothing to show.
+func (in *inputs) interrupted(ctx context.Context, err error, during string) *Report {
+	if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return nil
+	}
+	in.rep.Verdict, in.rep.Interrupted = "interrupted", during
+	return in.rep
 }
 
 func reportOf(in *inputs) *Report {

@@ -67,6 +67,7 @@ type PrepareJSON struct {
 	Tasks    int              `json:"tasks"`
 	Test     int              `json:"test"`
 	Train    int              `json:"train"`
+	Trials   *TrialsSetting   `json:"trials,omitempty"` // what gate.trials: auto decided, when this run decided it
 	ValScore float64          `json:"val_score"`
 	Spend    *benchmark.Spend `json:"spend,omitempty"` // the baseline's, where the benchmark reports it (Harbor)
 }
@@ -84,7 +85,7 @@ type ResetJSON struct {
 // JSON is the report as hgate prepare --json prints it; reset is nil without --reset.
 func (r *PrepareReport) JSON(reset *ResetReport) PrepareJSON {
 	out := PrepareJSON{Created: nonNil(r.Created), Excluded: nonNil(r.Excluded), Passed: r.Passed,
-		Tasks: r.Tasks, Test: len(r.Test), Train: len(r.Train), ValScore: r.ValScore}
+		Tasks: r.Tasks, Test: len(r.Test), Train: len(r.Train), Trials: r.Trials, ValScore: r.ValScore}
 	if !r.Spend.Zero() {
 		out.Spend = &r.Spend
 	}

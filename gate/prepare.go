@@ -35,6 +35,8 @@ type PrepareReport struct {
 	Excluded []string        // tasks left out of the split because their baseline reward was null
 	ValScore float64         // results.tsv row 0
 	Spend    benchmark.Spend // what the benchmark's agents spent on the baseline (Harbor)
+	// Trials is what gate.trials: auto decided, when this run decided it.
+	Trials *TrialsSetting
 }
 
 // state is the workspace as found on disk; a nil field means the file does not exist.
@@ -199,6 +201,20 @@ func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	if err := e.checkRuns(rm.Dir, tasks, out.Results, traceTmp); err != nil {
 		return nil, err
 	}
+	// gate.trials: auto runs every task a second time and decides.
+	var choice *TrialsChoice
+	var second map[string]benchmark.Result
+	if cfg.Gate.TrialsAuto && st.train == nil {
+		// A task that timed out twice already is left out of the split: not run a third time.
+		twice := slices.DeleteFunc(slices.Clone(tasks), func(id string) bool { return retried[id] && timedOut(out.Results[id]) })
+		if choice, second, err = e.chooseTrials(ctx, run, twice, out.Results); err != nil {
+			return nil, err
+		}
+		if rep.Trials, err = TrialsOf(cfg, e.Repo); err != nil {
+			return nil, err
+		}
+		rep.Trials.Tasks, rep.Trials.Differing = &choice.Tasks, &choice.Differing
+	}
 	fault.Point("prepare-scored")
 	// The state files are written together, through the ledger; traces and learnings,
 	// which the ledger does not keep, follow.
@@ -227,7 +243,7 @@ func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	// Step 2 compares with is an estimate pooled over every trial.
 	var testTrials Trials
 	if cfg.Gate.Noisy() && st.split == nil {
-		if testTrials, err = e.baselineTrials(ctx, rm, sp.Test, out.Results); err != nil {
+		if testTrials, err = e.baselineTrials(ctx, rm, sp.Test, out.Results, second); err != nil {
 			return nil, err
 		}
 	}
@@ -251,7 +267,7 @@ func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 		}
 		// Step 3's record of what failed, which no bench rewrites.
 		measured := cfg.Measured()
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean, Config: &measured}
+		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean, Config: &measured, Trials: choice}
 		if testTrials != nil {
 			base.Test = Trials{}
 			for _, id := range sp.Test {
@@ -490,12 +506,18 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 	return fmt.Errorf("%s has %d train / %d test tasks: the gate cannot judge a change over an empty side; fix the benchmark and start over with hgate prepare --reset (the old state stays in hgate state log)", ws.Split(), len(sp.Train), len(sp.Test))
 }
 
-// baselineTrials runs trials 2..trials.max of the test tasks and returns each task's
-// trials, the first from results.
-func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results map[string]benchmark.Result) (Trials, error) {
+// baselineTrials runs the test tasks up to trials.max times in all and returns each
+// task's trials, the first from results and the second from second (auto's second run)
+// when there is one.
+func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results, second map[string]benchmark.Result) (Trials, error) {
 	t := Trials{}
 	t.add(tasks, results)
-	if err := e.runTrials(ctx, rm, nil, tasks, 2, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
+	next := 2
+	if second != nil {
+		t.add(tasks, second)
+		next = 3
+	}
+	if err := e.runTrials(ctx, rm, nil, tasks, next, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -79,6 +79,9 @@ type Baseline struct {
 	// Config is the configuration the baseline was taken under (see measured.go); absent in
 	// files from older versions.
 	Config *config.Measured `json:"config,omitempty"`
+	// Trials is gate.trials: auto's decision at prepare (see trialsauto.go); absent when
+	// hgate.yaml set the trials, and in files from older versions.
+	Trials *TrialsChoice `json:"trials,omitempty"`
 }
 
 func (b *Baseline) marshal() ([]byte, error) { return statefile.EncodeJSON(b) }

@@ -14,7 +14,7 @@ import (
 // fields may be added, never renamed. A step that did not run is null. The test split appears only as
 // the aggregate fields of step2.
 type Report struct {
-	Verdict  string   `json:"verdict"` // "pass", "reject", or "pending" (Step 2 deferred to the loop)
+	Verdict  string   `json:"verdict"` // "pass", "reject", "pending" (Step 2 deferred to the loop), or "interrupted"
 	Tree     string   `json:"tree"`    // the candidate tree: HEAD's tree with the allowed files as on disk
 	Head     string   `json:"head"`
 	ValScore *float64 `json:"val_score"`
@@ -28,6 +28,9 @@ type Report struct {
 	// TestSpend is the test split's spend: never shown per gate (it would say how the
 	// held-out tasks went), only added up over a run.
 	TestSpend benchmark.Spend `json:"-"`
+	// Interrupted names the step a SIGINT or SIGTERM cut short ("step 3"): the steps
+	// shown finished, but nothing was recorded.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Steps holds one entry per gate step; nil when the step did not run.
@@ -105,6 +108,9 @@ func (r *Report) Passed() bool { return r.Verdict == "pass" }
 
 // Pending reports whether nothing rejected the change so far and Step 2 is the loop's.
 func (r *Report) Pending() bool { return r.Verdict == "pending" }
+
+// IsInterrupted reports whether a signal cut the gate short: no verdict, nothing recorded.
+func (r *Report) IsInterrupted() bool { return r.Verdict == "interrupted" }
 
 func step0Reason(v []gitguard.Violation) string {
 	paths := make([]string, len(v))
@@ -194,10 +200,10 @@ func (r *Report) WriteText(w io.Writer) {
 			p(indent+"(this tree was scored at %s; the test split is not run twice — --rerun forces it)", s.ScoredAt)
 		}
 	}
-	if r.Steps.Step1 != nil && (r.Steps.Step1.StoppedEarly || r.Steps.Step2.StoppedEarly) {
+	if r.Steps.Step1 != nil && (r.Steps.Step1.StoppedEarly || r.Steps.Step2 != nil && r.Steps.Step2.StoppedEarly) {
 		p(indent + "(--fail-fast: outstanding tasks stopped once the rejection was certain; a task not run counts as not passed)")
 	}
-	if r.Steps.Step2 != nil {
+	if r.Steps.Step2 != nil && (r.Steps.Step3 != nil || !r.IsInterrupted()) {
 		p("[gate] Step 3: suite promotion")
 		switch s := r.Steps.Step3; {
 		case s == nil:
@@ -218,6 +224,10 @@ func (r *Report) WriteText(w io.Writer) {
 				p(indent+"flaky, not promoted (passed a trial, failed another): %s", strings.Join(s.Flaky, ", "))
 			}
 		}
+	}
+	if r.IsInterrupted() {
+		p("[gate] INTERRUPTED  during %s: the steps above finished, but nothing was recorded (no receipt, no promotion; state files as they were)", r.Interrupted)
+		return
 	}
 	if r.Passed() {
 		p("[gate] PASSED ✓  All steps clear. (val_score=%.4f)", *r.ValScore)

@@ -16,6 +16,7 @@ type ran struct {
 	suite, test  *benchmark.Outcome // nil for a step that did not run
 	pool         *benchmark.Pool    // the pool Step 2's further trials run on
 	stoppedEarly bool               // --fail-fast cancelled the outstanding tasks
+	suiteDone    bool               // interrupted: Step 1's tasks had all finished (or there were none)
 	ff           *decider
 }
 
@@ -67,7 +68,8 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		r.suiteDone = run1 == nil || err1 == nil && r.suite != nil
+		return r, err
 	}
 	r.stoppedEarly = errors.Is(context.Cause(runCtx), errDecided)
 	for _, err := range []error{err1, err2} {

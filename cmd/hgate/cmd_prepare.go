@@ -61,6 +61,9 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		fmt.Fprintf(w, "left out (null baseline): %s\n", strings.Join(rep.Excluded, ", "))
 	}
 	fmt.Fprintf(w, "baseline val_score=%.4f (results.tsv row 0)\n", rep.ValScore)
+	if rep.Trials != nil {
+		fmt.Fprintf(w, "trials: %s\n", trialsText(rep.Trials).Text())
+	}
 	fmt.Fprintf(w, "created: %s\n", strings.Join(rep.Created, ", "))
 	return nil
 }

@@ -30,5 +30,19 @@ func statusOf(cfg *config.Config, repo *gitguard.Repo) (agentapi.Status, error) 
 	if best != nil {
 		st.Best, st.BestInterval = &best.ValScore, best.Interval
 	}
+	if err != nil {
+		return st, err
+	}
+	t, err := gate.TrialsOf(cfg, repo)
+	st.Trials = trialsText(t)
 	return st, err
+}
+
+// trialsText is gate's trials setting as agentapi prints it.
+func trialsText(t *gate.TrialsSetting) *agentapi.Trials {
+	if t == nil {
+		return nil
+	}
+	a := agentapi.Trials(*t)
+	return &a
 }

@@ -33,17 +33,17 @@ func TestJSONKeys(t *testing.T) {
 	}{
 		{"gate", &gate.Report{Steps: gate.Steps{Step0: &gate.Step0{Violations: violation}, Step1: &gate.Step1{StoppedEarly: true, Traces: "t"},
 			Step2: &gate.Step2{StoppedEarly: true, ScoredAt: "s", Trials: 2, Flaky: new(int), Confidence: x, Margin: x, Delta: &x, Interval: []float64{x}, NewBest: true, Replicated: true},
-			Step3: &gate.Step3{Flaky: []string{"t"}}}, Spend: &benchmark.Spend{}},
+			Step3: &gate.Step3{Flaky: []string{"t"}}}, Spend: &benchmark.Spend{}, Interrupted: "step 3"},
 			"{verdict tree head val_score best steps:{step0:{ok skipped violations:[{path kind detail hint}]} " +
 				"step1:{ok skipped passed total threshold failed stopped_early traces} " +
 				"step2:{ok val_score best tasks nulls stopped_early cached scored_at trials flaky confidence margin delta interval new_best replicated} " +
-				"step3:{ran rerun promoted flaky}} reasons spend:{cost_usd input_tokens cache_tokens output_tokens}}"},
+				"step3:{ran rerun promoted flaky}} reasons spend:{cost_usd input_tokens cache_tokens output_tokens} interrupted}"},
 		{"record", (&gate.RecordReport{Row: record.Row{}}).JSON(),
 			"{already commit evals_passed evals_total iteration new_best val_score}"},
 		{"bench", (&gate.BenchReport{Tasks: []string{"t1"}, Results: map[string]benchmark.Result{"t1": {Reward: &x}}}).JSON(),
 			"{full passed results:{t1:{passed reason reward}} total}"},
-		{"prepare", (&gate.PrepareReport{}).JSON(nil),
-			"{created excluded passed tasks test train val_score}"},
+		{"prepare", (&gate.PrepareReport{Trials: &gate.TrialsSetting{Tasks: new(int), Differing: new(int)}}).JSON(nil),
+			"{created excluded passed tasks test train trials:{auto min max margin tasks differing} val_score}"},
 		{"prepare --reset", (&gate.PrepareReport{}).JSON(&gate.ResetReport{ResetReport: &ledger.ResetReport{}}),
 			"{created excluded passed reset:{entry gated previous previous_best previous_gated removed} tasks test train val_score}"},
 		{"state log", ledger.LogJSONOf([]gitguard.RefEntry{{}}),
@@ -61,7 +61,8 @@ func TestJSONKeys(t *testing.T) {
 			"{hooks:[{hook path action manager kept configured}]}"},
 		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},
 		{"guard", guardJSON{Violations: violation}, "{file_guard ok violations:[{path kind detail hint}]}"},
-		{"status", agentapi.Status{Iteration: 1, RunID: "r"}, "{iteration run_id best_val_score suite_size allow}"},
+		{"status", agentapi.Status{Iteration: 1, RunID: "r", Trials: &agentapi.Trials{Tasks: new(int), Differing: new(int)}},
+			"{iteration run_id best_val_score suite_size allow trials:{auto min max margin tasks differing}}"},
 		{"any command that could not answer", errorJSON{}, "{error exit}"},
 	}
 	for _, tt := range tests {
