@@ -24,13 +24,14 @@ type loopCmd struct {
 	AttemptTimeout *time.Duration `name:"attempt-timeout" placeholder:"DURATION" help:"Stop the agent after this long in each attempt."`
 	RepairAttempts *int           `name:"repair-attempts" placeholder:"N" help:"Follow-up prompts after a rejection before the attempt is set aside."`
 	Resume         bool           `help:"Continue the last run after a crash, a kill or an interruption."`
+	Harness        *bool          `negatable:"" help:"Add the reflect, build and qualify phases to each iteration: the agent builds one tool for itself in its own session, and hgate qualifies it before a later attempt may use it (loop.harness.enabled)."`
 	NoSandbox      bool           `name:"no-sandbox" help:"Run the agent without the kernel sandbox, as your own user (where the kernel has none, or to debug an agent); the run says so in its summary and learnings."`
 }
 
 func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	lc := env.Config.Loop
 	if err := lc.Override(config.LoopFlags{Agent: c.Agent, Iterations: c.Iterations, Patience: c.Patience, RepairAttempts: c.RepairAttempts,
-		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout}); err != nil {
+		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout, Harness: c.Harness}); err != nil {
 		return err
 	}
 	if c.NoSandbox {
