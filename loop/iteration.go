@@ -56,6 +56,8 @@ type Iteration struct {
 	SessionID string           `json:"session_id,omitempty"`
 	CostUSD   *float64         `json:"cost_usd,omitempty"`
 	Tokens    *agentout.Tokens `json:"tokens,omitempty"`
+	// Harness is what the harness phases did (loop.harness.enabled); nil without them.
+	Harness *HarnessOutcome `json:"harness,omitempty"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -210,7 +212,24 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			if err := r.phase(phaseLearn); err != nil {
 				return err
 			}
+		case phaseReflect, phaseBuild, phaseQualify, phaseArtifactRepair:
+			err := r.harnessPhase(ctx, n, j.Phase, resumed)
+			resumed = false
+			if err != nil {
+				return err
+			}
 		case phaseLearn:
+			if r.cfg.Harness.Enabled && it.Harness == nil {
+				// The attempt's outcome is settled: the harness phases come first.
+				next, err := r.harnessStart(ctx, n)
+				if err != nil {
+					return err
+				}
+				if err := r.phase(next); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := r.learn(it); err != nil {
 				return err
 			}
@@ -311,50 +330,102 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			in.Previous = j.LastReport
 		}
 	}
-	promptFile := filepath.Join(dir, "prompt.txt")
-	if err := writeAtomic(promptFile, []byte(buildPrompt(in))); err != nil {
-		return err
-	}
-	args, err := Command(r.cfg.Agent, promptFile)
+	act, err := r.activation(n)
 	if err != nil {
 		return err
 	}
-	if j.Sandbox == SandboxOff {
-		args = WithoutHgateSandbox(r.cfg.Agent, args)
-	}
+	in.Tools, in.Hidden, in.HarnessOn = act.describe(), act.Hidden, r.cfg.Harness.Enabled
 	// A repair continues the session that failed, which holds what the agent tried.
 	session := ""
 	if repair > 0 && !j.FreshSession {
 		session = it.SessionID
 	}
-	args, resumed := Resume(r.cfg.Agent, args, session)
 	msgFile := r.ws.Message()
 	if repair == 0 {
 		if err := os.Remove(msgFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	jl, err := r.openJail()
+	c := agentCall{Phase: "attempt", Dir: dir, Session: session, Timeout: r.cfg.AttemptTimeout, Repair: repair,
+		Prompt: func(string) string { return buildPrompt(in) }}
+	res, out, resumed, err := r.callAgent(ctx, n, c)
 	if err != nil {
 		return err
 	}
+	it.Agent, it.AgentDetail = res.Outcome, res.Detail
+	it.AgentSeconds += secs(res.Duration)
+	if resumed && didNotStart(res.Detail) {
+		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
+	}
+	r.addRunSpend(out, resumed, session)
+	return nil
+}
+
+// agentCall is one run of the agent in one phase of an iteration: the attempt (or its
+// gate repairs), or a harness phase.
+type agentCall struct {
+	Phase   string // attempt, reflect, build, artifact_repair
+	Dir     string // its folder: prompt.txt, agent.stdout, agent.stderr
+	Session string // the session to resume; "" starts a fresh one
+	Timeout time.Duration
+	Repair  int
+	// Prompt renders the prompt, given the agent's private TMPDIR (where a phase's
+	// answer file goes, the one place the sandboxed agent may write it).
+	Prompt func(tmp string) string
+	// Harness: the agent may write the harness folder, and nothing of the worktree.
+	Harness bool
+	// Keep are files the agent writes to its TMPDIR that are kept in Dir after the run.
+	Keep []string
+	// Answer is a file the phase asks the agent to write in its TMPDIR, named to it in
+	// HGATE_ANSWER_FILE and kept in Dir.
+	Answer string
+}
+
+// callAgent runs the agent once for c, in its sandbox, given the iteration's active
+// tools, and returns how it ended and what it reported. Every phase goes through it, so
+// every phase gets the same sandbox, journal entry and end of its processes.
+func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult, agentout.Run, bool, error) {
+	j := r.j
+	dir, repair, session := c.Dir, c.Repair, c.Session
+	jl, err := r.openJail(c.Harness)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
 	defer jl.close()
+	promptFile := filepath.Join(dir, "prompt.txt")
+	if err := writeAtomic(promptFile, []byte(c.Prompt(jl.tmp))); err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	args, err := Command(r.cfg.Agent, promptFile)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	if j.Sandbox == SandboxOff {
+		args = WithoutHgateSandbox(r.cfg.Agent, args)
+	}
+	act, err := r.activation(n)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	args, actEnv := act.apply(r.cfg.Agent, args)
+	args, resumed := Resume(r.cfg.Agent, args, session)
+	msgFile := r.ws.Message()
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
 	j.AgentTag = rand.Text()
 	if err := r.save(); err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	a := &agentRun{
 		Args: args, Dir: r.repo.Root(), Sandbox: jl.policy,
 		Env: append(os.Environ(),
 			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
-			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session,
+			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session, "HGATE_PHASE="+c.Phase,
 			"TMPDIR="+jl.tmp, r.srv.Env()),
 		Ended: r.srv.Drain,
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
-		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
+		Timeout: c.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
 		Started: func(pid int) {
 			r.refsMu.Lock() // the agent's served commands may write the journal too
 			defer r.refsMu.Unlock()
@@ -362,16 +433,21 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			_ = r.save()
 		},
 	}
+	a.Env = append(a.Env, actEnv...)
+	if c.Answer != "" {
+		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(jl.tmp, c.Answer))
+		c.Keep = append(c.Keep, c.Answer)
+	}
 	snap, err := r.repo.SnapshotRefs(refsPrefix)
 	if err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	r.refsMu.Lock()
 	j.Refs = snap
 	err = r.save()
 	r.refsMu.Unlock()
 	if err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	r.unlock()
 	if len(r.cfg.Agent) == 1 {
@@ -382,23 +458,27 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	stopWatch()
 	out := readAgentOutput(a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
-	if data, err := os.ReadFile(filepath.Join(jl.tmp, transcriptName)); err == nil {
-		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
+	for _, name := range append([]string{transcriptName}, c.Keep...) {
+		if data, err := os.ReadFile(filepath.Join(jl.tmp, name)); err == nil {
+			_ = writeAtomic(filepath.Join(dir, name), data)
+		}
 	}
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	if err := r.checkRefs(n); err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	j.AgentPID, j.AgentStart = 0, ""
-	it.Agent, it.AgentDetail = res.Outcome, res.Detail
-	it.AgentSeconds += secs(res.Duration)
-	if resumed && didNotStart(res.Detail) {
-		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
-	}
+	return res, out, resumed, nil
+}
+
+// addRunSpend adds one agent run's spend to the iteration's: a resumed session's
+// share only, where the CLI counts the session cumulatively (codex).
+func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
+	j, it := r.j, r.j.Current
 	spent := out
 	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
@@ -408,7 +488,6 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
 	}
-	return nil
 }
 
 // resumeFailed keeps the output of a repair that could not resume the agent's session

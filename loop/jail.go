@@ -237,8 +237,10 @@ const SandboxOff = "off"
 // match in the worktree, the message and learnings files, a private TMPDIR and
 // loop.sandbox.writable (plus the preset's own config folders); it cannot read
 // loop.sandbox.hidden. .git, the workspace, hgate's lock and the clean rooms are
-// outside what it may write.
-func (r *runner) openJail() (*jail, error) {
+// outside what it may write. In a harness phase (harness true) it may write the harness
+// folder instead of the worktree's allowed paths and the message file: a tool is all it
+// builds there.
+func (r *runner) openJail(harness bool) (*jail, error) {
 	tmp, err := os.MkdirTemp(r.agentTmp, "hgate-agent-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
@@ -265,20 +267,40 @@ func (r *runner) openJail() (*jail, error) {
 		hidden = append(hidden, p)
 		protected = append(protected, p)
 	}
-	write, err := agentWritable(root, r.env.Config.Allow, protected)
-	if err != nil {
-		jl.close()
-		return nil, err
+	var write []string
+	if harness {
+		dir := filepath.Join(root, filepath.FromSlash(r.cfg.Harness.Dir))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			jl.close()
+			return nil, err
+		}
+		write = append(write, dir, tmp)
+	} else {
+		write, err = agentWritable(root, r.env.Config.Allow, protected)
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		// The two workspace files the agent writes by design: hgate reads them, never trusts them.
+		msg := r.ws.Message()
+		if err := createIfMissing(msg); err != nil {
+			jl.close()
+			return nil, err
+		}
+		write = append(write, msg, tmp)
+		if l := r.ws.Learnings(); fileExists(l) {
+			write = append(write, l)
+		}
 	}
-	// The two workspace files the agent writes by design: hgate reads them, never trusts them.
-	msg := r.ws.Message()
-	if err := createIfMissing(msg); err != nil {
-		jl.close()
-		return nil, err
-	}
-	write = append(write, msg, tmp)
-	if l := r.ws.Learnings(); fileExists(l) {
-		write = append(write, l)
+	if r.cfg.Harness.Enabled {
+		// The proxies of the agent's MCP servers log its tools/calls here: the agent's
+		// side's record, which hgate shows and never trusts.
+		calls := filepath.Join(r.dir, mcpCallsName)
+		if err := createIfMissing(calls); err != nil {
+			jl.close()
+			return nil, err
+		}
+		write = append(write, calls)
 	}
 	grant := func(field string, paths []string) error { // field names the paths' origin in errors
 		for _, w := range paths {

@@ -114,6 +114,10 @@ type runner struct {
 	// commands the loop serves the agent meanwhile (they move the ledger).
 	refsMu  sync.Mutex
 	serving bool // checkRefs runs before a served command, in the agent's phase
+
+	// act is iteration actIter's activation of the agent's own tools.
+	act     *activation
+	actIter int
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
