@@ -1,8 +1,10 @@
 package loop
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -369,4 +371,30 @@ func artifactRepairPrompt(k int, report, dir string) string {
 		"of the gated commit plus %s/ only: self-test failures, framing (newline-delimited JSON), paths that only exist here, missing files. "+
 		"Do not work on the task. What still fails is quarantined: kept as evidence, never given to a later attempt.\n\n```json\n%s\n```\n",
 		k, dir, dir, strings.TrimSpace(report))
+}
+
+// maxCallsLog bounds how much of mcp_calls.jsonl, a file the agent's sandbox may write,
+// hgate reads.
+const maxCallsLog = 64 << 20
+
+// countCalls counts the tools/call lines the agent's proxies logged for iteration n: the
+// agent's side's word, shown and never trusted.
+func (r *runner) countCalls(n int) int {
+	f, err := os.Open(filepath.Join(r.dir, mcpCallsName))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, maxCallsLog))
+	sc.Buffer(nil, 1<<20)
+	count := 0
+	for sc.Scan() {
+		var l struct {
+			Iteration int `json:"iteration"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Iteration == n {
+			count++
+		}
+	}
+	return count
 }

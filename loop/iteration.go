@@ -230,6 +230,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				}
 				continue
 			}
+			if it.Harness != nil {
+				it.Harness.Calls = r.countCalls(n)
+			}
 			if err := r.learn(it); err != nil {
 				return err
 			}
