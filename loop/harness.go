@@ -13,6 +13,7 @@ import (
 
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/internal/fault"
 )
 
 // The harness phases (loop.harness.enabled), after the attempt's outcome is settled and
@@ -67,7 +68,8 @@ func (r *runner) harnessStart(ctx context.Context, n int) (phase, error) {
 	if err != nil {
 		return "", err
 	}
-	h := &HarnessOutcome{Active: act.describe(), Hidden: act.Hidden, Phases: []PhaseRun{}, Qualifications: []string{}}
+	h := &HarnessOutcome{Active: act.describe(), Hidden: act.Hidden, Phases: []PhaseRun{}, Qualifications: []string{},
+		Qualified: []string{}, Quarantined: []string{}}
 	if h.Active == nil {
 		h.Active = []string{}
 	}
@@ -268,6 +270,9 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 		}
 		if same {
 			fmt.Fprintf(r.log, "[loop] iteration %d: no qualification: %s is as hgate last judged it\n", n, r.cfg.Harness.Dir)
+			if err := r.standing(h); err != nil {
+				return err
+			}
 			return r.phase(phaseLearn)
 		}
 	}
@@ -277,8 +282,22 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 	if err != nil {
 		return fmt.Errorf("iteration %d: qualify: %w", n, err)
 	}
+	fault.Point("loop-qualified") // the registry holds the verdicts; the journal does not yet
 	rel, _ := filepath.Rel(r.repo.Root(), filepath.Join(report, "qualification.json"))
 	h.Qualifications = append(h.Qualifications, filepath.ToSlash(rel))
+	if err := r.standing(h); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.log, "[loop] iteration %d: qualification %d: %d passed, %d failed (%s)\n", n, k, q.Passed, q.Failed, filepath.ToSlash(rel))
+	if q.Status == "passed" || final {
+		return r.phase(phaseLearn)
+	}
+	j.HarnessRepair++
+	return r.phase(phaseArtifactRepair)
+}
+
+// standing copies the registry's verdicts into the iteration's outcome.
+func (r *runner) standing(h *HarnessOutcome) error {
 	reg, err := r.env.Registry()
 	if err != nil {
 		return err
@@ -293,12 +312,7 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 			}
 		}
 	}
-	fmt.Fprintf(r.log, "[loop] iteration %d: qualification %d: %d passed, %d failed (%s)\n", n, k, q.Passed, q.Failed, filepath.ToSlash(rel))
-	if q.Status == "passed" || final {
-		return r.phase(phaseLearn)
-	}
-	j.HarnessRepair++
-	return r.phase(phaseArtifactRepair)
+	return nil
 }
 
 // asJudged reports whether the harness folder holds exactly the artifacts the registry

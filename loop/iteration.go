@@ -17,6 +17,7 @@ import (
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
@@ -434,6 +435,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 			defer r.refsMu.Unlock()
 			j.AgentPID, j.AgentStart = pid, processStart(pid)
 			_ = r.save()
+			fault.Point("loop-agent-" + c.Phase) // hgate dies while the agent runs
 		},
 	}
 	a.Env = append(a.Env, actEnv...)

@@ -391,6 +391,8 @@ func (r *runner) writeRunConfig() error {
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
 		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.Sandbox,
 		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
+		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
+			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
 	}
 	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
 }
