@@ -145,7 +145,7 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 	}
 	if len(act.Skills) > 0 {
 		act.SkillsDir = filepath.Join(dir, "skills")
-		if err := r.claudePlugin(dir, act); err != nil {
+		if err := act.claudePlugin(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -156,23 +156,28 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 		} else {
 			fmt.Fprintf(r.log, "[loop] %v: the agent's MCP servers run without hgate's proxy, and their calls are not logged\n", err)
 		}
-		act.MCPConfig = filepath.Join(dir, "claude-mcp.json")
-		servers := map[string]any{}
-		for _, m := range act.MCP {
-			command, args := act.serverCommand(m)
-			servers[m.Name] = map[string]any{"type": "stdio", "command": command, "args": args}
-		}
-		if err := writeJSON(act.MCPConfig, map[string]any{"mcpServers": servers}); err != nil {
+		if err := act.writeMCPConfig(filepath.Join(dir, "claude-mcp.json")); err != nil {
 			return nil, err
 		}
 	}
 	return act, nil
 }
 
+// writeMCPConfig writes the active servers as a Claude Code --mcp-config file.
+func (act *activation) writeMCPConfig(path string) error {
+	act.MCPConfig = path
+	servers := map[string]any{}
+	for _, m := range act.MCP {
+		command, args := act.serverCommand(m)
+		servers[m.Name] = map[string]any{"type": "stdio", "command": command, "args": args}
+	}
+	return writeJSON(path, map[string]any{"mcpServers": servers})
+}
+
 // claudePlugin makes the activation folder's Claude Code plugin (--plugin-dir): its
 // manifest and the active skills, so claude finds them without a file in the worktree or
 // in ~/.claude.
-func (r *runner) claudePlugin(dir string, act *activation) error {
+func (act *activation) claudePlugin(dir string) error {
 	act.PluginDir = filepath.Join(dir, "claude-plugin")
 	if err := os.MkdirAll(filepath.Join(act.PluginDir, ".claude-plugin"), 0o755); err != nil {
 		return err
