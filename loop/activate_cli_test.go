@@ -31,28 +31,8 @@ func TestActivationAgainstClaude(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-stub")
 	t.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
 	t.Setenv("IS_SANDBOX", "1")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := filepath.Join(bin, "hgate-mcp")
-	if err := os.Symlink(self, proxy); err != nil {
-		t.Fatal(err)
-	}
-	server := `while IFS= read -r line; do
-	id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
-	case "$line" in
-	*'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}\n' "$id" ;;
-	*'"method":"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"lookup","description":"looks up","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}]}}\n' "$id" ;;
-	*'"method":"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"found it"}]}}\n' "$id" ;;
-	*'"method":"notifications/'*) ;;
-	*) [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}\n' "$id" ;;
-	esac
-done
-`
-	if err := os.WriteFile(filepath.Join(dir, "server.sh"), []byte(server), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	proxy := linkSelf(t, bin)
+	writeServer(t, dir)
 	skill := filepath.Join(dir, "act", "skills", "symbolfinder")
 	if err := os.MkdirAll(skill, 0o755); err != nil {
 		t.Fatal(err)
@@ -107,5 +87,85 @@ done
 	data, err := os.ReadFile(log)
 	if err != nil || !bytes.Contains(data, []byte(`"server":"good","tool":"lookup","status":"completed"`)) || bytes.Contains(data, []byte("secret")) {
 		t.Fatalf("the proxy's log: %v\n%s", err, data)
+	}
+}
+
+// TestActivationAgainstCodex: the real codex, given the activation's -c
+// mcp_servers.<name>.… keys on the preset's command line, starts the agent's server
+// behind hgate-mcp's proxy, offers its tool to the model, and the model's call of it
+// reaches the server and comes back, logged by the proxy. codex-cli 0.169.0 offers an MCP
+// server's tools as one namespace tool, mcp__<server>, whose functions are the tools.
+func TestActivationAgainstCodex(t *testing.T) {
+	if _, err := exec.LookPath("codex"); err != nil {
+		t.Skipf("codex is not installed (.ci/run: npm install -g --ignore-scripts @openai/codex): %v", err)
+	}
+	home, dir, bin := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	os.Unsetenv("CODEX_HOME")
+	tool := "mcp__good__lookup" // the stub's flat name of codex's namespace mcp__good, function lookup
+	stub := modelstub.OpenAI(t, modelstub.Turn{Tool: tool, Input: map[string]any{"q": "secret words"}}, modelstub.Turn{Text: "done"})
+	t.Setenv("HGATE_STUB_KEY", "sk-stub")
+	proxy := linkSelf(t, bin)
+	writeServer(t, dir)
+	log := filepath.Join(dir, "calls.jsonl")
+	act := &activation{Proxy: proxy, Log: log, Iteration: 1,
+		MCP: []activeMCP{{Name: "good", Command: "sh", Args: []string{"server.sh"}, Cwd: dir, StartupSec: 10, ToolSec: 60}}}
+	args, err := Command([]string{"codex"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, _ = act.apply([]string{"codex"}, args)
+	args = slices.Insert(args, 2, append(modelstub.CodexProvider(stub.URL, "HGATE_STUB_KEY"), "--skip-git-repo-check")...)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader("Look it up.")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	main := stub.Main()
+	if len(main) < 2 || !slices.Contains(main[0].Tools, tool) {
+		var tools []string
+		if len(main) > 0 {
+			tools = main[0].Tools
+		}
+		t.Fatalf("codex offered the model %v, want %s among them\n%s", tools, tool, out)
+	}
+	if !strings.Contains(main[1].ToolResult, "found it") {
+		t.Errorf("the tool's answer did not reach the model: %q\n%s", main[1].ToolResult, out)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil || !bytes.Contains(data, []byte(`"server":"good","tool":"lookup","status":"completed"`)) || bytes.Contains(data, []byte("secret")) {
+		t.Fatalf("the proxy's log: %v\n%s", err, data)
+	}
+}
+
+// linkSelf links the test binary as bin/hgate-mcp (TestMain serves as it under that name).
+func linkSelf(t *testing.T, bin string) string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := filepath.Join(bin, "hgate-mcp")
+	if err := os.Symlink(self, proxy); err != nil {
+		t.Fatal(err)
+	}
+	return proxy
+}
+
+// writeServer writes dir/server.sh, a newline-JSON MCP server with one tool, lookup.
+func writeServer(t *testing.T, dir string) {
+	server := `while IFS= read -r line; do
+	id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+	case "$line" in
+	*'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}\n' "$id" ;;
+	*'"method":"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"lookup","description":"looks up","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}]}}\n' "$id" ;;
+	*'"method":"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"found it"}]}}\n' "$id" ;;
+	*'"method":"notifications/'*) ;;
+	*) [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}\n' "$id" ;;
+	esac
+done
+`
+	if err := os.WriteFile(filepath.Join(dir, "server.sh"), []byte(server), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

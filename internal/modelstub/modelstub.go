@@ -22,8 +22,8 @@ import (
 type Turn struct {
 	Command string
 	Text    string
-	// Tool, when set, is a call of that tool (an MCP tool, mcp__<server>__<tool> in
-	// claude) with Input, instead of a shell command (claude only).
+	// Tool, when set, is a call of that tool (an MCP tool: mcp__<server>__<tool> in
+	// claude) with Input, instead of a shell command.
 	Tool  string
 	Input map[string]any
 }
