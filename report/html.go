@@ -357,8 +357,8 @@ svg { max-width: 100%; height: auto; }
 {{range .Runs}}<h3>run {{.ID}}</h3>
 <p class="sub">started {{.Started}}; {{if .Finished}}stopped: {{.StopReason}}{{if .StopDetail}} ({{.StopDetail}}){{end}}, {{secv .Seconds}} s{{else}}no summary: still running, or killed (hgate loop --resume continues it){{end}}; sandbox: {{.Sandbox}}</p>
 <table>
-<tr><th>iteration</th><th>outcome</th><th>agent</th><th>verdict</th><th>val_score</th><th>attempt</th><th>repairs</th><th>agent s</th><th>gate s</th><th>total s</th><th>reasons</th></tr>
-{{range .Iterations}}<tr><td class="num">{{.Iteration.Iteration}}</td><td>{{.Outcome}}</td><td>{{.Agent}}{{if .AgentDetail}}: {{.AgentDetail}}{{end}}</td><td>{{if .Verdict}}{{.Verdict}}{{end}}</td><td class="num">{{scorep .ValScore}}</td><td class="num">{{if .Attempt}}{{.Attempt}}{{end}}</td><td class="num">{{.Repairs}}</td><td class="num">{{secv .AgentSeconds}}</td><td class="num">{{secv .GateSeconds}}</td><td class="num">{{secv .Seconds}}</td><td class="reasons">{{range .Reasons}}{{.}}<br>{{end}}</td></tr>
+<tr><th>iteration</th><th>outcome</th><th>agent</th><th>verdict</th><th>val_score</th><th>attempt</th><th>repairs</th><th>agent s</th><th>gate s</th><th>total s</th><th>agent's tools</th><th>reasons</th></tr>
+{{range .Iterations}}<tr><td class="num">{{.Iteration.Iteration}}</td><td>{{.Outcome}}</td><td>{{.Agent}}{{if .AgentDetail}}: {{.AgentDetail}}{{end}}</td><td>{{if .Verdict}}{{.Verdict}}{{end}}</td><td class="num">{{scorep .ValScore}}</td><td class="num">{{if .Attempt}}{{.Attempt}}{{end}}</td><td class="num">{{.Repairs}}</td><td class="num">{{secv .AgentSeconds}}</td><td class="num">{{secv .GateSeconds}}</td><td class="num">{{secv .Seconds}}</td><td>{{with .Harness}}{{len .Active}} active, {{.Calls}} call(s){{if .Quarantined}}, {{len .Quarantined}} quarantined{{end}}{{if .Skipped}}; {{.Skipped}}{{end}}{{end}}</td><td class="reasons">{{range .Reasons}}{{.}}<br>{{end}}</td></tr>
 {{end}}</table>
 {{end}}{{else}}<p>No loop run in the workspace: the gates above were run by hand (or by an agent calling hgate gate).</p>{{end}}
 </body>
