@@ -100,7 +100,11 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err := os.MkdirAll(opts.ReportDir, 0o755); err != nil {
 		return nil, err
 	}
-	rm, err := e.rooms().Open(tree)
+	// Always a clean room, whatever clean_room.enabled or --no-clean-room say of the
+	// benchmark: without one the room would be the worktree, and the harness folder it
+	// empties and copies into would be the user's own.
+	rooms := &cleanroom.Rooms{Config: e.Config, Repo: e.Repo, Log: e.Log, Enabled: true}
+	rm, err := rooms.Open(tree)
 	if err != nil {
 		return nil, err
 	}
