@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -277,8 +278,11 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 		}
 	}
 	report := filepath.Join(r.iterDir(n), "qualification", "attempt_"+strconv.Itoa(k))
-	q, err := gate.Qualify(context.WithoutCancel(ctx), r.env, gate.QualifyOptions{ReportDir: report,
+	q, err := gate.Qualify(ctx, r.env, gate.QualifyOptions{ReportDir: report,
 		Prior: j.HarnessPrior, Final: final, Iteration: n})
+	if errors.Is(err, context.Canceled) {
+		return err // interrupted: --resume qualifies again
+	}
 	if err != nil {
 		return fmt.Errorf("iteration %d: qualify: %w", n, err)
 	}
