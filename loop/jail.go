@@ -269,8 +269,8 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	}
 	var write []string
 	if harness {
-		dir := filepath.Join(root, filepath.FromSlash(r.cfg.Harness.Dir))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		dir, err := harnessDir(root, r.cfg.Harness.Dir)
+		if err != nil {
 			jl.close()
 			return nil, err
 		}
@@ -383,4 +383,27 @@ func createWith(path, content string) error {
 func fileExists(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// harnessDir makes the harness folder and returns it, refusing one reached through a
+// symlink: the kernel would grant the link's target, anywhere.
+func harnessDir(root, rel string) (string, error) {
+	dir := root
+	for _, part := range strings.Split(path.Clean(rel), "/") {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				return "", fmt.Errorf("loop.harness.dir: %w", err)
+			}
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("loop.harness.dir: %w", err)
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("loop.harness.dir: %s is not a folder (a symlink is never opened to the agent)", dir)
+		}
+	}
+	return dir, nil
 }
