@@ -264,6 +264,16 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 	h := it.Harness
 	k := j.HarnessRepair
 	final := k >= r.cfg.Harness.ArtifactRepairs || it.SessionID == "" || h.Skipped != "" || r.stopping(ctx)
+	if !r.dead.IsZero() && !r.now().Before(r.dead) {
+		// Past the run's deadline: what was built waits, unactivated, for the next
+		// qualification (a later run's), as every unjudged artifact does.
+		h.Skipped = "the run reached its deadline: qualification left to the next run"
+		fmt.Fprintf(r.log, "[loop] iteration %d: %s\n", n, h.Skipped)
+		if err := r.standing(h); err != nil {
+			return err
+		}
+		return r.phase(phaseLearn)
+	}
 	if k == 0 {
 		same, err := r.asJudged()
 		if err != nil {

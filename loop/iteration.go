@@ -292,6 +292,9 @@ func (r *runner) report(it Iteration) {
 	if len(it.Reasons) > 0 {
 		fmt.Fprintf(&b, "; %s", strings.Join(it.Reasons, "; "))
 	}
+	if h := it.Harness; h != nil {
+		fmt.Fprintf(&b, "; tools: %d active, %d call(s), %d qualified, %d quarantined", len(h.Active), h.Calls, len(h.Qualified), len(h.Quarantined))
+	}
 	fmt.Fprintln(r.log, b.String())
 	if r.opts.Stream != nil {
 		enc := json.NewEncoder(r.opts.Stream)
