@@ -111,18 +111,38 @@ func Proxy(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // pump reads one message a line from r and hands each to fn, which forwards it to w (or
-// the client when w is nil).
+// the client when w is nil). A line longer than maxLine is passed on in pieces, unread: a
+// flood costs no memory.
 func (p *proxy) pump(r io.Reader, w io.Writer, fn func(line []byte, w io.Writer)) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, maxLine)
+	long := false
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			fn(line, w)
+		line, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull || long:
+			long = err == bufio.ErrBufferFull
+			p.raw(line, w)
+			if long {
+				continue
+			}
+		case len(line) > 0:
+			fn(append([]byte(nil), line...), w)
 		}
-		if err != nil {
+		if err != nil && err != bufio.ErrBufferFull {
 			return
 		}
 	}
+}
+
+// raw forwards part of an over-long line as it is.
+func (p *proxy) raw(b []byte, w io.Writer) {
+	if w != nil {
+		_, _ = w.Write(b)
+		return
+	}
+	p.mu.Lock()
+	_, _ = p.out.Write(b)
+	p.mu.Unlock()
 }
 
 // message is what the proxy reads of a JSON-RPC message.

@@ -34,6 +34,8 @@ done`
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lookup","arguments":{"q":"secret value","n":12}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bad","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hang"}}`,
+		// Longer than a message the proxy reads: passed on unread, and answered.
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"lookup","arguments":{"q":"` + strings.Repeat("x", 2*maxLine) + `"}}}`,
 	} {
 		if _, err := io.WriteString(inW, m+"\n"); err != nil {
 			t.Fatal(err)
@@ -41,13 +43,14 @@ done`
 	}
 	sc := bufio.NewScanner(outR)
 	var got []string
-	for len(got) < 3 && sc.Scan() {
+	sc.Buffer(nil, 4*maxLine)
+	for len(got) < 4 && sc.Scan() {
 		got = append(got, sc.Text())
 	}
 	inW.Close()
 	go io.Copy(io.Discard, outR)
 	<-done
-	if len(got) != 3 || !strings.Contains(got[0], `"id":1,"result"`) || !strings.Contains(got[2], `"id":3`) || !strings.Contains(got[2], "did not answer within 100ms") {
+	if len(got) != 4 || !strings.Contains(got[0], `"id":1,"result"`) || !strings.Contains(got[2]+got[3], "did not answer within 100ms") || !strings.Contains(got[2]+got[3], `"id":4,"result"`) {
 		t.Fatalf("the client got:\n%s", strings.Join(got, "\n"))
 	}
 	data, err := os.ReadFile(log)
