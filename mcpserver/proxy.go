@@ -216,8 +216,15 @@ func (p *proxy) expire(id string) {
 	delete(p.pending, id)
 	if ok {
 		p.timedOut = append(p.timedOut, id)
-		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id),
-			"error": map[string]any{"code": -32000, "message": fmt.Sprintf("%s did not answer within %s", p.server, p.timeout)}})
+		type rpcError struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		msg, _ := json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   rpcError        `json:"error"`
+		}{"2.0", json.RawMessage(id), rpcError{-32000, fmt.Sprintf("%s did not answer within %s", p.server, p.timeout)}})
 		_, _ = p.out.Write(append(msg, '\n'))
 	}
 	p.mu.Unlock()
