@@ -155,14 +155,10 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 		if err := r.putBack(n, name); err != nil {
 			return err
 		}
-		switch {
-		case p == phaseReflect && it.Harness.Skipped == "":
+		if p == phaseReflect && it.Harness.Skipped == "" {
 			return r.phase(phaseBuild)
-		case p == phaseReflect:
-			return r.phase(phaseQualify)
-		default:
-			return r.phase(phaseQualify)
 		}
+		return r.phase(phaseQualify) // what was built so far is judged, whatever stopped it
 	case phaseQualify:
 		return r.qualify(ctx, n)
 	}
