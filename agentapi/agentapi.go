@@ -11,6 +11,8 @@
 //	                 'o' a chunk of stdout, 'e' a chunk of stderr, as the command
 //	                 writes them, then one 'x' frame whose payload is the exit code
 //	                 in decimal; the server then closes the connection.
+//	                 stdout and stderr together carry at most 1 MiB (then a last
+//	                 stderr line says what was cut), and every write has a deadline.
 //
 // The client keeps its side open while it waits: the server takes a closed
 // connection for an agent that went away and cancels the command. Only the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestCheck(t *testing.T) {
@@ -286,5 +288,80 @@ func TestServeDrain(t *testing.T) {
 	}
 	if code, err := Call(context.Background(), s.Path(), []string{"gate"}, io.Discard, io.Discard); code != 0 || err != nil {
 		t.Fatalf("gate after Drain: %d, %v", code, err)
+	}
+}
+
+// A client that sends a request and never reads cannot hold a served command: Drain
+// (the end of the agent's phase) ends its blocked write, and the command with it. A
+// client that reads gets at most maxAnswer bytes and a line saying what was cut.
+func TestServeBoundedAnswer(t *testing.T) {
+	big := strings.Repeat("hgate: task \"x\" is not a train task\n", 70000) // 2.5 MB
+	started, wrote := make(chan struct{}, 2), make(chan struct{}, 2)
+	s, err := Listen(context.Background(), Options{Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		started <- struct{}{}
+		fmt.Fprint(stderr, big)
+		wrote <- struct{}{}
+		return 2
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	var stderr bytes.Buffer
+	code, err := Call(context.Background(), s.Path(), []string{"bench"}, io.Discard, &stderr)
+	if code != 2 || err != nil {
+		t.Fatalf("bench: %d, %v", code, err)
+	}
+	<-started
+	<-wrote
+	got := stderr.String()
+	want := fmt.Sprintf("hgate: the loop's socket: the answer was cut at %d bytes (%d more left out)\n", maxAnswer, len(big)-maxAnswer)
+	if got != big[:maxAnswer]+want {
+		t.Errorf("answer of %d bytes ends %q; want %d bytes then %q", len(got), got[max(0, len(got)-100):], maxAnswer, want)
+	}
+
+	// Now a client that never reads.
+	conn, err := net.Dial("unix", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(`{"args": ["bench"]}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	s.Drain()
+	<-wrote
+}
+
+// A client that reads nothing for writeTimeout is taken for gone: its command is
+// cancelled, and the turn is free for the next one.
+func TestServeWriteTimeout(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 10 * time.Millisecond
+	big := strings.Repeat("x", maxAnswer)
+	s, err := Listen(context.Background(), Options{Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if args[0] == "bench" {
+			fmt.Fprint(stdout, big)
+			<-ctx.Done() // cancelled by the write that timed out
+			return 130
+		}
+		return 0
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := net.Dial("unix", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(`{"args": ["bench"]}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := Call(context.Background(), s.Path(), []string{"guard"}, io.Discard, io.Discard); code != 0 || err != nil {
+		t.Fatalf("guard after a stalled bench: %d, %v", code, err)
 	}
 }

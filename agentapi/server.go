@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Options configure a Server.
@@ -25,6 +26,9 @@ type Options struct {
 	// Dir is where the socket's private directory is made; "": os.TempDir(),
 	// or /tmp when that path would be too long for a socket address.
 	Dir string
+	// Prefix begins the private directory's name; "": "hgate-loop-". The loop puts its
+	// pid and start time in it, for the next hgate to remove the folder of a killed loop.
+	Prefix string
 }
 
 // Server serves the socket until Close.
@@ -56,15 +60,18 @@ func Listen(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Exec == nil {
 		return nil, errors.New("agentapi: no Exec")
 	}
-	parent := opts.Dir
+	parent, prefix := opts.Dir, opts.Prefix
+	if prefix == "" {
+		prefix = "hgate-loop-"
+	}
 	if parent == "" {
 		parent = os.TempDir()
 		// A private directory name adds about 30 bytes.
-		if len(filepath.Join(parent, "hgate-loop-0123456789", sockName)) > maxSockPath {
+		if len(filepath.Join(parent, prefix+"0123456789", sockName)) > maxSockPath {
 			parent = "/tmp"
 		}
 	}
-	dir, err := os.MkdirTemp(parent, "hgate-loop-")
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("make the loop's socket directory: %w", err)
 	}
@@ -140,7 +147,11 @@ func (s *Server) accept() {
 func (s *Server) serve(conn net.Conn) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	out := &frameWriter{conn: conn}
+	out := &frameWriter{conn: conn, ctx: ctx, gone: cancel}
+	// A cancelled command (its client went away, Drain, Close) writes nothing more: a
+	// write blocked on a client that never reads returns at once, so the command ends.
+	stop := context.AfterFunc(ctx, out.cancel)
+	defer stop()
 	br := bufio.NewReaderSize(io.LimitReader(conn, maxRequest+1), 4096)
 	line, err := br.ReadBytes('\n')
 	var req request
@@ -225,12 +236,38 @@ func (s *Server) status(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// writeTimeout bounds every write to a client: one that reads nothing for that long is
+// taken for gone, and the rest of the answer is dropped. The loop waits on a served
+// command when the agent's phase ends; no client can hold it there.
+var writeTimeout = 30 * time.Second
+
+// maxAnswer bounds what a command sends on stdout and stderr together (a bench of 30,000
+// unknown task ids says 2.5 MB); beyond it the rest is dropped and a last line says so.
+const maxAnswer = 1 << 20
+
 // frameWriter writes frames to the connection; stdout and stderr may be
 // written from several goroutines, so each frame is written whole under a lock.
 type frameWriter struct {
 	mu     sync.Mutex
 	conn   net.Conn
-	broken bool // the client went away: drop the rest, the command is cancelled
+	broken bool            // the client went away: drop the rest, the command is cancelled
+	sent   int             // payload bytes of stdout and stderr frames
+	cut    int64           // bytes dropped past maxAnswer
+	ctx    context.Context // the command's: once it ends, writes never wait
+	gone   func()          // cancels the command when a write fails
+	// dmu orders the deadlines that cancel and write set; inflight is a write that may
+	// block, which cancel ends.
+	dmu      sync.Mutex
+	inflight bool
+}
+
+// cancel ends a blocked write at once; later writes make one attempt (tryWrite).
+func (f *frameWriter) cancel() {
+	f.dmu.Lock()
+	defer f.dmu.Unlock()
+	if f.inflight {
+		_ = f.conn.SetWriteDeadline(time.Unix(1, 0))
+	}
 }
 
 func (f *frameWriter) frame(kind byte, p []byte) {
@@ -239,11 +276,57 @@ func (f *frameWriter) frame(kind byte, p []byte) {
 	if f.broken {
 		return
 	}
+	if kind != kindExit {
+		if room := maxAnswer - f.sent; len(p) > room {
+			f.cut += int64(len(p) - room)
+			p = p[:room]
+		}
+		if len(p) == 0 {
+			return
+		}
+		f.sent += len(p)
+	} else if f.cut > 0 {
+		f.write(kindStderr, fmt.Appendf(nil, "hgate: the loop's socket: the answer was cut at %d bytes (%d more left out)\n", maxAnswer, f.cut))
+	}
+	f.write(kind, p)
+}
+
+// write sends one frame before writeTimeout, or marks the client gone.
+func (f *frameWriter) write(kind byte, p []byte) {
+	if f.broken {
+		return
+	}
 	var hdr [5]byte
 	hdr[0] = kind
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(p)))
-	if _, err := f.conn.Write(append(hdr[:], p...)); err != nil {
+	frame := append(hdr[:], p...)
+	f.dmu.Lock()
+	done := f.ctx.Err() != nil
+	var err error
+	if done {
+		err = f.conn.SetWriteDeadline(time.Time{}) // tryWrite never blocks
+	} else {
+		f.inflight = true
+		err = f.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	}
+	f.dmu.Unlock()
+	switch {
+	case err != nil:
+	case done:
+		// A cancelled command's frames (its exit code) reach a client that reads, in
+		// one attempt that never waits on one that does not.
+		err = tryWrite(f.conn, frame)
+	default:
+		_, err = f.conn.Write(frame)
+		f.dmu.Lock()
+		f.inflight = false
+		f.dmu.Unlock()
+	}
+	if err != nil {
 		f.broken = true
+		if f.gone != nil {
+			f.gone() // a client that reads nothing for writeTimeout is gone: stop its command
+		}
 	}
 }
 

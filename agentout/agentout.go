@@ -57,6 +57,9 @@ type Run struct {
 	// Message is the agent's own last words: claude's result text, codex's last error or
 	// agent message.
 	Message string
+	// Refused is what the output showed of operations the system refused (a write the
+	// sandbox stopped).
+	Refused Refusals
 	// worked counts signs of work: a tool used, a codex item other than an error, tokens.
 	worked bool
 }
@@ -134,8 +137,10 @@ func (r *Run) Line(line []byte) {
 		if json.Unmarshal(line, &ev) == nil {
 			r.event(&ev)
 		}
+		r.refusal(line)
 		return
 	}
+	r.refusal(line)
 	r.hgateLine(string(line))
 }
 

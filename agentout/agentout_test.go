@@ -176,3 +176,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestRefusals: a write the system refused, as each agent shows it — claude's tool
+// result, codex's command output, a plain agent's stderr — is counted with where it was
+// seen and its first line; other output is not.
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      string
+	}{
+		{"claude", `{"type":"system","subtype":"init","session_id":"s"}
+{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":"/bin/bash: line 1: check.sh: Permission denied"}]},"session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"result":"I could not edit check.sh.","session_id":"s","total_cost_usd":0.01}`,
+			`writes outside allow were refused (1 in claude's tool results, e.g. "/bin/bash: line 1: check.sh: Permission denied")`},
+		{"codex", `{"type":"thread.started","thread_id":"t"}
+{"type":"item.completed","item":{"type":"command_execution","command":"bash -lc 'echo x >> hgate.yaml'","aggregated_output":"bash: line 1: hgate.yaml: Read-only file system\n","exit_code":1,"status":"failed"}}
+{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":2}}`,
+			`writes outside allow were refused (1 in codex's command output, e.g. "bash: line 1: hgate.yaml: Read-only file system")`},
+		{"plain", "editing\nsh: 1: cannot create check.sh: Permission denied\ncp: cannot create regular file 'x': Operation not permitted\n",
+			`writes outside allow were refused (2 in the agent's output, e.g. "sh: 1: cannot create check.sh: Permission denied")`},
+		{"none", "all good\n", ""},
+	} {
+		r, err := Parse(strings.NewReader(tc.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Refused.String(); got != tc.want {
+			t.Errorf("%s: %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}

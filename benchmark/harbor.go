@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hgate/hgate/internal/proc"
@@ -59,6 +60,63 @@ func (s *Spend) Add(o Spend) {
 	s.InputTokens += o.InputTokens
 	s.CacheTokens += o.CacheTokens
 	s.OutputTokens += o.OutputTokens
+}
+
+// Sub is s less o.
+func (s Spend) Sub(o Spend) Spend {
+	return Spend{s.CostUSD - o.CostUSD, s.InputTokens - o.InputTokens, s.CacheTokens - o.CacheTokens, s.OutputTokens - o.OutputTokens}
+}
+
+// Tokens is every token the spend counts.
+func (s Spend) Tokens() int64 { return s.InputTokens + s.CacheTokens + s.OutputTokens }
+
+// Zero reports whether nothing was spent.
+func (s Spend) Zero() bool { return s == Spend{} }
+
+// Meter adds up what every run of a workflow spent, by split: one place to read a gate's
+// or a loop's spend, whatever ran the tasks (steps, trials, retries, promotion).
+type Meter struct {
+	mu      sync.Mutex
+	bySplit map[string]Spend
+}
+
+// Add counts s under split.
+func (m *Meter) Add(split string, s Spend) {
+	if m == nil || s.Zero() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bySplit == nil {
+		m.bySplit = map[string]Spend{}
+	}
+	t := m.bySplit[split]
+	t.Add(s)
+	m.bySplit[split] = t
+}
+
+// Total is what was spent under every split so far.
+func (m *Meter) Total() Spend {
+	var t Spend
+	if m == nil {
+		return t
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.bySplit {
+		t.Add(s)
+	}
+	return t
+}
+
+// Of is what was spent under split so far.
+func (m *Meter) Of(split string) Spend {
+	if m == nil {
+		return Spend{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bySplit[split]
 }
 
 // harborCandidateErrors are Harbor's exceptions the code under test can cause

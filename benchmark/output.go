@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -92,7 +93,15 @@ type taskOutput struct {
 	partial  string
 	final    string
 	writeErr error
+	// denyHint, for a task under a read allowlist, is the line its trace gets when its
+	// output says a path was denied; denied says it did.
+	denyHint string
+	denied   bool
 }
+
+// DenyHint is the line a sandboxed task's trace ends with when its output says
+// "Permission denied": the sandbox's read allowlist may be why.
+const DenyHint = "hgate: a path was denied: in the sandbox a task may read only its room, the system's folders (/usr /lib* /bin /sbin /etc /opt), its PATH, HOME, TMPDIR, {trace_dir} and the caches, and write only HOME, TMPDIR, {trace_dir}, the caches and clean_room.writable; name other paths it must read in clean_room.read (README, Integrity)"
 
 // newTaskOutput prepares the output of one command. With keep, the trace
 // goes to <dir>/<name>.log via a .partial file.
@@ -115,6 +124,9 @@ func (t *taskOutput) start(spec procSpec) (*proc.Process, error) {
 		}
 		t.file = f
 	}
+	if spec.sandbox != nil && len(spec.sandbox.Read) > 0 {
+		t.denyHint = DenyHint
+	}
 	spec.stdout = outWriter{t, true}
 	spec.stderr = outWriter{t, false}
 	p, err := startProc(spec)
@@ -134,6 +146,9 @@ func (t *taskOutput) finish() string {
 	err := t.writeErr
 	if err == nil && t.rest.total > 0 {
 		err = t.writeRest()
+	}
+	if err == nil && t.denied && t.denyHint != "" {
+		_, err = fmt.Fprintf(t.file, "\n%s\n", t.denyHint)
 	}
 	if cerr := t.file.Close(); err == nil {
 		err = cerr
@@ -202,6 +217,9 @@ func (w outWriter) Write(p []byte) (int, error) {
 	defer w.t.mu.Unlock()
 	if w.stdout {
 		w.t.tail.Write(p)
+	}
+	if w.t.denyHint != "" && !w.t.denied && bytes.Contains(p, []byte("ermission denied")) {
+		w.t.denied = true
 	}
 	if w.t.file != nil && w.t.writeErr == nil {
 		w.t.trace(p)

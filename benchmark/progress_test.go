@@ -13,7 +13,7 @@ func TestNewProgress(t *testing.T) {
 	defer func() { now = time.Now }()
 
 	var buf bytes.Buffer
-	p := newProgress(&buf, "train", 3, true)
+	p := newProgress(&buf, "train", 3, true, true)
 	steps := []struct {
 		after  time.Duration
 		result Result
@@ -46,6 +46,23 @@ func TestNewProgressLines(t *testing.T) {
 	clockAt = clockAt.Add(10 * time.Second)
 	p(2, 2, Result{})
 	want := "train  1/2  passed 1  elapsed 0:10  eta 0:10\ntrain  2/2  passed 1  elapsed 0:20  eta 0:00\n"
+	if buf.String() != want {
+		t.Errorf("%q, want %q", buf.String(), want)
+	}
+}
+
+// TestNewCountProgress: the held-out split's line counts tasks, never passes.
+func TestNewCountProgress(t *testing.T) {
+	clockAt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now = func() time.Time { return clockAt }
+	defer func() { now = time.Now }()
+
+	var buf bytes.Buffer
+	p := NewCountProgress(&buf, "trial 2", 2)
+	clockAt = clockAt.Add(10 * time.Second)
+	p(1, 2, Result{Reward: ptr(1)})
+	p(2, 2, Result{Reward: ptr(0)})
+	want := "trial 2  1/2  elapsed 0:10  eta 0:10\ntrial 2  2/2  elapsed 0:10  eta 0:00\n"
 	if buf.String() != want {
 		t.Errorf("%q, want %q", buf.String(), want)
 	}

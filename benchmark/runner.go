@@ -51,6 +51,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/suite"
 )
 
@@ -132,6 +133,8 @@ type Runner struct {
 	// nothing else, and nothing it starts outlives it. The caller checks
 	// sandbox.Available first.
 	Sandbox *sandbox.Policy
+	// Meter, when set, counts what each run's benchmark agents spent (Outcome.Spend).
+	Meter *Meter
 }
 
 // Request is one run over a set of tasks.
@@ -183,6 +186,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Outcome, error) {
 		err = r.runTasks(ctx, req, pool, traceDir, out)
 	}
 	sort.Strings(out.Problems)
+	r.Meter.Add(req.Split, out.Spend)
 	return out, err
 }
 
@@ -216,7 +220,7 @@ func (r *Runner) check(req Request) error {
 // itself (created), or a private temporary one removed by cleanup.
 func prepareTraceDir(dir string) (string, func(), error) {
 	if dir == "" {
-		tmp, err := os.MkdirTemp("", "hgate-trace-")
+		tmp, err := scratch.MkdirTemp("", "hgate-trace-") // named after hgate: the next one removes it if hgate is killed
 		if err != nil {
 			return "", nil, fmt.Errorf("benchmark: create private trace directory: %w", err)
 		}
@@ -367,17 +371,8 @@ func (r *Runner) isolate(spec *procSpec, traceDir string) (cleanup func(), err e
 	return func() { RemoveAll(tmp) }, nil
 }
 
-// RemoveAll removes dir even where folders in it were made read-only (a clean room's
-// carried folders, a Go module cache a task filled).
-func RemoveAll(dir string) {
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
-}
+// RemoveAll is scratch.RemoveAll, for the callers of this package's rooms and TMPDIRs.
+func RemoveAll(dir string) { scratch.RemoveAll(dir) }
 
 // score turns how a per-task command ended into its Result.
 func (r *Runner) score(id string, pr proc.Result, stdout []byte) Result {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
@@ -189,16 +191,35 @@ func TestRoomPaths(t *testing.T) {
 			t.Errorf("%s is derived from the repository root", p)
 		}
 	}
-	// A new run sweeps both runs' leftovers (the repository lock keeps runs apart) and
-	// leaves other folders alone.
+	// A new run sweeps the leftovers of both runs once their maker is gone (here: the
+	// folders renamed to a reaped process's name), never a running one's, and leaves
+	// other folders alone.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := proc.Owner{PID: dead.ProcessState.Pid(), StartTicks: proc.Self().StartTicks}
+	live := filepath.Dir(a.base)
+	var left []string
+	for _, p := range []string{c.base} {
+		parent := filepath.Dir(p)
+		moved := filepath.Join(filepath.Dir(parent), "hgate-"+gone.Tag()+"-1")
+		if err := os.Rename(parent, moved); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, filepath.Join(moved, filepath.Base(p)))
+	}
 	keep := filepath.Join(os.TempDir(), "hgate-not-ours")
 	os.Mkdir(keep, 0o700)
 	next := &Rooms{Config: e.Config, Repo: e.Repo, Enabled: true}
 	d := open(next)
-	for _, p := range bases {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) && runtime.GOOS == "linux" {
 			t.Errorf("%s was not swept: %v", p, err)
 		}
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a running hgate's folder was swept: %v", err)
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("sweep removed a folder of another repository: %v", err)
@@ -407,5 +428,46 @@ func TestCacheSymlinkRefused(t *testing.T) {
 	_, err = rm.Runner(nil)
 	if err == nil || !strings.Contains(err.Error(), "is not a folder (a symlink?)") {
 		t.Errorf("runner over a planted symlink: %v", err)
+	}
+}
+
+// TestNoNamespaces: where Landlock works but namespaces cannot be had, tasks still run
+// under the read allowlist, with the system's /proc, after one warning per command; with
+// them, tasks are isolated and clean_room.network: false takes their network away.
+func TestNoNamespaces(t *testing.T) {
+	if _, err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	saved := sandboxNamespaces
+	defer func() { sandboxNamespaces = saved }()
+	for _, ns := range []bool{false, true} {
+		sandboxNamespaces = func() error { return nil }
+		if !ns {
+			sandboxNamespaces = func() error { return errors.New("namespaces: operation not permitted") }
+		}
+		e, tree := roomEnv(t)
+		e.Config.CleanRoom.Network = false
+		var log strings.Builder
+		e.Log = &log
+		rm, err := e.Open(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := rm.Runner(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := run.Sandbox
+		if p == nil || p.Isolate != ns || p.NoNetwork != ns || slices.Contains(p.Read, "/proc") == ns || !slices.Contains(p.Read, run.Dir) {
+			t.Errorf("namespaces %v: policy %+v", ns, p)
+		}
+		want := ""
+		if !ns {
+			want = "hgate: warning: no namespaces here: benchmark tasks run in the Landlock sandbox, but share /proc, IPC and the network with the user's other processes (namespaces: operation not permitted)\n"
+		}
+		if log.String() != want {
+			t.Errorf("namespaces %v: log %q, want %q", ns, log.String(), want)
+		}
+		rm.Close()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,11 +33,14 @@ type Rooms struct {
 	Log io.Writer
 	// Enabled runs every benchmark command in a clean room; off, in the repository.
 	Enabled bool
+	// Meter counts what every run of these rooms spent (a Harbor benchmark's agents).
+	Meter benchmark.Meter
 
 	swept          bool   // TempDir has cleared what a killed run left behind
 	tmpParent      string // this process's random temporary folder (see TempDir)
 	sandboxChecked bool   // Sandboxed has looked for Landlock (and warned)
 	sandboxOK      bool
+	nsOK           bool // tasks get namespaces of their own (sandbox.Namespaces)
 }
 
 // Room is where benchmark commands run. Where Landlock is available, every task runs in
@@ -93,6 +97,9 @@ func (rs *Rooms) materialize(tree plumbing.Hash, dir string) error {
 // sandboxAvailable is sandbox.Available; tests replace it to see the fallback.
 var sandboxAvailable = sandbox.Available
 
+// sandboxNamespaces is sandbox.Namespaces, replaced in tests.
+var sandboxNamespaces = sandbox.Namespaces
+
 // Sandboxed reports whether tasks can run under Landlock, warning once when not.
 func (rs *Rooms) Sandboxed() bool {
 	if !rs.sandboxChecked {
@@ -101,6 +108,10 @@ func (rs *Rooms) Sandboxed() bool {
 		rs.sandboxOK = err == nil
 		if err != nil {
 			fmt.Fprintf(rs.log(), "hgate: warning: no Landlock in this kernel: benchmark tasks run unsandboxed (%v)\n", err)
+		} else if err := sandboxNamespaces(); err != nil {
+			fmt.Fprintf(rs.log(), "hgate: warning: no namespaces here: benchmark tasks run in the Landlock sandbox, but share /proc, IPC and the network with the user's other processes (%v)\n", err)
+		} else {
+			rs.nsOK = true
 		}
 	}
 	return rs.sandboxOK
@@ -120,7 +131,7 @@ func (rs *Rooms) InRepo(pool *benchmark.Pool) *benchmark.Runner {
 	if pool == nil {
 		pool = benchmark.NewPool(rs.Config.Benchmark.Concurrency)
 	}
-	return &benchmark.Runner{Dir: rs.Repo.Root(), Config: rs.Config.Benchmark, Pool: pool}
+	return &benchmark.Runner{Dir: rs.Repo.Root(), Config: rs.Config.Benchmark, Pool: pool, Meter: &rs.Meter}
 }
 
 // Close removes the clean room, making the read-only carried paths writable first, and
@@ -185,7 +196,7 @@ func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
 		run.Env = append(run.Env, c.Env+"="+c.Dir)
 	}
 	if r.sandbox {
-		if run.Sandbox, err = rs.policy(Lane{Tree: dir, Home: home, Caches: caches}); err != nil {
+		if run.Sandbox, err = rs.policy(Lane{Tree: dir, Home: home, Caches: caches, Path: envValue(run.Env, "PATH")}); err != nil {
 			return nil, err
 		}
 	}
@@ -197,12 +208,88 @@ func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
 type Lane struct {
 	Tree, Home string
 	Caches     []Cache
+	Path       string // the tasks' PATH
 }
 
 // policy is the sandbox policy of every task of a lane, the one place it is made: it
 // may write its HOME, the caches and the clean_room.writable folders of its tree (made
-// here, empty or writable), and nothing else; the benchmark runner adds its TMPDIR.
+// here, empty or writable), and nothing else; the benchmark runner adds its TMPDIR and
+// {trace_dir}. It may read only those, its tree, the system's folders, its PATH (see
+// pathRead) and clean_room.read. It runs in PID (its own /proc), IPC and mount
+// namespaces of its own, and with clean_room.network: false a network one with loopback.
 func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
+	read := append([]string{l.Tree}, sandbox.SystemRead()...)
+	read = append(read, pathRead(l.Path)...)
+	for _, r := range rs.Config.CleanRoom.Read {
+		p, err := Expand(r, rs.Repo.Root())
+		if err != nil {
+			return nil, fmt.Errorf("clean room: read %s: %w", r, err)
+		}
+		read = append(read, p)
+	}
+	p, err := rs.writePolicy(l)
+	if err != nil {
+		return nil, err
+	}
+	if !rs.nsOK {
+		// Without namespaces the system's /proc is the only one: tasks need it.
+		p.Read = append(read, "/proc")
+		return p, nil
+	}
+	p.Read, p.Isolate, p.NoNetwork = read, true, !rs.Config.CleanRoom.Network
+	return p, nil
+}
+
+// pathRead is what tasks may read of their PATH: each folder on it, and for one named
+// bin or shims the folder above (a toolchain's root, where its libraries are: /usr/local/go,
+// ~/.pyenv), unless that is / or the home folder.
+func pathRead(path string) []string {
+	home, _ := os.UserHomeDir()
+	var out []string
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		dir = filepath.Clean(dir)
+		out = append(out, dir)
+		if b := filepath.Base(dir); b == "bin" || b == "shims" {
+			if up := filepath.Dir(dir); up != "/" && up != home {
+				out = append(out, up)
+			}
+		}
+	}
+	return out
+}
+
+// Expand resolves a clean_room.read (or loop.harness.read) path: ~/ is the home folder, a
+// relative path is relative to the repository root.
+func Expand(p, root string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, strings.TrimPrefix(p, "~")), nil
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	return filepath.Join(root, filepath.FromSlash(p)), nil
+}
+
+// envValue is the value of key in env (KEY=value entries), the last one winning.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// writePolicy is what a lane's tasks may write.
+func (rs *Rooms) writePolicy(l Lane) (*sandbox.Policy, error) {
 	write := []string{l.Home}
 	for _, c := range l.Caches {
 		write = append(write, c.Dir)

@@ -5,8 +5,11 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/internal/scratch"
 )
 
 // TempDir makes a private temporary folder (a clean room, the baseline's traces) with a
@@ -22,7 +25,7 @@ func (rs *Rooms) TempDir(prefix string) (string, error) {
 		rs.swept = true
 	}
 	if rs.tmpParent == "" {
-		parent, err := os.MkdirTemp("", "hgate-")
+		parent, err := scratch.MkdirTemp("", "hgate-")
 		if err != nil {
 			return "", err
 		}
@@ -53,15 +56,21 @@ func ownerMarker(root string) string {
 	return "owner-" + hex.EncodeToString(sum[:8])
 }
 
-// sweep removes the temporary folders of earlier runs that hold marker.
+// sweep removes the temporary folders of earlier runs that hold marker: those whose
+// maker is provably gone (scratch.Orphaned), never a running hgate's, and those of an
+// hgate from before folders named their maker.
 func sweep(tmp, marker string) {
 	matches, _ := filepath.Glob(filepath.Join(tmp, "hgate-*"))
 	for _, dir := range matches {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		if fi, err := os.Lstat(filepath.Join(dir, marker)); err == nil && fi.IsDir() {
-			benchmark.RemoveAll(dir)
+		if fi, err := os.Lstat(filepath.Join(dir, marker)); err != nil || !fi.IsDir() {
+			continue
+		}
+		name := filepath.Base(dir)
+		if _, _, tagged := proc.ParseTag(strings.TrimPrefix(name, "hgate-")); !tagged || scratch.Orphaned(name, "hgate-") {
+			scratch.RemoveAll(dir)
 		}
 	}
 }

@@ -106,16 +106,19 @@ type Suite struct {
 
 // Loop configures `hgate loop`.
 type Loop struct {
-	Agent                 []string      // yaml string or list; a one-element value may be a preset name (claude, codex, aider) — expansion is the loop package's job
-	Program               string        // default "PROGRAM.md"
-	AttemptTimeout        time.Duration // default 30m
-	Iterations            int           // 0 = no limit
-	Patience              int           // default 5; 0 = no limit
-	StopScore             *float64      // nil = none
-	Until                 string        // "HH:MM" local wall clock, "" = none (validated, written with two-digit hours)
-	For                   time.Duration // 0 = none
-	RepairAttempts        int           // default 1
-	MaxConsecutiveCrashes int           // default 3
+	Agent                 []string         // yaml string or list; a one-element value may be a preset name (claude, codex, aider) — expansion is the loop package's job
+	Program               string           // default "PROGRAM.md"
+	AttemptTimeout        time.Duration    // default 30m
+	Iterations            int              // 0 = no limit
+	Patience              int              // default 5; 0 = no limit
+	StopScore             *float64         // nil = none
+	Until                 string           // "HH:MM" local wall clock, "" = none (validated, written with two-digit hours)
+	For                   time.Duration    // 0 = none
+	RepairAttempts        int              // default 1
+	MaxConsecutiveCrashes int              // default 3
+	BudgetUSD             float64          // dollars the run may spend (agent and benchmark); 0 = no limit
+	BudgetTokens          int              // tokens the run may spend; 0 = no limit
+	Prices                map[string]Price // model -> price, for an agent that reports tokens only (codex)
 	Sandbox               Sandbox
 	Harness               Harness
 }
@@ -140,6 +143,13 @@ func (h Harness) Reflect() time.Duration {
 		return h.ReflectTimeout
 	}
 	return h.BuildTimeout
+}
+
+// Price is what one model's tokens cost, in dollars per million tokens.
+type Price struct {
+	Input       float64
+	Output      float64
+	CachedInput *float64 // nil: cached input costs what input does
 }
 
 // AgentScratch are files coding agents write into the repository on their own (aider's
@@ -174,6 +184,12 @@ type CleanRoom struct {
 	// folder hgate keeps outside the worktree (go-build): tasks get the variable
 	// set to it and may write it, and it outlives the run.
 	Caches map[string]string
+	// Read are paths tasks may read in the sandbox besides the room, the system's folders,
+	// their PATH, HOME, TMPDIR, {trace_dir} and the caches: ~/ for the home folder,
+	// absolute, or relative to the repository root (a data folder outside the tree).
+	Read []string
+	// Network: false gives every task a network namespace with only loopback.
+	Network bool
 }
 
 // Placeholders are the {name} tokens the benchmark substitutes in run and batch
@@ -207,7 +223,7 @@ func Default() Config {
 			Sandbox:               Sandbox{Enabled: true},
 			Harness:               Harness{Dir: ".hgate/harness", ArtifactRepairs: 1, BuildTimeout: 20 * time.Minute},
 		},
-		CleanRoom: CleanRoom{Enabled: true},
+		CleanRoom: CleanRoom{Enabled: true, Network: true},
 	}
 }
 

@@ -91,6 +91,8 @@ func TestParseValid(t *testing.T) {
 				Home:     "/tmp/hgate-home",
 				Writable: []string{"build/", ".cache"},
 				Caches:   map[string]string{"GOCACHE": "go-build", "GOMODCACHE": "go-mod", "PIP_CACHE_DIR": "pip.v2_x"},
+				Read:     []string{"/data/models", "~/.config/tool", "data/"},
+				Network:  false,
 			}
 		}),
 		"batch.yaml": with(func(c *Config) {
@@ -125,6 +127,15 @@ func TestParseValid(t *testing.T) {
 			c.Allow = []string{"agent.py", "PROGRAM.md"}
 			c.Loop.Agent = []string{"claude"}
 			c.Loop.Until = "23:05"
+		}),
+		"budget.yaml": with(func(c *Config) {
+			c.Allow = []string{"agent.sh"}
+			c.Loop.Agent = []string{"codex"}
+			c.Loop.BudgetUSD, c.Loop.BudgetTokens = 25.5, 40000000
+			c.Loop.Prices = map[string]Price{
+				"gpt-5-codex": {Input: 1.25, Output: 10, CachedInput: ptr(0.125)},
+				"o4-mini":     {Input: 1.1, Output: 4.4},
+			}
 		}),
 		"agent_shell_line.yaml": with(func(c *Config) {
 			c.Loop.Agent = []string{"my-agent --prompt {prompt_file} --yes"}

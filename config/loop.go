@@ -25,6 +25,18 @@ func atLeast(min int, example, meaning string) func(int) string {
 	}
 }
 
+func budgetUSDRange(f float64) string {
+	return problemIf(f < 0, "is negative (expected dollars such as 50, or 0 for no limit)")
+}
+
+func budgetTokensRange(n int) string {
+	return problemIf(n < 0, "is negative (expected tokens such as 20000000, or 0 for no limit)")
+}
+
+func priceRange(f float64) string {
+	return problemIf(f < 0, "is negative (expected dollars per million tokens, e.g. 1.25)")
+}
+
 func attemptTimeoutRange(t time.Duration) string {
 	return problemIf(t <= 0, "is not positive (expected e.g. 30m)")
 }
@@ -72,6 +84,8 @@ type LoopFlags struct {
 	Until          *string // "" clears loop.until
 	For            *time.Duration
 	AttemptTimeout *time.Duration
+	BudgetUSD      *float64
+	BudgetTokens   *int
 	Harness        *bool // --harness: the reflect, build and qualify phases
 }
 
@@ -101,6 +115,12 @@ func (l *Loop) Override(f LoopFlags) error {
 		if c.value != nil && check(c.flag, strconv.Itoa(*c.value), c.rng(*c.value)) {
 			*c.dst = *c.value
 		}
+	}
+	if v := f.BudgetUSD; v != nil && check("budget-usd", strconv.FormatFloat(*v, 'g', -1, 64), budgetUSDRange(*v)) {
+		l.BudgetUSD = *v
+	}
+	if v := f.BudgetTokens; v != nil && check("budget-tokens", strconv.Itoa(*v), budgetTokensRange(*v)) {
+		l.BudgetTokens = *v
 	}
 	if v := f.StopScore; v != nil && check("stop-score", strconv.FormatFloat(*v, 'g', -1, 64), stopScoreRange(*v)) {
 		l.StopScore = v

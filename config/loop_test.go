@@ -42,6 +42,15 @@ func TestLoopOverride(t *testing.T) {
 	if err := l.Override(LoopFlags{Until: &empty}); err != nil || l.Until != "" {
 		t.Errorf("--until \"\": Until %q, err %v; want it cleared", l.Until, err)
 	}
+	usd, tokens := 12.5, 1000
+	if err := l.Override(LoopFlags{BudgetUSD: &usd, BudgetTokens: &tokens}); err != nil || l.BudgetUSD != 12.5 || l.BudgetTokens != 1000 {
+		t.Errorf("--budget-usd 12.5 --budget-tokens 1000: %v, %v, err %v", l.BudgetUSD, l.BudgetTokens, err)
+	}
+	negUSD, negTokens := -0.5, -1
+	if err := l.Override(LoopFlags{BudgetUSD: &negUSD, BudgetTokens: &negTokens}); err == nil ||
+		err.Error() != "--budget-usd: -0.5 is negative (expected dollars such as 50, or 0 for no limit)\n--budget-tokens: -1 is negative (expected tokens such as 20000000, or 0 for no limit)" {
+		t.Errorf("negative budgets: %v", err)
+	}
 	bad := -1
 	before := l
 	err := l.Override(LoopFlags{Iterations: &bad, RepairAttempts: &bad})

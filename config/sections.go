@@ -154,6 +154,9 @@ var (
 		keepNull(durationField("for", "8h", forRange, func(l *Loop, t time.Duration) { l.For = t })),
 		intField("repair_attempts", "1", repairAttemptsRange, func(l *Loop, n int) { l.RepairAttempts = n }),
 		intField("max_consecutive_crashes", "3", crashesRange, func(l *Loop, n int) { l.MaxConsecutiveCrashes = n }),
+		numberField("budget_usd", "50", budgetUSDRange, func(l *Loop, f float64) { l.BudgetUSD = f }),
+		intField("budget_tokens", "20000000", budgetTokensRange, func(l *Loop, n int) { l.BudgetTokens = n }),
+		nodeField("prices", (*decoder).prices),
 		sectionField("sandbox", sandboxFields, func(l *Loop) *Sandbox { return &l.Sandbox }),
 		sectionField("harness", harnessFields, func(l *Loop) *Harness { return &l.Harness }),
 	}
@@ -176,6 +179,12 @@ var (
 		intField("artifact_repairs", "1", artifactRepairsRange, func(h *Harness, n int) { h.ArtifactRepairs = n }),
 		durationField("reflect_timeout", "10m", attemptTimeoutRange, func(h *Harness, t time.Duration) { h.ReflectTimeout = t }),
 		durationField("build_timeout", "20m", attemptTimeoutRange, func(h *Harness, t time.Duration) { h.BuildTimeout = t }),
+	}
+
+	priceFields = []field[Price]{
+		{key: "input", missing: "missing (expected dollars per million input tokens, e.g. input: 1.25)", decode: numberField("input", "1.25", priceRange, func(p *Price, f float64) { p.Input = f }).decode},
+		{key: "output", missing: "missing (expected dollars per million output tokens, e.g. output: 10)", decode: numberField("output", "10", priceRange, func(p *Price, f float64) { p.Output = f }).decode},
+		numberField("cached_input", "0.125", priceRange, func(p *Price, f float64) { p.CachedInput = &f }),
 	}
 
 	sandboxFields = []field[Sandbox]{
@@ -205,6 +214,10 @@ var (
 		nodeField("writable", func(d *decoder, e entry, p string, c *CleanRoom) {
 			c.Writable = d.treeFolders(e.val, p, "a list of folders tasks may write, e.g. [build/, .cache/]", "build/ or .cache/")
 		}),
+		nodeField("read", func(d *decoder, e entry, p string, c *CleanRoom) {
+			c.Read = d.sandboxPaths(e.val, p, "a list of paths tasks may read, e.g. [/data/models, ~/.config/tool]")
+		}),
+		boolField("network", func(c *CleanRoom, b bool) { c.Network = b }),
 		// benchmark.env is decoded first (the file's keys are decoded in rootFields' order).
 		nodeField("caches", func(d *decoder, e entry, p string, c *CleanRoom) { c.Caches = d.caches(e.val, p, d.cfg.Benchmark.Env) }),
 	}
@@ -467,6 +480,27 @@ func (d *decoder) trials(e entry, p string, g *Gate) {
 	}
 	if g.TrialsMin > g.TrialsMax {
 		d.failf(e.val, p, "min %d is above max %d (expected min <= max)", g.TrialsMin, g.TrialsMax)
+	}
+}
+
+// prices decodes loop.prices: a mapping of model names to their price per million tokens.
+func (d *decoder) prices(e entry, p string, l *Loop) {
+	m, ok := d.mapping(e.val, p, nil)
+	if !ok {
+		return
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return m[names[i]].key.Line < m[names[j]].key.Line })
+	l.Prices = map[string]Price{}
+	for _, name := range names {
+		me := m[name]
+		var pr Price
+		if _, ok := decodeSection(d, me.key, me.val, join(p, displayKey(name)), priceFields, &pr); ok {
+			l.Prices[name] = pr
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ type BenchReport struct {
 	Tasks   []string
 	Results map[string]benchmark.Result
 	Passed  int
+	Spend   benchmark.Spend // what the benchmark's agents spent (Harbor)
 }
 
 // loadSplit reads split.json, pointing at prepare when it is missing.
@@ -104,6 +105,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	}
 	rep.Results = out.Results
 	rep.Passed, _ = passedCount(rep.Tasks, out.Results)
+	rep.Spend = out.Spend
 	if !rep.Full {
 		return rep, nil
 	}

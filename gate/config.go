@@ -24,7 +24,7 @@ import (
 // differs, a doubtful key) and the anchors' notes go to log.
 func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config, error) {
 	onDisk, diskErr := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(file)))
-	base, err := gatedBase(repo, log)
+	base, err := gatedBase(repo)
 	if err != nil {
 		return nil, err
 	}
@@ -99,28 +99,45 @@ func Warn(log io.Writer, cfg *config.Config) {
 }
 
 // gatedBase is the commit hgate.yaml is read from: where the ledger last put
-// refs/hgate/gated, after finishing a move a crash interrupted (said so), or the ref itself
-// when the ledger does not record it. Moving the ref by hand therefore changes no setting;
-// the command's own check reports the move.
-func gatedBase(repo *gitguard.Repo, log io.Writer) (plumbing.Hash, error) {
+// refs/hgate/gated, or the ref itself when the ledger does not record it. Moving the ref
+// by hand therefore changes no setting, and a move the ledger records but the ref has not
+// made yet is read as made; the command's own check reports either. It writes nothing:
+// every command loads its configuration, readers too, before any lock is taken.
+func gatedBase(repo *gitguard.Repo) (plumbing.Hash, error) {
 	var moved *ledger.Moved
-	if err := CheckAnchors(repo, log); errors.As(err, &moved) {
-		if h, ok := moved.Expected(gitguard.GatedRef); ok {
-			return h, nil
-		}
-	} else if err != nil {
+	_, err := ledger.ReadRefs(repo) // the command's own check says what it finds
+	if err != nil && !errors.As(err, &moved) {
 		return plumbing.ZeroHash, err
+	}
+	if h, ok, err := ledger.ExpectedRef(repo, gitguard.GatedRef); err != nil || ok {
+		return h, err
 	}
 	return repo.Ref(gitguard.GatedRef)
 }
 
-// CheckAnchors checks that hgate's refs are where the ledger last put them, after
-// finishing a move a crash interrupted (said on log): the check of the commands that
-// read the refs outside a gate run (guard, state log).
+// CheckAnchors checks that hgate's refs are where the ledger last put them: the check of
+// the commands that read the refs outside a gate run (guard, state log) and of loading
+// the configuration. It only reads: a move the ledger records but the ref has not made
+// (a running hgate's, or a killed one's) is said on log and left to the next command
+// that writes, which holds the repository lock and finishes it (Env.verify).
 func CheckAnchors(repo *gitguard.Repo, log io.Writer) error {
-	rolled, err := ledger.CheckRefs(repo)
-	for _, r := range rolled {
-		fmt.Fprintf(log, "hgate: %s\n", r)
+	pending, err := ledger.ReadRefs(repo)
+	for _, p := range pending {
+		fmt.Fprintf(log, "hgate: %s\n", p.Pending())
 	}
 	return err
+}
+
+// ReaderBase is the base Step 0 compares with in a command that only reads (guard): zero
+// (refs/hgate/gated itself) unless a move of the ref is pending, then where the ledger
+// puts it, as the next command that writes will.
+func ReaderBase(repo *gitguard.Repo) (plumbing.Hash, error) {
+	want, ok, err := ledger.ExpectedRef(repo, gitguard.GatedRef)
+	if err != nil || !ok {
+		return plumbing.ZeroHash, err
+	}
+	if cur, err := repo.Ref(gitguard.GatedRef); err != nil || cur == want {
+		return plumbing.ZeroHash, err
+	}
+	return want, nil
 }

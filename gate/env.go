@@ -70,6 +70,15 @@ func (e *Env) progress(label string, total int) func(done, total int, r benchmar
 	return benchmark.NewProgress(e.Progress, label, total)
 }
 
+// progressCount is progress for the held-out split: a count of tasks done, never of
+// passes (see benchmark.NewCountProgress).
+func (e *Env) progressCount(label string, total int) func(done, total int, r benchmark.Result) {
+	if e.Progress == nil || total == 0 {
+		return nil
+	}
+	return benchmark.NewCountProgress(e.Progress, label, total)
+}
+
 // ws is the workspace folder, its layout named by package workspace.
 func (e *Env) ws() workspace.Dir { return workspace.Dir(e.Config.WorkspaceDir()) }
 

@@ -45,7 +45,24 @@ var errDecided = errors.New("verdict decided")
 // the prior receipt), the room, runSteps (Steps 1 and 2 on one pool), step1, the Step 2
 // scorer chosen once (one sample, trials, or deferred to the loop), step3, and the
 // receipt (save).
+//
+// What the benchmark's own agents spent (a Harbor benchmark) is counted by the rooms' meter:
+// the train side goes into the report, the test split's only into TestSpend, which the
+// loop adds to its run's total.
 func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
+	m := &e.rooms().Meter
+	train, test := m.Of("train"), m.Of("test")
+	rep, err := run(ctx, e, opts)
+	if rep != nil {
+		if spent := m.Of("train").Sub(train); !spent.Zero() {
+			rep.Spend = &spent
+		}
+		rep.TestSpend = m.Of("test").Sub(test)
+	}
+	return rep, err
+}
+
+func run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	in, err := e.readInputs(ctx, opts)
 	if err != nil || !in.rep.Steps.Step0.OK {
 		return reportOf(in), err
@@ -255,8 +272,11 @@ func (d *decider) onTest(_, _ int, r benchmark.Result) {
 	if d.decided {
 		return
 	}
+	// The progress line counts a test task as done, never as passed: a count that moved
+	// with one held-out task's result would name it.
+	shown := benchmark.Result{Task: r.Task}
 	if r.Reward == nil && r.Null == benchmark.NullInfra {
-		d.tick(r) // for Step 2 still to come: runRetrying runs it again, with no progress
+		d.tick(shown) // for Step 2 still to come: runRetrying runs it again, with no progress
 		return
 	}
 	d.testDone++
@@ -266,7 +286,7 @@ func (d *decider) onTest(_, _ int, r benchmark.Result) {
 	} else if d.policy != "infra" || r.Null == benchmark.NullCode {
 		d.testCounted++ // a null the code caused counts 0.0 (nulls.go)
 	}
-	d.tick(r)
+	d.tick(shown)
 }
 
 func (d *decider) tick(r benchmark.Result) {

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"github.com/hgate/hgate/benchmark"
 	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -34,6 +35,7 @@ type BenchJSON struct {
 	Passed  int                      `json:"passed"`
 	Results map[string]BenchTaskJSON `json:"results"`
 	Total   int                      `json:"total"`
+	Spend   *benchmark.Spend         `json:"spend,omitempty"` // where the benchmark reports it (Harbor)
 }
 
 // BenchTaskJSON is one task's result in BenchJSON.
@@ -46,6 +48,9 @@ type BenchTaskJSON struct {
 // JSON is the report as hgate bench --json prints it.
 func (r *BenchReport) JSON() BenchJSON {
 	out := BenchJSON{Full: r.Full, Passed: r.Passed, Total: len(r.Tasks), Results: map[string]BenchTaskJSON{}}
+	if !r.Spend.Zero() {
+		out.Spend = &r.Spend
+	}
 	for _, id := range r.Tasks {
 		res := r.Results[id]
 		out.Results[id] = BenchTaskJSON{Passed: res.Passed(), Reason: res.Reason, Reward: res.Reward}
@@ -55,14 +60,15 @@ func (r *BenchReport) JSON() BenchJSON {
 
 // PrepareJSON is hgate prepare --json; Reset is there only with --reset.
 type PrepareJSON struct {
-	Created  []string   `json:"created"`
-	Excluded []string   `json:"excluded"`
-	Passed   int        `json:"passed"`
-	Reset    *ResetJSON `json:"reset,omitempty"`
-	Tasks    int        `json:"tasks"`
-	Test     int        `json:"test"`
-	Train    int        `json:"train"`
-	ValScore float64    `json:"val_score"`
+	Created  []string         `json:"created"`
+	Excluded []string         `json:"excluded"`
+	Passed   int              `json:"passed"`
+	Reset    *ResetJSON       `json:"reset,omitempty"`
+	Tasks    int              `json:"tasks"`
+	Test     int              `json:"test"`
+	Train    int              `json:"train"`
+	ValScore float64          `json:"val_score"`
+	Spend    *benchmark.Spend `json:"spend,omitempty"` // the baseline's, where the benchmark reports it (Harbor)
 }
 
 // ResetJSON is what hgate prepare --reset ended; a hash that was absent is null.
@@ -79,6 +85,9 @@ type ResetJSON struct {
 func (r *PrepareReport) JSON(reset *ResetReport) PrepareJSON {
 	out := PrepareJSON{Created: nonNil(r.Created), Excluded: nonNil(r.Excluded), Passed: r.Passed,
 		Tasks: r.Tasks, Test: len(r.Test), Train: len(r.Train), ValScore: r.ValScore}
+	if !r.Spend.Zero() {
+		out.Spend = &r.Spend
+	}
 	if reset != nil {
 		out.Reset = &ResetJSON{Entry: reset.Entry.String(), Gated: reset.Head.String(),
 			Previous: HashOrNull(reset.Previous), PreviousBest: HashOrNull(reset.Best), PreviousGated: HashOrNull(reset.Gated),

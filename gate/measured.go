@@ -2,7 +2,6 @@ package gate
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/hgate/hgate/config"
@@ -71,7 +70,7 @@ func (e *Env) checkHead() error {
 	if err != nil {
 		return nil
 	}
-	gated, err := gatedBase(e.Repo, io.Discard)
+	gated, err := gatedBase(e.Repo)
 	if err != nil || gated == head || gated.IsZero() {
 		return err
 	}

@@ -32,8 +32,9 @@ type PrepareReport struct {
 	Passed   int
 	Train    []string
 	Test     []string
-	Excluded []string // tasks left out of the split because their baseline reward was null
-	ValScore float64  // results.tsv row 0
+	Excluded []string        // tasks left out of the split because their baseline reward was null
+	ValScore float64         // results.tsv row 0
+	Spend    benchmark.Spend // what the benchmark's agents spent on the baseline (Harbor)
 }
 
 // state is the workspace as found on disk; a nil field means the file does not exist.
@@ -84,6 +85,16 @@ func exists(path string) bool {
 // learnings.md. Existing files are never overwritten; a complete workspace is left alone.
 // Nothing is written when ctx is cancelled before the baseline finishes.
 func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
+	m := &e.rooms().Meter
+	before := m.Total()
+	rep, err := prepare(ctx, e)
+	if rep != nil {
+		rep.Spend = m.Total().Sub(before)
+	}
+	return rep, err
+}
+
+func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	cfg := e.Config
 	ws := e.ws()
 	head, err := e.preparedHead()

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err := e.verify(); err != nil {
 		return nil, err
 	}
-	gated, err := gatedBase(e.Repo, e.log())
+	gated, err := gatedBase(e.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	}
 	mcpBin, err := proc.Sibling("hgate-mcp")
 	if err != nil {
-		return nil, fmt.Errorf("qualify: %v: install it next to hgate with go install ./cmd/...", err)
+		return nil, fmt.Errorf("qualify: %v: install it next to hgate (go install ./cmd/... in hgate's source)", err)
 	}
 	if err := os.RemoveAll(opts.ReportDir); err != nil {
 		return nil, err
@@ -300,6 +301,27 @@ func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedA
 	return qa
 }
 
+// widen gives a check's sandbox what qualification adds to a benchmark task's: hgate-mcp's
+// own folder and loop.harness.read to read, and no network unless loop.harness.network.
+func (qr qualifier) widen(run *benchmark.Runner) error {
+	if run.Sandbox == nil {
+		return nil
+	}
+	hc := qr.e.Config.Loop.Harness
+	p := *run.Sandbox
+	p.Read = append(slices.Clone(p.Read), filepath.Dir(qr.mcpBin))
+	for _, r := range hc.Read {
+		abs, err := cleanroom.Expand(r, qr.e.Repo.Root())
+		if err != nil {
+			return fmt.Errorf("loop.harness.read %s: %w", r, err)
+		}
+		p.Read = append(p.Read, abs)
+	}
+	p.NoNetwork = p.Isolate && !hc.Network
+	run.Sandbox = &p
+	return nil
+}
+
 // checkLine is the result line hgate-mcp smoke and selftest print.
 type checkLine struct {
 	Reward  *float64 `json:"reward"`
@@ -314,6 +336,10 @@ func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, time
 	c := Check{Name: name}
 	run, err := qr.room.Runner(benchmark.NewPool(1))
 	if err != nil {
+		c.Status, c.Message = "failed", err.Error()
+		return c, checkLine{}
+	}
+	if err := qr.widen(run); err != nil {
 		c.Status, c.Message = "failed", err.Error()
 		return c, checkLine{}
 	}

@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hgate/hgate/benchmark"
 	"io"
 	"strings"
 
@@ -20,6 +21,13 @@ type Report struct {
 	Best     *float64 `json:"best"`
 	Steps    Steps    `json:"steps"`
 	Reasons  []string `json:"reasons"` // one line per failed step
+	// Spend is what the benchmark's agents spent on this gate's train runs (Steps 1 and
+	// 3), where the benchmark reports it (Harbor); absent otherwise. hgate loop counts it,
+	// and TestSpend, against loop.budget_usd and loop.budget_tokens.
+	Spend *benchmark.Spend `json:"spend,omitempty"`
+	// TestSpend is the test split's spend: never shown per gate (it would say how the
+	// held-out tasks went), only added up over a run.
+	TestSpend benchmark.Spend `json:"-"`
 }
 
 // Steps holds one entry per gate step; nil when the step did not run.

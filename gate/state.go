@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/workspace"
@@ -78,6 +80,11 @@ func (e *Env) removeStale(before time.Time) {
 	}
 	if len(all) > 0 {
 		fmt.Fprintf(e.log(), "hgate: removed %d temporary file(s) left by an hgate that was killed or ran out of disk space: %s\n", len(all), strings.Join(all, ", "))
+	}
+	// Private traces, clean rooms, a loop's socket folder and agent TMPDIR whose maker is
+	// gone: never a running hgate's, whichever repository it serves.
+	if dirs := scratch.Sweep(os.TempDir()); len(dirs) > 0 {
+		fmt.Fprintf(e.log(), "hgate: removed %d temporary folder(s) left by an hgate that was killed: %s\n", len(dirs), strings.Join(dirs, ", "))
 	}
 }
 

@@ -316,7 +316,7 @@ func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark
 			return err
 		}
 		out, err := runRetrying(ctx, run, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
-			Progress: e.progress(fmt.Sprintf(progress, trial), len(tasks))})
+			Progress: e.progressCount(fmt.Sprintf(progress, trial), len(tasks))})
 		if err != nil {
 			return err
 		}

@@ -66,6 +66,10 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plu
 		case filemode.Submodule:
 			root.Set(p, &objstore.Entry{Mode: filemode.Submodule, Hash: ps.w.hash})
 			continue
+		case filemode.Empty:
+			// A fifo, socket or device: Step 0 rejects it (not a regular file or
+			// symlink); the tree keeps HEAD's entry, so the gate can answer.
+			continue
 		default:
 			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, objstore.ModeKind(ps.w.mode))
 		}

@@ -141,6 +141,9 @@ func (st *state) fill(ps *pathState) error {
 }
 
 func (st *state) hashUntracked(ps *pathState) error {
+	if ps.w.mode == filemode.Empty {
+		return nil // a special file has no content to compare, and a fifo would block
+	}
 	full := st.s.r.root + "/" + ps.path
 	var err error
 	if ps.w.mode == filemode.Symlink {

@@ -310,8 +310,15 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 				mode = filemode.Symlink
 			}
 			w.addUntracked(untrackedFile{path: p, mode: mode})
+		default:
+			// A fifo, socket or device: git skips them, but a tree cannot hold one and
+			// opening a fifo blocks, so Step 0 reports it (mode Empty) and never reads it.
+			p := d + name
+			if s.ignored(j.st, p, false) {
+				continue
+			}
+			w.addUntracked(untrackedFile{path: p, mode: filemode.Empty})
 		}
-		// Fifos, sockets and devices are skipped, as git skips them.
 	}
 
 	sc.stats = stats[:0]

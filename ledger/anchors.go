@@ -159,8 +159,31 @@ func (m *Moved) Error() string {
 // CheckRefs compares the anchor refs with where the ledger tip put them. A ref still
 // where the tip's parent put it is a move a crash interrupted between the ledger commit
 // and the ref update: it is finished, and a line saying so returned. Any other
-// difference is a *Moved error. A ledger that predates anchors checks nothing.
+// difference is a *Moved error. A ledger that predates anchors checks nothing. Only a
+// caller holding the repository lock may call it: it writes.
 func CheckRefs(repo *gitguard.Repo) (rolled []string, err error) {
+	pending, err := compareRefs(repo)
+	for _, p := range pending {
+		if merr := moveRef(repo, p.Ref, p.Want, p.At); merr != nil {
+			return rolled, merr
+		}
+		rolled = append(rolled, fmt.Sprintf("%s: finished a move that a crash interrupted (to %s, from the ledger)", p.Ref, shortHash(p.Want)))
+	}
+	return rolled, err
+}
+
+// ReadRefs is CheckRefs for a command that only reads: it writes nothing and takes no
+// lock. A move the ledger records but the ref has not made yet — an hgate making it
+// now, or one killed before it did — is no error: it is returned, for the reader to take
+// the ledger's value (ExpectedRef) and leave the move to the next command that writes.
+// Any other difference is a *Moved error, as for CheckRefs.
+func ReadRefs(repo *gitguard.Repo) (pending []MovedRef, err error) {
+	return compareRefs(repo)
+}
+
+// compareRefs returns the anchors a move is pending on (still where the tip's parent
+// put them) and, as a *Moved error, any other anchor not where the tip put it.
+func compareRefs(repo *gitguard.Repo) (pending []MovedRef, err error) {
 	tip, want, cur, err := anchorsNow(repo)
 	if err != nil || want == nil {
 		return nil, err
@@ -175,19 +198,22 @@ func CheckRefs(repo *gitguard.Repo) (rolled []string, err error) {
 		if at == w {
 			continue
 		}
+		m := MovedRef{Ref: name, At: at, Want: w, stored: repo.RefName(name)}
 		if hasBefore && before[name] == at {
-			if err := moveRef(repo, name, w, at); err != nil {
-				return rolled, err
-			}
-			rolled = append(rolled, fmt.Sprintf("%s: finished a move that a crash interrupted (to %s, from the ledger)", name, shortHash(w)))
+			pending = append(pending, m)
 			continue
 		}
-		moved = append(moved, MovedRef{Ref: name, At: at, Want: w, stored: repo.RefName(name)})
+		moved = append(moved, m)
 	}
 	if len(moved) > 0 {
-		return rolled, &Moved{Refs: moved}
+		return pending, &Moved{Refs: moved}
 	}
-	return rolled, nil
+	return pending, nil
+}
+
+// Pending says, for a reader, that an anchor's move is not made yet.
+func (m MovedRef) Pending() string {
+	return fmt.Sprintf("%s: the move to %s the ledger records is not made yet (an hgate is making it, or was killed first): read as the ledger has it; the next command that writes finishes it", m.Ref, shortHash(m.Want))
 }
 
 // parentRefs returns the anchors of the tip's parent: all absent for a root commit, ok
@@ -278,3 +304,13 @@ func anchorsNow(repo *gitguard.Repo) (tip plumbing.Hash, want, cur refSet, err e
 	}
 	return tip, want, cur, nil
 }
+
+// AnchorsAt returns where a ledger commit says each anchor ref is (zero: absent); ok is
+// false for a commit that predates anchors. The loop checks its refs snapshot with it.
+func AnchorsAt(repo *gitguard.Repo, commit plumbing.Hash) (anchors map[string]plumbing.Hash, ok bool, err error) {
+	s, ok, err := refsAt(repo, commit)
+	return s, ok, err
+}
+
+// Anchors lists the anchor refs.
+func Anchors() []string { return append([]string(nil), anchorRefs...) }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -180,5 +181,39 @@ func BenchmarkCheckRefs(b *testing.B) {
 		if _, err := CheckRefs(f.l.repo); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A reader during a move (the ledger committed, the refs not yet moved, a ref's lock
+// held by the writer) neither moves a ref nor touches the lock, and reports the move as
+// pending rather than as a ref moved outside hgate; the writer then makes its move.
+func TestReadRefsWritesNothing(t *testing.T) {
+	f, head := oldLedger(t)
+	f.g.Write("b.txt", "b\n")
+	next := plumbing.NewHash(f.g.Commit("two"))
+	lock := f.g.Path(".git/" + GatedRef + ".lock")
+	err := f.l.Commit(Update{Message: "record: iteration 1", Refs: map[string]plumbing.Hash{GatedRef: next},
+		BeforeRefs: func() {
+			f.g.Write(".git/"+GatedRef+".lock", "writer's\n")
+			pending, err := ReadRefs(f.l.repo)
+			if err != nil || len(pending) != 1 || pending[0].Ref != GatedRef || pending[0].Want != next || pending[0].At != head {
+				t.Errorf("ReadRefs mid-move: %+v, %v", pending, err)
+			}
+			if h, _ := f.l.repo.Ref(GatedRef); h != head {
+				t.Errorf("a reader moved %s to %s", GatedRef, h)
+			}
+			if data, err := os.ReadFile(lock); err != nil || string(data) != "writer's\n" {
+				t.Errorf("a reader touched the writer's lock: %q, %v", data, err)
+			}
+			os.Remove(lock) // the writer's own lock, in this test written by hand
+		}})
+	if err != nil {
+		t.Fatalf("the writer failed: %v", err)
+	}
+	if h, _ := f.l.repo.Ref(GatedRef); h != next {
+		t.Errorf("gated at %s after the write, want %s", h, next)
+	}
+	if pending, err := ReadRefs(f.l.repo); err != nil || pending != nil {
+		t.Errorf("after the move: %+v, %v", pending, err)
 	}
 }

@@ -136,13 +136,20 @@ type agentRun struct {
 	Grace    time.Duration   // between SIGTERM and SIGKILL
 	Started  func(pid int)   // called once the process runs (journal)
 	Sandbox  *sandbox.Policy // nil: unsandboxed
-	// Ended is called once the agent's process group is gone and before its escaped
-	// descendants are reaped: the commands the loop still runs for it are stopped
-	// first, so reaping cannot kill their tasks (the loop's own children) unnoticed.
+	// Ended is called once every process of the agent is gone (killed, in the sandbox
+	// checked: see gone) and before the loop's orphans are reaped: the commands the loop
+	// still runs for it are stopped first, so reaping cannot kill their tasks (the loop's
+	// own children) unnoticed.
 	Ended func()
+	// Tag is the agent's HGATE_AGENT_TAG: without the sandbox's namespace, the processes
+	// that carry it are how the loop finds what the agent left running.
+	Tag string
 }
 
 type agentResult struct {
+	// Err: a process of the agent may still be alive after its phase; nothing the agent
+	// must not see may run, so the loop stops (fail closed).
+	Err      error
 	Outcome  AgentOutcome
 	ExitCode int // -1 when killed or not started
 	Detail   string
@@ -192,11 +199,27 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		fmt.Fprintf(stderr, "hgate: cannot start the agent: %v\n", err)
 		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
 	}
+	var ns *sandbox.Namespace
+	if a.Sandbox != nil && a.Sandbox.Isolate {
+		n, err := sandbox.NamespaceOf(p.Pid())
+		if err != nil {
+			_ = proc.Kill(p.Pid()) // the namespace's init: the kernel kills the rest
+			p.Wait(ctx)
+			return agentResult{Err: fmt.Errorf("loop: agent: %w", err), Outcome: AgentCrashed, ExitCode: -1, Detail: err.Error(), Duration: time.Since(start)}
+		}
+		ns = &n
+	}
 	if a.Started != nil {
 		a.Started(p.Pid())
 	}
-	// Once the leader is gone, whatever it left behind in its group goes too.
 	pr := p.Wait(ctx)
+	// Every process of the agent is killed before the loop waits for the commands they
+	// asked for (a daemon could hold one up by never reading its answer), and before
+	// anything it must not see runs. In the sandbox the shim was the init of the agent's
+	// PID namespace: the kernel killed the rest when it ended; gone checks.
+	if err := a.gone(ns); err != nil {
+		res.Err = err
+	}
 	if a.Ended != nil {
 		a.Ended()
 	}
@@ -218,6 +241,23 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		res.Outcome, res.ExitCode = AgentOK, 0
 	}
 	return res
+}
+
+// gone kills what is left of the agent: in the sandbox, every process of its PID
+// namespace (there should be none: the kernel emptied it when the shim ended), checked
+// from /proc; without it, every process that carries its tag.
+func (a *agentRun) gone(ns *sandbox.Namespace) error {
+	if ns != nil {
+		if err := ns.Empty(); err != nil {
+			return fmt.Errorf("loop: agent: %w", err)
+		}
+		return nil
+	}
+	if a.Tag != "" {
+		// Best effort: a process that cleared its environment is not found.
+		_ = proc.EndByEnv(agentTagEnv + "=" + a.Tag)
+	}
+	return nil
 }
 
 // agentTagEnv names the variable that carries the journal's AgentTag.

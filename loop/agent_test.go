@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/agentout"
+	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // agentIn runs sh -c script as the agent, its files in a temporary folder.
@@ -165,4 +166,57 @@ func TestJudge(t *testing.T) {
 			t.Errorf("judge(%+v) = %s %q, want %s %q", tc.res, got.Outcome, got.Detail, tc.want, tc.detail)
 		}
 	}
+}
+
+// TestAgentGoneBeforeEnded: when the agent's phase ends, every process it left (here a
+// setsid daemon and a double fork, holding a lock) is gone before the loop stops and
+// waits for the commands it asked for (Ended): in the sandbox through its PID namespace,
+// without it through its tag.
+func TestAgentGoneBeforeEnded(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		a := agentIn(t, `setsid sh -c 'exec 9<lock; flock -s 9; : > a; exec sleep 1000' </dev/null >/dev/null 2>&1 &
+(sh -c 'exec 9<lock; flock -s 9; : > b; exec sleep 1000' </dev/null >/dev/null 2>&1 &)
+while [ ! -e a ] || [ ! -e b ]; do :; done`)
+		lock := filepath.Join(a.Dir, "lock")
+		if err := os.WriteFile(lock, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if sandboxed {
+			if err := sandbox.Namespaces(); err != nil {
+				t.Logf("no namespaces here: %v", err)
+				continue
+			}
+			a.Sandbox = &sandbox.Policy{Write: []string{a.Dir}, Isolate: true}
+		} else {
+			a.Tag = "gone-" + t.Name()
+			a.Env = append(a.Env, agentTagEnv+"="+a.Tag)
+		}
+		free := false
+		a.Ended = func() { free = lockFree(t, lock) }
+		if _, err := exec.LookPath("flock"); err != nil {
+			t.Skip("needs flock")
+		}
+		res := a.run(context.Background())
+		if res.Outcome != AgentOK || res.Err != nil {
+			t.Fatalf("sandboxed=%v: %+v", sandboxed, res)
+		}
+		if !free {
+			t.Errorf("sandboxed=%v: a process of the agent still held the lock when Ended ran", sandboxed)
+		}
+	}
+}
+
+// lockFree reports whether nobody holds path's flock.
+func lockFree(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true
 }

@@ -24,7 +24,12 @@ func readAgentOutput(stdout, stderr string) agentout.Run {
 			run = r
 			continue
 		}
-		// stderr adds a custom agent's lines to what stdout said.
+		// stderr adds a custom agent's lines, and what was refused, to what stdout said.
+		if run.Refused.Count == 0 {
+			run.Refused = r.Refused
+		} else {
+			run.Refused.Count += r.Refused.Count
+		}
 		if r.SessionID != "" && run.SessionID == "" {
 			run.SessionID = r.SessionID
 		}

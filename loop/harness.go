@@ -198,9 +198,12 @@ func (r *runner) harnessAgent(ctx context.Context, n int, p phase, name string) 
 	if resumed && didNotStart(res.Detail) {
 		it.Harness.Skipped = "could not resume session " + it.SessionID + " (" + strings.TrimPrefix(res.Detail, notStarted) + ")"
 		fmt.Fprintf(r.log, "[loop] iteration %d: %s: %s\n", n, name, it.Harness.Skipped)
-		return nil
+		return r.checkRefs(n)
 	}
 	r.addRunSpend(out, resumed, it.SessionID)
+	if err := r.checkRefs(n); err != nil { // saves the journal with the spend
+		return err
+	}
 	if p == phaseReflect {
 		if data, err := os.ReadFile(filepath.Join(dir, reflectionName)); err == nil {
 			it.Harness.Reflection = reflection(data)

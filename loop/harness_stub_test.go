@@ -49,7 +49,8 @@ func TestHarnessPhasesAgainstClaude(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(self, filepath.Join(bin, "hgate-mcp")); err != nil { // qualification's checks
+	// A copy, not a link: qualification's sandbox reads hgate-mcp's folder only.
+	if err := copyExe(self, filepath.Join(bin, "hgate-mcp")); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -161,4 +162,16 @@ done
 		t.Fatalf("prepare: %v", err)
 	}
 	return r
+}
+
+// copyExe copies an executable: a hard link where it can, else its bytes.
+func copyExe(from, to string) error {
+	if os.Link(from, to) == nil {
+		return nil
+	}
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o755)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
@@ -57,6 +58,23 @@ type Iteration struct {
 	SessionID string           `json:"session_id,omitempty"`
 	CostUSD   *float64         `json:"cost_usd,omitempty"`
 	Tokens    *agentout.Tokens `json:"tokens,omitempty"`
+	// Refused says what the agent's output showed of writes the system refused (its
+	// sandbox stopping a write outside allow): "writes outside allow were refused (…)".
+	Refused string `json:"refused,omitempty"`
+	// Sandbox is how the agent ran in this iteration: "landlock ABI N", or "off" when it
+	// ran unsandboxed in any of its attempts.
+	Sandbox string `json:"sandbox"`
+	// CostPriced: CostUSD is the agent's tokens at its model's loop.prices entry (codex
+	// reports tokens only).
+	CostPriced bool `json:"cost_priced,omitempty"`
+	// What the benchmark reported it spent on the iteration's gates (gate.Report's spend).
+	BenchCostUSD *float64 `json:"bench_cost_usd,omitempty"`
+	BenchTokens  int64    `json:"bench_tokens,omitempty"`
+	// The iteration's spend, the agent's and the benchmark's, and the run's up to its end.
+	SpendUSD         float64 `json:"spend_usd"`
+	SpendTokens      int64   `json:"spend_tokens"`
+	CumulativeUSD    float64 `json:"cumulative_usd"`
+	CumulativeTokens int64   `json:"cumulative_tokens"`
 	// Harness is what the harness phases did (loop.harness.enabled); nil without them.
 	Harness *HarnessOutcome `json:"harness,omitempty"`
 }
@@ -89,7 +107,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 		if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
 			return err
 		}
-		if err := r.phase(phaseAgent); err != nil {
+		if err := r.enterAgent(); err != nil {
 			return err
 		}
 	} else {
@@ -112,6 +130,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				if err := r.checkRefs(n); err != nil {
 					return err
 				}
+				// After checkRefs, which saves the journal: the spend reaches it with the
+				// next phase, so a kill before that counts it again, not twice.
+				r.countKilledAgent(n)
 			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
 				return err
 			}
@@ -139,6 +160,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return fmt.Errorf("iteration %d: gate: %w", n, err)
 			}
 			resumed = false
+			r.addGateSpend(it, rep)
 			if rep == nil { // nothing changed
 				it.Outcome = OutcomeUnchanged
 				if err := r.phase(phaseLearn); err != nil {
@@ -163,10 +185,10 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				}
 				continue
 			}
-			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) {
+			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) && r.overBudget() == "" {
 				j.Repair++
 				it.Repairs = j.Repair
-				if err := r.phase(phaseAgent); err != nil {
+				if err := r.enterAgent(); err != nil {
 					return err
 				}
 				continue
@@ -234,6 +256,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			if it.Harness != nil {
 				it.Harness.Calls = r.countCalls(n)
 			}
+			if it.Sandbox == "" {
+				it.Sandbox = j.Sandbox // the agent never started in this iteration
+			}
 			if err := r.learn(it); err != nil {
 				return err
 			}
@@ -248,6 +273,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				j.Crashes = 0
 			}
 			it.Seconds = secs(r.now().Sub(iterStart))
+			it.CumulativeUSD, it.CumulativeTokens = j.SpendUSD, j.SpendTokens
 			j.Iterations = append(j.Iterations, *it)
 			j.Current, j.Phase, j.Next = nil, phaseNone, n+1
 			j.Refs, j.Tamper, j.LearningNo = nil, nil, 0
@@ -267,10 +293,31 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 	}
 }
 
+// enterAgent starts the agent's phase: the journal says so only together with the
+// snapshot of refs/hgate/* that the phase is checked against, so a resume that finds the
+// phase without one knows it was removed.
+func (r *runner) enterAgent() error {
+	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	if err != nil {
+		return err
+	}
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	j, it := r.j, r.j.Current
+	if it.Sandbox == "" || j.Sandbox == SandboxOff {
+		it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
+	}
+	j.Refs, j.Phase = snap, phaseAgent
+	return r.save()
+}
+
 // report prints the iteration's line on the log and its object on the stream.
 func (r *runner) report(it Iteration) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[loop] iteration %d: %-9s", it.Iteration, it.Outcome)
+	if it.Refused != "" && it.Outcome == OutcomeUnchanged {
+		fmt.Fprintf(&b, " (%s)", it.Refused)
+	}
 	if it.ValScore != nil {
 		fmt.Fprintf(&b, " val_score=%.4f", *it.ValScore)
 	}
@@ -292,6 +339,7 @@ func (r *runner) report(it Iteration) {
 	if len(it.Reasons) > 0 {
 		fmt.Fprintf(&b, "; %s", strings.Join(it.Reasons, "; "))
 	}
+	b.WriteString(spendNote(it))
 	if h := it.Harness; h != nil {
 		fmt.Fprintf(&b, "; tools: %d active, %d call(s), %d qualified, %d quarantined", len(h.Active), h.Calls, len(h.Qualified), len(h.Quarantined))
 	}
@@ -313,7 +361,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			return err
 		}
 	}
-	program, err := os.ReadFile(filepath.Join(r.repo.Root(), r.cfg.Program))
+	program, err := readProgram(filepath.Join(r.repo.Root(), r.cfg.Program))
 	if err != nil {
 		return fmt.Errorf("loop: program: %w", err)
 	}
@@ -323,7 +371,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	}
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
 	in := promptInput{
-		Program: string(program), ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
+		Program: program, ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
 		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
 		MessageFile: filepath.ToSlash(msgRel), Repair: repair,
 		Learnings: tail(r.ws.Learnings(), learningsTail),
@@ -359,13 +407,16 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if err != nil {
 		return err
 	}
+	if refused := out.Refused.String(); refused != "" {
+		it.Refused = refused
+	}
 	it.Agent, it.AgentDetail = res.Outcome, res.Detail
 	it.AgentSeconds += secs(res.Duration)
 	if resumed && didNotStart(res.Detail) {
 		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
 	}
 	r.addRunSpend(out, resumed, session)
-	return nil
+	return r.checkRefs(n)
 }
 
 // agentCall is one run of the agent in one phase of an iteration: the attempt (or its
@@ -430,7 +481,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
 			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session, "HGATE_PHASE="+c.Phase,
 			"TMPDIR="+jl.tmp, r.srv.Env()),
-		Ended: r.srv.Drain,
+		Ended: r.srv.Drain, Tag: j.AgentTag,
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
 		Timeout: c.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
 		Started: func(pid int) {
@@ -464,19 +515,23 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	stopWatch := r.watchAgent(n, a.Stdout)
 	res := a.run(ctx)
 	stopWatch()
+	if res.Err != nil {
+		return agentResult{}, agentout.Run{}, false, res.Err
+	}
 	out := readAgentOutput(a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
-	for _, name := range append([]string{transcriptName}, c.Keep...) {
-		if data, err := os.ReadFile(filepath.Join(jl.tmp, name)); err == nil {
+	for _, name := range c.Keep {
+		// Files the agent wrote: read only as far as they are used.
+		if data, _, err := statefile.ReadHead(filepath.Join(jl.tmp, name), keepBound); err == nil {
 			_ = writeAtomic(filepath.Join(dir, name), data)
 		}
+	}
+	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {
+		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
 	}
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	if err := r.checkRefs(n); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	j.AgentPID, j.AgentStart = 0, ""
@@ -491,11 +546,31 @@ func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
 	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
 	}
-	addSpend(it, spent)
+	r.addSpend(it, spent)
 	j.SessionTokens = nil
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
 	}
+}
+
+// Bounds on the files the agent writes that the loop reads: only what is used is read.
+const (
+	messageBound    = 4096    // loop-message.txt: its first line is the commit message
+	transcriptBound = 8 << 20 // aider's chat history: its tail is kept
+	programBound    = 1 << 20 // the program file, which allow may let the agent edit
+	keepBound       = 1 << 20 // a phase's answer file (reflection.json)
+)
+
+// readProgram is the program file, cut at programBound with a line saying so.
+func readProgram(path string) (string, error) {
+	data, cut, err := statefile.ReadHead(path, programBound)
+	if err != nil {
+		return "", err
+	}
+	if cut {
+		return string(data) + fmt.Sprintf("\n[hgate: the program file is larger than %d bytes; the rest is left out]\n", programBound), nil
+	}
+	return string(data), nil
 }
 
 // resumeFailed keeps the output of a repair that could not resume the agent's session
@@ -545,6 +620,9 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 		if cand == tree && len(vs) == 0 {
 			return nil, nil
 		}
+	}
+	if why := r.overBudget(); why != "" {
+		return nil, &budgetStop{why} // checked before each gate that runs the benchmark
 	}
 	gctx := ctx
 	if it.Agent == AgentInterrupted && ctx.Err() != nil {
@@ -615,7 +693,7 @@ func (r *runner) commit(n int) error {
 
 // message is the first line of the agent's message file, else a generated one.
 func (r *runner) message(n int, it *Iteration) string {
-	if data, err := os.ReadFile(r.ws.Message()); err == nil {
+	if data, _, err := statefile.ReadHead(r.ws.Message(), messageBound); err == nil {
 		if l := strings.TrimSpace(firstLine(string(data))); l != "" {
 			return l
 		}
@@ -712,16 +790,18 @@ func (r *runner) learn(it *Iteration) error {
 		l.WhatChanged = "nothing: the agent left no change"
 		if didNotStart(it.AgentDetail) {
 			l.WhatChanged = "nothing: the agent did not start"
+		} else if it.Refused != "" {
+			l.WhatChanged = "nothing: " + it.Refused
 		}
 	}
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
 	}
-	if r.j.Sandbox == SandboxOff {
+	if it.Sandbox == SandboxOff {
 		l.Worked += " (the agent ran unsandboxed)"
 	}
 	// A crash after the append but before the journal moved on must not write it twice.
-	if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), l.String()) {
+	if record.EndsWith(path, l.String()) {
 		return nil
 	}
 	return record.AppendLearning(path, l)

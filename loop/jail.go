@@ -13,6 +13,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/scratch"
 )
 
 // presetWritable are the folders (ending in /) and files each preset's tool keeps its
@@ -227,6 +228,11 @@ func sandboxState(cfg config.Sandbox) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("loop: the agent cannot be sandboxed here (%v): run hgate loop --no-sandbox to run it as your own user, able to write anything you can (see the threat model in the README)", err)
 	}
+	if err := sandbox.Namespaces(); err != nil {
+		// Landlock still holds; the agent's processes are then found through hgate
+		// being their subreaper and their tag, not checked gone (README, Threat model).
+		return fmt.Sprintf("landlock ABI %d, no namespaces (%v)", abi, err), nil
+	}
 	return fmt.Sprintf("landlock ABI %d", abi), nil
 }
 
@@ -241,7 +247,7 @@ const SandboxOff = "off"
 // folder instead of the worktree's allowed paths and the message file: a tool is all it
 // builds there.
 func (r *runner) openJail(harness bool) (*jail, error) {
-	tmp, err := os.MkdirTemp(r.agentTmp, "hgate-agent-")
+	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-") // the next hgate removes it if the loop is killed
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
 	}
@@ -323,7 +329,9 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 		jl.close()
 		return nil, err
 	}
-	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden}
+	// Its own PID namespace: when its phase ends, every process of it is gone (the
+	// kernel kills them with the shim, its init) before the loop gates what it left.
+	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
 	return jl, nil
 }
 

@@ -81,6 +81,26 @@ type journal struct {
 	// HarnessPrior are the artifacts qualified before the iteration, unchanged since, by
 	// path (their content digest): the iteration's final failure does not quarantine them.
 	HarnessPrior map[string]string `json:"harness_prior,omitempty"`
+	// SpendUSD and SpendTokens are what the run has spent so far (the agent's and the
+	// benchmark's, the iteration in progress included): a resumed run counts on from them.
+	SpendUSD    float64 `json:"spend_usd,omitempty"`
+	SpendTokens int64   `json:"spend_tokens,omitempty"`
+}
+
+// runSandbox is how the run's agent ran: "off" when any iteration ran it unsandboxed (a
+// resume with the sandbox on never relabels those) or does not say how it ran (a journal
+// from an older hgate, or one the agent edited), else how it runs now.
+func (j *journal) runSandbox() string {
+	its := j.Iterations
+	if j.Current != nil {
+		its = append(its[:len(its):len(its)], *j.Current)
+	}
+	for _, it := range its {
+		if it.Sandbox == SandboxOff || it.Sandbox == "" && it.Iteration != 0 && it.Agent != "" {
+			return SandboxOff
+		}
+	}
+	return j.Sandbox
 }
 
 var errNoRun = errors.New("no run to resume")

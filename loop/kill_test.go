@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -102,6 +103,7 @@ loop:
 		"check.sh":  "out=$(sh agent.sh \"$1\")\n[ \"$out\" = \"solved $1\" ]\n",
 		"agent.sh":  "case $1 in b1) echo \"solved $1\" ;; esac\n",
 		"bot.sh": `n=$HGATE_ITERATION
+echo HGATE_COST_USD=0.01
 sleep 0.0$n
 case $n in
 1) echo 'case $1 in b1|b2) echo "solved $1" ;; esac' > agent.sh ;;
@@ -233,6 +235,18 @@ func consistent(t *testing.T, r *gittest.Repo, start string) {
 	}
 	if st := r.Git("status", "--porcelain", "--untracked-files=all"); st != "" {
 		t.Errorf("worktree not clean:\n%s", st)
+	}
+	// Every attempt's spend is counted once, a killed one's too: the run's spend is what
+	// its agents' outputs say, and the last iteration's cumulative spend is the run's.
+	outs, _ := filepath.Glob(r.Path("workspace/runs/*/iterations/*/agent.stdout"))
+	repairs, _ := filepath.Glob(r.Path("workspace/runs/*/iterations/*/repair-*/agent.stdout"))
+	reported := 0
+	for _, f := range append(outs, repairs...) {
+		data, _ := os.ReadFile(f)
+		reported += strings.Count(string(data), "HGATE_COST_USD=0.01")
+	}
+	if want := math.Round(float64(reported)) / 100; s.SpendUSD != want || s.Iterations[5].CumulativeUSD != want {
+		t.Errorf("spend $%v, last cumulative $%v; the agents reported $%v", s.SpendUSD, s.Iterations[5].CumulativeUSD, want)
 	}
 	l, _ := os.ReadFile(r.Path("workspace/learnings.md"))
 	if n := strings.Count(string(l), "\n## Iteration "); n != 6 {

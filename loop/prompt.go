@@ -1,11 +1,12 @@
 package loop
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/internal/statefile"
 )
 
 // promptInput is what the context block tells the agent.
@@ -140,18 +141,17 @@ func failureReport(r *gate.Report) string {
 	return b.String()
 }
 
-// tail returns the last n bytes of a file, starting at a line.
+// tail returns the last n bytes of a file, starting at a line. Only those are read:
+// the agent writes the files this reads, and may make them huge or a fifo.
 func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
+	data, cut, err := statefile.ReadTail(path, int64(n))
 	if err != nil {
 		return ""
 	}
-	if len(data) <= n {
-		return string(data)
-	}
-	data = data[len(data)-n:]
-	if i := strings.IndexByte(string(data), '\n'); i >= 0 {
-		data = data[i+1:]
+	if cut {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		}
 	}
 	return string(data)
 }

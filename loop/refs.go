@@ -21,7 +21,9 @@ func (r *runner) checkRefs(n int) error {
 func (r *runner) checkRefsLocked(n int) error {
 	j := r.j
 	if j.Refs == nil {
-		return nil // a journal from before the check existed
+		// Only a resume a human approved gets here without one (the journal had none):
+		// its attempt is set aside unscored (Tamper), so nothing is left to check.
+		return nil
 	}
 	now, err := r.repo.SnapshotRefs(refsPrefix)
 	if err != nil {
@@ -36,8 +38,10 @@ func (r *runner) checkRefsLocked(n int) error {
 		j.Tamper = append(j.Tamper, changed...)
 	}
 	if !r.serving {
-		// The agent's phase is over: hgate's own work moves the refs from here on.
-		j.Refs = nil
+		// The agent's phase is over and checked: hgate's own work moves the refs from here
+		// on. The journal goes to the gate without the snapshot in one write, so none
+		// shows the agent's phase without it.
+		j.Refs, j.Phase = nil, phaseGate
 	}
 	return r.save()
 }

@@ -29,12 +29,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/workspace"
 )
@@ -83,6 +85,13 @@ type Summary struct {
 	StopDetail  string      `json:"stop_detail,omitempty"`
 	Seconds     float64     `json:"seconds"`
 	Sandbox     string      `json:"sandbox"` // "landlock ABI N", or "off": the agent ran as the user, unsandboxed
+	// SpendUSD and SpendTokens are what the run spent, the agent's and the benchmark's
+	// (an iteration the budget stopped before its gate included); the budgets are the
+	// limits it ran under, absent for none.
+	SpendUSD     float64  `json:"spend_usd"`
+	SpendTokens  int64    `json:"spend_tokens"`
+	BudgetUSD    *float64 `json:"budget_usd,omitempty"`
+	BudgetTokens *int64   `json:"budget_tokens,omitempty"`
 }
 
 // runner is one run in progress.
@@ -115,6 +124,8 @@ type runner struct {
 	refsMu  sync.Mutex
 	serving bool // checkRefs runs before a served command, in the agent's phase
 
+	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
+	unpriced bool   // the warning that the agent's tokens have no price was given
 	// act is iteration actIter's activation of the agent's own tools.
 	act     *activation
 	actIter int
@@ -156,13 +167,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := r.open(); err != nil {
 		return nil, err
 	}
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status})
+	r.agentTmp = os.TempDir()
+	r.sweepTemp()
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status, Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Close()
 	r.srv = srv
-	r.agentTmp = os.TempDir()
 	if r.j.Sandbox != SandboxOff {
 		restore, err := r.hideTemp()
 		if err != nil {
@@ -171,6 +183,20 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		defer restore()
 	}
 	return r.loop(ctx)
+}
+
+// sweepTemp removes the socket folders, agent TMPDIRs, private traces and clean rooms a
+// killed hgate left in the temporary directory (and in /tmp, where a socket goes when that
+// path is too long): those whose maker is provably gone (scratch.Sweep), never a running
+// hgate's.
+func (r *runner) sweepTemp() {
+	removed := scratch.Sweep(r.agentTmp)
+	if r.agentTmp != "/tmp" {
+		removed = append(removed, scratch.Sweep("/tmp")...)
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(r.log, "[loop] removed %d temporary folder(s) left by an hgate that was killed: %s\n", len(removed), strings.Join(removed, ", "))
+	}
 }
 
 // hideTemp moves every temporary folder of this process — the clean rooms of the gates
@@ -270,13 +296,28 @@ func (r *runner) open() error {
 		}
 		r.dir = filepath.Join(runs, id)
 		path := filepath.Join(r.dir, journalName)
-		data, err := os.ReadFile(path)
+		data, err := readJournal(path)
 		if err != nil {
 			return fmt.Errorf("resume run %s: %w", id, err)
 		}
 		j, dead, err := parseJournal(path, data)
 		if err != nil {
 			return err
+		}
+		if j.Phase == phaseAgent {
+			// Whatever is left of the agent goes before anything is checked.
+			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
+		}
+		if why := r.anchorProblem(j); why != "" {
+			if err := r.refuse(id, why); err != nil {
+				return err
+			}
+			if j.Phase != phaseAgent {
+				return fmt.Errorf("loop: run %s cannot be resumed (%s): start a new run with hgate loop", id, why)
+			}
+			// The agent's phase cannot be checked: its attempt is set aside, never gated.
+			j.Refs = nil
+			j.Tamper = append(j.Tamper, "hgate could not check the agent's phase ("+why+"); a human approved the resume: set aside unscored")
 		}
 		r.j, r.dead = j, dead
 		if d := r.deadline(r.now()); !d.IsZero() {
@@ -298,11 +339,11 @@ func (r *runner) open() error {
 		return err
 	}
 	// The guard must be clean before the agent starts, or every iteration would fail Step 0.
+	cand, vs, err := r.repo.Inspect(r.gopts)
+	if err != nil {
+		return err
+	}
 	if c := r.env.Config; c.FileGuard {
-		vs, err := r.repo.Check(r.gopts)
-		if err != nil {
-			return err
-		}
 		if len(vs) > 0 {
 			var ps []string
 			for _, v := range vs {
@@ -314,6 +355,9 @@ func (r *runner) open() error {
 			}
 			return &gate.Refused{Reason: "the worktree already has changes outside allow; commit or revert them before hgate loop: " + strings.Join(ps, "; ")}
 		}
+	}
+	if err := r.userWork(cand); err != nil {
+		return err
 	}
 	sb, err := sandboxState(r.cfg.Sandbox)
 	if err != nil {
@@ -360,6 +404,23 @@ func (r *runner) open() error {
 	return r.save()
 }
 
+// userWork refuses a new run while allowed files hold uncommitted changes: they are the
+// user's, and the loop would gate and commit them as the agent's first iteration.
+func (r *runner) userWork(cand plumbing.Hash) error {
+	_, tree, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	if cand == tree {
+		return nil
+	}
+	paths, err := r.repo.ChangedPaths(tree, cand)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("loop: the worktree has uncommitted changes in allowed files, which the loop would commit as the agent's: %s; commit or stash them first", strings.Join(paths, ", "))
+}
+
 // deadline resolves until/for against t; zero when neither is set.
 func (r *runner) deadline(t time.Time) time.Time {
 	var d time.Time
@@ -389,8 +450,9 @@ func (r *runner) writeRunConfig() error {
 		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
 		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
-		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.Sandbox,
+		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
 		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
+		"budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
 		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
 			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
 	}
@@ -436,6 +498,10 @@ func (r *runner) loop(ctx context.Context) (*Summary, error) {
 
 // fail ends the run on an error; an interruption is a stop like the others.
 func (r *runner) fail(started time.Time, err error) (*Summary, error) {
+	var b *budgetStop
+	if errors.As(err, &b) {
+		return r.finish(StopBudget, b.detail+" before the gate; the agent's work waits for its gate: hgate loop --resume with a larger budget gates it", started, nil)
+	}
 	if errors.Is(err, context.Canceled) {
 		return r.finish(StopInterrupted, "SIGINT or SIGTERM during the gate; hgate loop --resume gates the agent's work again", started, err)
 	}
@@ -453,8 +519,12 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
 		err = werr
 	}
-	fmt.Fprintf(r.log, "[loop] stopped: %s (%s); %d kept, %d rejected; summary: %s\n",
-		reason, detail, s.Kept, s.Rejected, filepath.Join(r.dir, "summary.json"))
+	spent := ""
+	if s.SpendUSD > 0 || s.SpendTokens > 0 {
+		spent = fmt.Sprintf("; spent $%.4g, %d tokens", s.SpendUSD, s.SpendTokens)
+	}
+	fmt.Fprintf(r.log, "[loop] stopped: %s (%s); %d kept, %d rejected%s; summary: %s\n",
+		reason, detail, s.Kept, s.Rejected, spent, filepath.Join(r.dir, "summary.json"))
 	return s, err
 }
 
@@ -462,7 +532,16 @@ func (r *runner) summary() *Summary {
 	s := &Summary{
 		RunID: r.j.RunID, Started: r.j.Started, Finished: r.now().UTC().Format(time.RFC3339),
 		Baseline: r.j.Baseline, BestAtStart: r.j.BestAtStart, Iterations: r.j.Iterations,
-		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.Sandbox,
+		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.runSandbox(),
+		SpendUSD: r.j.SpendUSD, SpendTokens: r.j.SpendTokens,
+	}
+	if r.cfg.BudgetUSD > 0 {
+		b := r.cfg.BudgetUSD
+		s.BudgetUSD = &b
+	}
+	if r.cfg.BudgetTokens > 0 {
+		b := int64(r.cfg.BudgetTokens)
+		s.BudgetTokens = &b
 	}
 	if s.Iterations == nil {
 		s.Iterations = []Iteration{}

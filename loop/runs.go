@@ -74,7 +74,8 @@ func readRun(dir string) (*RunRecord, error) {
 			return nil, err
 		}
 		rr.Summary = Summary{RunID: j.RunID, Started: j.Started, Baseline: j.Baseline, BestAtStart: j.BestAtStart,
-			Iterations: j.Iterations, StopReason: j.StopReason, StopDetail: j.StopDetail, Sandbox: j.Sandbox}
+			Iterations: j.Iterations, StopReason: j.StopReason, StopDetail: j.StopDetail, Sandbox: j.runSandbox(),
+			SpendUSD: j.SpendUSD, SpendTokens: j.SpendTokens}
 	}
 	if rr.RunID == "" {
 		rr.RunID = filepath.Base(dir)

@@ -21,6 +21,7 @@ const (
 	StopDeadline    StopReason = "deadline"
 	StopInterrupted StopReason = "interrupted"
 	StopCrashes     StopReason = "max_consecutive_crashes"
+	StopBudget      StopReason = "budget" // loop.budget_usd or loop.budget_tokens spent
 	StopError       StopReason = "error"
 )
 
@@ -43,6 +44,8 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 		return StopIterations, fmt.Sprintf("%d iteration(s) done", done)
 	case c.Patience > 0 && r.j.SinceBest >= c.Patience:
 		return StopPatience, fmt.Sprintf("%d iteration(s) without a new best", r.j.SinceBest)
+	case r.overBudget() != "":
+		return StopBudget, r.overBudget()
 	case !r.dead.IsZero() && !r.now().Before(r.dead):
 		return StopDeadline, "deadline " + r.dead.Local().Format("2006-01-02 15:04")
 	}

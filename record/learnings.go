@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/hgate/hgate/internal/statefile"
@@ -66,34 +67,86 @@ func EnsureLearnings(path string) error {
 	return statefile.WriteAtomic(path, []byte(learningsTemplate))
 }
 
+// learningsBound is how much of learnings.md hgate reads: the agent writes the file,
+// and a sparse one of 64 GB must not be read whole. Up to it the file is rewritten
+// atomically with the entry; beyond it the entry is appended in place.
+const learningsBound = 1 << 20
+
 // AppendLearning adds l at the end of learnings.md, separated by a blank
 // line, creating the file with its header when missing. Existing content is
-// kept byte for byte; the file is rewritten atomically.
+// kept byte for byte; the file is rewritten atomically, or, when larger than
+// learningsBound, the entry is appended with one write.
 func AppendLearning(path string, l Learning) error {
-	data, err := os.ReadFile(path)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
+		// A fifo, socket or device the agent left holds no learnings (and a fifo
+		// would block the read): start afresh.
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("learnings: %w", err)
+		}
+	}
+	data, cut, err := statefile.ReadTail(path, learningsBound)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		data = []byte(learningsTemplate)
 	case err != nil:
 		return fmt.Errorf("read learnings: %w", err)
 	}
-	out := []byte(string(data))
-	if len(out) > 0 && out[len(out)-1] != '\n' {
-		out = append(out, '\n')
+	sep := separator(data)
+	if cut {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return fmt.Errorf("learnings: %w", err)
+		}
+		_, err = f.Write(append(sep, l.String()...))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
 	}
-	if len(out) > 0 && !strings.HasSuffix(string(out), "\n\n") {
-		out = append(out, '\n')
-	}
-	out = append(out, l.String()...)
+	out := append(append(data, sep...), l.String()...)
 	return statefile.WriteAtomic(path, out)
 }
 
+// separator is what goes between data and a new entry: enough newlines for a blank line.
+func separator(data []byte) []byte {
+	switch {
+	case len(data) == 0:
+		return nil
+	case data[len(data)-1] != '\n':
+		return []byte("\n\n")
+	case len(data) < 2 || data[len(data)-2] != '\n':
+		return []byte("\n")
+	}
+	return nil
+}
+
 // LearningsCount is how many entries learnings.md holds: a loop run numbers its entries on
-// from there, so the file's numbering does not restart with each run.
+// from there, so the file's numbering does not restart with each run. Of a file larger
+// than learningsBound only the tail is read, and the number of its last entry counts.
 func LearningsCount(path string) int {
-	data, err := os.ReadFile(path)
+	data, cut, err := statefile.ReadTail(path, learningsBound)
 	if err != nil {
 		return 0
 	}
-	return strings.Count("\n"+string(data), "\n## Iteration ")
+	if !cut {
+		return strings.Count("\n"+string(data), "\n## Iteration ")
+	}
+	i := strings.LastIndex(string(data), "\n## Iteration ")
+	if i < 0 {
+		return 0
+	}
+	digits := data[i+len("\n## Iteration "):]
+	end := 0
+	for end < len(digits) && end < 9 && digits[end] >= '0' && digits[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.Atoi(string(digits[:end]))
+	return n
+}
+
+// EndsWith reports whether learnings.md ends with entry: the loop's check that an
+// entry a killed hgate appended is not written twice. Only the tail is read.
+func EndsWith(path, entry string) bool {
+	data, _, err := statefile.ReadTail(path, int64(len(entry)))
+	return err == nil && string(data) == entry
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"sync"
+
+	"github.com/hgate/hgate/loop"
 )
 
 // Colours of the plots; the rendering test looks for BestColour's pixels.
@@ -26,6 +28,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	return page().Execute(w, struct {
 		*Report
 		ScorePlot, SuitePlot, DurationPlot template.HTML
+		SpendPlot                          template.HTML
 		Kept, Rejected                     int
 		Colours                            map[string]string
 	}{
@@ -33,6 +36,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		ScorePlot:    template.HTML(r.scorePlot()),
 		SuitePlot:    template.HTML(r.suitePlot()),
 		DurationPlot: template.HTML(r.durationPlot()),
+		SpendPlot:    template.HTML(r.spendPlot()),
 		Kept:         r.count(func(a Attempt) bool { return a.Kept }),
 		Rejected:     r.count(func(a Attempt) bool { return a.Verdict != "pass" }),
 		Colours: map[string]string{"best": BestColour, "kept": KeptColour, "rejected": RejectedColour,
@@ -85,16 +89,25 @@ func (p *plot) Y(y float64) float64 {
 // axes draws y gridlines with labels (format for each value) and x ticks at the whole
 // numbers, at most about 20 of them.
 func (p *plot) axes(yTicks []float64, yFormat, xTitle string) {
+	var xTicks []float64
+	step := math.Max(1, math.Ceil((p.x1-p.x0)/20))
+	for x := math.Ceil(p.x0); x <= p.x1; x += step {
+		xTicks = append(xTicks, x)
+	}
+	p.axesAt(yTicks, yFormat, xTicks, "%g", xTitle)
+}
+
+// axesAt draws y gridlines and x ticks at the given values, each labelled by its format.
+func (p *plot) axesAt(yTicks []float64, yFormat string, xTicks []float64, xFormat, xTitle string) {
 	for _, t := range yTicks {
 		y := p.Y(t)
 		fmt.Fprintf(&p.b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#eaeef2"/>`, p.left, y, p.w-p.right, y)
 		fmt.Fprintf(&p.b, `<text x="%g" y="%g" text-anchor="end" font-size="11" fill="#57606a">`+yFormat+`</text>`, p.left-6, y+4, t)
 	}
-	step := math.Max(1, math.Ceil((p.x1-p.x0)/20))
-	for x := math.Ceil(p.x0); x <= p.x1; x += step {
+	for _, x := range xTicks {
 		px := p.X(x)
 		fmt.Fprintf(&p.b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#8c959f"/>`, px, p.h-p.bottom, px, p.h-p.bottom+4)
-		fmt.Fprintf(&p.b, `<text x="%g" y="%g" text-anchor="middle" font-size="11" fill="#57606a">%g</text>`, px, p.h-p.bottom+16, x)
+		fmt.Fprintf(&p.b, `<text x="%g" y="%g" text-anchor="middle" font-size="11" fill="#57606a">`+xFormat+`</text>`, px, p.h-p.bottom+16, x)
 	}
 	fmt.Fprintf(&p.b, `<text x="%g" y="%g" text-anchor="middle" font-size="11" fill="#57606a">%s</text>`,
 		(p.left+p.w-p.right)/2, p.h-4, html.EscapeString(xTitle))
@@ -242,6 +255,90 @@ func (r *Report) durationPlot() string {
 	return p.String()
 }
 
+// spendPoint is a gated loop iteration placed by what the runs had spent by its end.
+type spendPoint struct {
+	spent, score float64
+	kept         bool
+	label        string
+}
+
+// spendPlot draws val_score against the loop's cumulative spend, the runs one after the
+// other: each gated iteration as a marker (kept: filled, else a cross) and the best kept
+// val_score as a step line. Dollars when any were spent, else millions of tokens; empty
+// when the runs spent nothing they reported.
+func (r *Report) spendPlot() string {
+	dollars := r.SpendUSD > 0
+	if !dollars && r.SpendTokens == 0 {
+		return ""
+	}
+	var pts []spendPoint
+	var before float64 // what earlier runs spent
+	start := math.NaN()
+	for _, run := range r.Runs {
+		for _, it := range run.Iterations {
+			if math.IsNaN(start) && it.BestBefore != nil {
+				start = *it.BestBefore
+			}
+			spent := float64(it.CumulativeTokens) / 1e6
+			if dollars {
+				spent = it.CumulativeUSD
+			}
+			if it.ValScore == nil {
+				continue
+			}
+			pts = append(pts, spendPoint{before + spent, *it.ValScore, it.Outcome == loop.OutcomeKept,
+				fmt.Sprintf("run %s, iteration %d", run.ID, it.Iteration.Iteration)})
+		}
+		if dollars {
+			before += run.SpendUSD
+		} else {
+			before += float64(run.SpendTokens) / 1e6
+		}
+	}
+	if math.IsNaN(start) {
+		start = r.Baseline
+	}
+	lo, hi := start, start
+	for _, pt := range pts {
+		lo, hi = math.Min(lo, pt.score), math.Max(hi, pt.score)
+	}
+	lo, hi, yt := niceTicks(math.Max(0, lo-0.05), math.Min(1, hi+0.05), 5)
+	_, xhi, xt := niceTicks(0, before, 8)
+	unit, format := "million tokens", "%gM"
+	if dollars {
+		unit, format = "dollars", "$%g"
+	}
+	p := newPlot(880, 300, 0, xhi, lo, hi, "val_score against cumulative spend")
+	p.axesAt(yt, "%.2f", xt, format, "cumulative spend of the loop's runs, agent and benchmark ("+unit+")")
+	xs, ys := []float64{0}, []float64{start}
+	best := start
+	for _, pt := range pts {
+		if pt.kept {
+			best = math.Max(best, pt.score)
+		}
+		xs, ys = append(xs, pt.spent), append(ys, best)
+	}
+	xs, ys = append(xs, before), append(ys, best)
+	p.steps(xs, ys, BestColour, fmt.Sprintf("best kept val_score: %.4f", best))
+	for _, pt := range pts {
+		x, y := p.X(pt.spent), p.Y(pt.score)
+		what := "not kept"
+		if pt.kept {
+			what = "kept"
+		}
+		fmt.Fprintf(&p.b, `<g class="spend"><title>%s: val_score %.4f, %s, `+format+` spent by then</title>`,
+			html.EscapeString(pt.label), pt.score, what, pt.spent)
+		if pt.kept {
+			fmt.Fprintf(&p.b, `<circle cx="%g" cy="%g" r="6" fill="%s"/>`, x, y, KeptColour)
+		} else {
+			fmt.Fprintf(&p.b, `<path d="M%g %gL%g %gM%g %gL%g %g" stroke="%s" stroke-width="2.5"/>`,
+				x-5, y-5, x+5, y+5, x-5, y+5, x+5, y-5, RejectedColour)
+		}
+		p.b.WriteString(`</g>`)
+	}
+	return p.String()
+}
+
 // page is parsed on first use: parsed at start, it would cost every command, not only
 // hgate report, a quarter of a millisecond.
 var page = sync.OnceValue(func() *template.Template {
@@ -259,9 +356,12 @@ var page = sync.OnceValue(func() *template.Template {
 			}
 			return fmt.Sprintf("%.1f", *f)
 		},
-		"secv":  func(f float64) string { return fmt.Sprintf("%.1f", f) },
-		"short": func(s string) string { return s[:min(7, len(s))] },
-		"join":  strings.Join,
+		"secv":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"usd":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
+		"deref":  func(f *float64) float64 { return *f },
+		"derefi": func(n *int64) int64 { return *n },
+		"short":  func(s string) string { return s[:min(7, len(s))] },
+		"join":   strings.Join,
 		"cell": func(s string) string {
 			switch s {
 			case "pass":
@@ -311,6 +411,7 @@ svg { max-width: 100%; height: auto; }
 <div class="fact">rejected<b>{{.Rejected}}</b></div>
 <div class="fact">regression suite<b>{{.SuiteSize}} task(s)</b></div>
 <div class="fact">split<b>{{.Split.Train}} train / {{.Split.Test}} test</b></div>
+{{if or .SpendUSD .SpendTokens}}<div class="fact">loop spend<b>{{usd .SpendUSD}}, {{.SpendTokens}} tokens</b></div>{{end}}
 </div>
 
 <h2>val_score over attempts</h2>
@@ -354,11 +455,15 @@ svg { max-width: 100%; height: auto; }
 <h2>Loop runs and durations</h2>
 {{if .Runs}}<p class="legend"><span><i class="sw" style="background:{{index .Colours "agent"}}"></i>agent</span><span><i class="sw" style="background:{{index .Colours "gate"}}"></i>gate</span></p>
 <div id="duration-plot">{{.DurationPlot}}</div>
+{{if .SpendPlot}}<h3>val_score against cumulative spend</h3>
+<p class="legend"><span><i class="sw" style="background:{{index .Colours "best"}}"></i>best kept val_score</span><span><i class="sw" style="background:{{index .Colours "kept"}};border-radius:6px"></i>kept</span><span style="color:{{index .Colours "rejected"}};font-weight:700">✕</span> not kept</p>
+<div id="spend-plot">{{.SpendPlot}}</div>
+<p class="note">What each gated iteration had cost by its end — the coding agent's spend (reported, or its tokens priced by loop.prices) and the benchmark's — counted on across the runs in order.</p>{{end}}
 {{range .Runs}}<h3>run {{.ID}}</h3>
-<p class="sub">started {{.Started}}; {{if .Finished}}stopped: {{.StopReason}}{{if .StopDetail}} ({{.StopDetail}}){{end}}, {{secv .Seconds}} s{{else}}no summary: still running, or killed (hgate loop --resume continues it){{end}}; sandbox: {{.Sandbox}}</p>
+<p class="sub">started {{.Started}}; {{if .Finished}}stopped: {{.StopReason}}{{if .StopDetail}} ({{.StopDetail}}){{end}}, {{secv .Seconds}} s{{else}}no summary: still running, or killed (hgate loop --resume continues it){{end}}; sandbox: {{.Sandbox}}; spent {{usd .SpendUSD}}, {{.SpendTokens}} tokens{{if .BudgetUSD}}, budget {{usd (deref .BudgetUSD)}}{{end}}{{if .BudgetTokens}}, budget {{derefi .BudgetTokens}} tokens{{end}}</p>
 <table>
-<tr><th>iteration</th><th>outcome</th><th>agent</th><th>verdict</th><th>val_score</th><th>attempt</th><th>repairs</th><th>agent s</th><th>gate s</th><th>total s</th><th>agent's tools</th><th>reasons</th></tr>
-{{range .Iterations}}<tr><td class="num">{{.Iteration.Iteration}}</td><td>{{.Outcome}}</td><td>{{.Agent}}{{if .AgentDetail}}: {{.AgentDetail}}{{end}}</td><td>{{if .Verdict}}{{.Verdict}}{{end}}</td><td class="num">{{scorep .ValScore}}</td><td class="num">{{if .Attempt}}{{.Attempt}}{{end}}</td><td class="num">{{.Repairs}}</td><td class="num">{{secv .AgentSeconds}}</td><td class="num">{{secv .GateSeconds}}</td><td class="num">{{secv .Seconds}}</td><td>{{with .Harness}}{{len .Active}} active, {{.Calls}} call(s){{if .Quarantined}}, {{len .Quarantined}} quarantined{{end}}{{if .Skipped}}; {{.Skipped}}{{end}}{{end}}</td><td class="reasons">{{range .Reasons}}{{.}}<br>{{end}}</td></tr>
+<tr><th>iteration</th><th>outcome</th><th>agent</th><th>verdict</th><th>val_score</th><th>attempt</th><th>repairs</th><th>agent s</th><th>gate s</th><th>total s</th><th>spent</th><th>spent by then</th><th>agent's tools</th><th>reasons</th></tr>
+{{range .Iterations}}<tr><td class="num">{{.Iteration.Iteration}}</td><td>{{.Outcome}}</td><td>{{.Agent}}{{if .AgentDetail}}: {{.AgentDetail}}{{end}}</td><td>{{if .Verdict}}{{.Verdict}}{{end}}</td><td class="num">{{scorep .ValScore}}</td><td class="num">{{if .Attempt}}{{.Attempt}}{{end}}</td><td class="num">{{.Repairs}}</td><td class="num">{{secv .AgentSeconds}}</td><td class="num">{{secv .GateSeconds}}</td><td class="num">{{secv .Seconds}}</td><td class="num">{{usd .SpendUSD}}{{if .SpendTokens}}, {{.SpendTokens}} tok{{end}}</td><td class="num">{{usd .CumulativeUSD}}{{if .CumulativeTokens}}, {{.CumulativeTokens}} tok{{end}}</td><td>{{with .Harness}}{{len .Active}} active, {{.Calls}} call(s){{if .Quarantined}}, {{len .Quarantined}} quarantined{{end}}{{if .Skipped}}; {{.Skipped}}{{end}}{{end}}</td><td class="reasons">{{range .Reasons}}{{.}}<br>{{end}}</td></tr>
 {{end}}</table>
 {{end}}{{else}}<p>No loop run in the workspace: the gates above were run by hand (or by an agent calling hgate gate).</p>{{end}}
 </body>

@@ -17,6 +17,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,7 +48,11 @@ type Report struct {
 	Rows       []Row     `json:"rows"`     // results.tsv, row 0 first
 	Attempts   []Attempt `json:"attempts"` // every gate that wrote a receipt, oldest first
 	Train      Matrix    `json:"train_matrix"`
-	Runs       []Run     `json:"runs"` // the loop's runs, oldest first
+	// SpendUSD and SpendTokens are what the loop's runs spent, the agents' and the
+	// benchmark's, summed over the runs.
+	SpendUSD    float64 `json:"spend_usd"`
+	SpendTokens int64   `json:"spend_tokens"`
+	Runs        []Run   `json:"runs"` // the loop's runs, oldest first
 }
 
 // Split is split.json as counts: test ids are never listed.
@@ -114,14 +119,19 @@ type MatrixRow struct {
 
 // Run is one run of hgate loop.
 type Run struct {
-	ID         string         `json:"id"`
-	Started    string         `json:"started"`
-	Finished   bool           `json:"finished"` // false: still going on, or killed (--resume continues it)
-	StopReason string         `json:"stop_reason"`
-	StopDetail string         `json:"stop_detail,omitempty"`
-	Sandbox    string         `json:"sandbox"`
-	Seconds    float64        `json:"seconds"`
-	Iterations []RunIteration `json:"iterations"`
+	ID         string  `json:"id"`
+	Started    string  `json:"started"`
+	Finished   bool    `json:"finished"` // false: still going on, or killed (--resume continues it)
+	StopReason string  `json:"stop_reason"`
+	StopDetail string  `json:"stop_detail,omitempty"`
+	Sandbox    string  `json:"sandbox"`
+	Seconds    float64 `json:"seconds"`
+	// What the run spent and the budgets it ran under (summary.json's).
+	SpendUSD     float64        `json:"spend_usd"`
+	SpendTokens  int64          `json:"spend_tokens"`
+	BudgetUSD    *float64       `json:"budget_usd,omitempty"`
+	BudgetTokens *int64         `json:"budget_tokens,omitempty"`
+	Iterations   []RunIteration `json:"iterations"`
 }
 
 // RunIteration is an iteration as summary.json has it, with the attempt its last gate
@@ -425,7 +435,10 @@ func linkRuns(rep *Report, runs []loop.RunRecord) {
 	next := 0 // attempts before this index are behind every later iteration
 	for _, rr := range runs {
 		run := Run{ID: rr.RunID, Started: rr.Started, Finished: rr.Finished, StopReason: string(rr.StopReason),
-			StopDetail: rr.StopDetail, Sandbox: rr.Sandbox, Seconds: rr.Seconds, Iterations: []RunIteration{}}
+			StopDetail: rr.StopDetail, Sandbox: rr.Sandbox, Seconds: rr.Seconds, Iterations: []RunIteration{},
+			SpendUSD: rr.SpendUSD, SpendTokens: rr.SpendTokens, BudgetUSD: rr.BudgetUSD, BudgetTokens: rr.BudgetTokens}
+		rep.SpendUSD = math.Round((rep.SpendUSD+rr.SpendUSD)*1e6) / 1e6
+		rep.SpendTokens += rr.SpendTokens
 		for _, it := range rr.Iterations {
 			ri := RunIteration{Iteration: it}
 			if ri.Reasons == nil {

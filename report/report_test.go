@@ -349,3 +349,55 @@ func TestHTMLEscapes(t *testing.T) {
 		t.Errorf("the reason is shown escaped %d times (expected 3: attempts table, tooltip, run table)", n)
 	}
 }
+
+// The loop's spend: the page draws val_score against cumulative spend, counted on across
+// runs, and shows each run's and iteration's spend; no spend, no plot.
+func TestSpendPlot(t *testing.T) {
+	r := sample()
+	var page strings.Builder
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page.String(), `id="spend-plot"`) {
+		t.Error("a spend plot without spend")
+	}
+	score := func(f float64) *float64 { return &f }
+	it := func(n int, outcome loop.Outcome, val *float64, spend, cum float64) RunIteration {
+		return RunIteration{Iteration: loop.Iteration{Iteration: n, Outcome: outcome, ValScore: val, BestBefore: score(0.5),
+			SpendUSD: spend, CumulativeUSD: cum}}
+	}
+	budget := 3.0
+	r.Runs = []Run{
+		{ID: "r1", SpendUSD: 2, BudgetUSD: &budget, Iterations: []RunIteration{
+			it(1, loop.OutcomeRejected, score(0.3), 1, 1), it(2, loop.OutcomeUnchanged, nil, 1, 2)}},
+		{ID: "r2", SpendUSD: 1.5, Iterations: []RunIteration{it(1, loop.OutcomeKept, score(0.7), 1.5, 1.5)}},
+	}
+	r.SpendUSD = 3.5
+	svg := r.spendPlot()
+	// Run r2's iteration ends at $2 (r1) + $1.50.
+	for _, want := range []string{"run r1, iteration 1: val_score 0.3000, not kept, $1 spent by then",
+		"run r2, iteration 1: val_score 0.7000, kept, $3.5 spent by then", ">$3.5</text>", "(dollars)", BestColour} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the spend plot lacks %q:\n%s", want, svg)
+		}
+	}
+	if n := strings.Count(svg, `<g class="spend">`); n != 2 {
+		t.Errorf("%d points (expected 2: the unchanged iteration has no val_score)", n)
+	}
+	page.Reset()
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="spend-plot"><svg`, "loop spend<b>$3.50, 0 tokens", "spent $2.00, 0 tokens, budget $3.00", "<td class=\"num\">$1.00</td><td class=\"num\">$2.00</td>"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// Tokens only (codex without prices): millions of tokens on the x axis.
+	r.SpendUSD, r.SpendTokens = 0, 3_000_000
+	r.Runs = []Run{{ID: "r3", SpendTokens: 3_000_000, Iterations: []RunIteration{
+		{Iteration: loop.Iteration{Iteration: 1, Outcome: loop.OutcomeKept, ValScore: score(0.8), CumulativeTokens: 3_000_000}}}}}
+	if svg := r.spendPlot(); !strings.Contains(svg, "(million tokens)") || !strings.Contains(svg, "3M spent by then") {
+		t.Errorf("tokens-only spend plot:\n%s", svg)
+	}
+}

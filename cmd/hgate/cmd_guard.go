@@ -19,11 +19,18 @@ Prints one line per violation: kind, path, and how to revert it. Exit 0 clean, 1
 }
 
 func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
-	// Step 0 compares with refs/hgate/gated: it must be where hgate last put it.
+	// Step 0 compares with refs/hgate/gated: it must be where hgate last put it. Guard
+	// only reads: a move still to make is read as made, and left to the next writer.
 	if err := gate.CheckAnchors(repo, g.stderr); err != nil {
 		return err
 	}
-	vs, err := repo.Check(gate.GuardOptions(cfg))
+	opts := gate.GuardOptions(cfg)
+	base, err := gate.ReaderBase(repo)
+	if err != nil {
+		return err
+	}
+	opts.Base = base
+	vs, err := repo.Check(opts)
 	if err != nil {
 		return err
 	}

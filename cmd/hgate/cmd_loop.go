@@ -23,6 +23,8 @@ type loopCmd struct {
 	For            *time.Duration `placeholder:"DURATION" help:"Stop after this long, e.g. 8h."`
 	AttemptTimeout *time.Duration `name:"attempt-timeout" placeholder:"DURATION" help:"Stop the agent after this long in each attempt."`
 	RepairAttempts *int           `name:"repair-attempts" placeholder:"N" help:"Follow-up prompts after a rejection before the attempt is set aside."`
+	BudgetUSD      *float64       `name:"budget-usd" placeholder:"X" help:"Stop once the run has spent X dollars (the agent's and the benchmark's); no attempt or gate starts past it."`
+	BudgetTokens   *int           `name:"budget-tokens" placeholder:"N" help:"Stop once the run has spent N tokens (the agent's and the benchmark's)."`
 	Resume         bool           `help:"Continue the last run after a crash, a kill or an interruption."`
 	Harness        *bool          `negatable:"" help:"Add the reflect, build and qualify phases to each iteration: the agent builds one tool for itself in its own session, and hgate qualifies it before a later attempt may use it (loop.harness.enabled)."`
 	NoSandbox      bool           `name:"no-sandbox" help:"Run the agent without the kernel sandbox, as your own user (where the kernel has none, or to debug an agent); the run says so in its summary and learnings."`
@@ -31,7 +33,8 @@ type loopCmd struct {
 func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	lc := env.Config.Loop
 	if err := lc.Override(config.LoopFlags{Agent: c.Agent, Iterations: c.Iterations, Patience: c.Patience, RepairAttempts: c.RepairAttempts,
-		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout, Harness: c.Harness}); err != nil {
+		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout,
+		BudgetUSD: c.BudgetUSD, BudgetTokens: c.BudgetTokens, Harness: c.Harness}); err != nil {
 		return err
 	}
 	if c.NoSandbox {
@@ -73,8 +76,12 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 			if s.Best != nil {
 				best = fmt.Sprintf("%.4f", *s.Best)
 			}
-			fmt.Fprintf(g.stdout, "run %s stopped (%s): %d iteration(s), %d kept, %d rejected; best val_score %s (%+.4f)\n",
-				s.RunID, s.StopReason, len(s.Iterations), s.Kept, s.Rejected, best, s.Improvement)
+			spent := ""
+			if s.SpendUSD > 0 || s.SpendTokens > 0 {
+				spent = fmt.Sprintf("; spent $%.4g, %d tokens", s.SpendUSD, s.SpendTokens)
+			}
+			fmt.Fprintf(g.stdout, "run %s stopped (%s): %d iteration(s), %d kept, %d rejected; best val_score %s (%+.4f)%s\n",
+				s.RunID, s.StopReason, len(s.Iterations), s.Kept, s.Rejected, best, s.Improvement, spent)
 		}
 	}
 	return err

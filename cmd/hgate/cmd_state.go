@@ -8,13 +8,15 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/loop"
+	"github.com/hgate/hgate/workspace"
 )
 
 // stateCmd gives a human the gate's own state as kept in git (refs/hgate/ledger).
 type stateCmd struct {
 	Log     stateLogCmd     `cmd:"" help:"Show the history of hgate's state files as kept in the ledger, newest first."`
-	Restore stateRestoreCmd `cmd:"" help:"Rewrite the workspace's state files from the ledger and put refs/hgate/gated and refs/hgate/best back, undoing edits hgate did not make."`
-	Accept  stateAcceptCmd  `cmd:"" help:"Keep the state files as they are now, recording the edit in the ledger as a manual one (receipts excepted)."`
+	Restore stateRestoreCmd `cmd:"" help:"Rewrite the workspace's state files from the ledger and put refs/hgate/gated and refs/hgate/best back, undoing edits hgate did not make; a loop run whose resume was refused may then be resumed."`
+	Accept  stateAcceptCmd  `cmd:"" help:"Keep the state files as they are now, recording the edit in the ledger as a manual one (receipts excepted); a loop run whose resume was refused may then be resumed."`
 	Rebase  stateRebaseCmd  `cmd:"" help:"Take HEAD as the new gated commit on purpose (after committing hgate.yaml or another file the agent must not change) and accept the carried paths as they are."`
 }
 
@@ -52,6 +54,9 @@ func (c *stateRestoreCmd) Run(ctx context.Context, g *Globals, env *gate.Env) er
 	if err != nil {
 		return err
 	}
+	if err := g.approveResume(env); err != nil {
+		return err
+	}
 	return g.listFiles("restored from the ledger", restored)
 }
 
@@ -73,9 +78,24 @@ func (c *stateAcceptCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 	if err != nil && accepted == nil {
 		return err
 	}
+	if err == nil {
+		if err := g.approveResume(env); err != nil {
+			return err
+		}
+	}
 	// Files accepted beside refused receipts are listed, then the receipts named.
 	if lerr := g.listFiles("accepted as a manual edit", accepted); lerr != nil {
 		return lerr
+	}
+	return err
+}
+
+// approveResume lets a loop run whose resume was refused (its journal's anchors could not
+// be checked) be resumed, now that a human has restored or accepted the state.
+func (g *Globals) approveResume(env *gate.Env) error {
+	id, err := loop.ApproveResume(workspace.Dir(env.Config.WorkspaceDir()))
+	if err == nil && id != "" {
+		fmt.Fprintf(g.stderr, "hgate: loop run %s may be resumed: hgate loop --resume sets its unchecked attempt aside, never gates it\n", id)
 	}
 	return err
 }

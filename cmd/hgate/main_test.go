@@ -4,6 +4,7 @@ package main
 
 import (
 	"crypto/sha1"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,12 +29,24 @@ func TestMain(m *testing.M) {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	testscript.Main(m, map[string]func(){
-		"hgate": main,
+		"hgate": hgateUnderTest,
 		// hgate mcp finds it on PATH, in the folder testscript puts both commands in.
 		"hgate-mcp": func() { os.Exit(mcpserver.Main(os.Args[1:])) },
 		// mcp-call is a script's MCP client (see mcpCall).
 		"mcp-call": mcpCall,
 	})
+}
+
+// hgateUnderTest is the scripts' hgate: this binary's own, or the one HGATE_UNDER_TEST
+// names, so that an attack script can be run against another build (an older release,
+// to show it fails there) with its verdict read the same way.
+func hgateUnderTest() {
+	if bin := os.Getenv("HGATE_UNDER_TEST"); bin != "" {
+		err := syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ())
+		fmt.Fprintf(os.Stderr, "HGATE_UNDER_TEST=%s: %v\n", bin, err)
+		os.Exit(2)
+	}
+	main()
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script: each drives the hgate binary
@@ -45,13 +58,20 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       golden.Updating(), // -update rewrites the cmp files with what hgate prints
 		Setup:               hermeticGit,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile":  waitFile,
-			"alive":     alive,
-			"cachetree": cacheTree,
+			"waitfile":     waitFile,
+			"alive":        alive,
+			"cachetree":    cacheTree,
+			"pausepipes":   pausePipes,
+			"paused":       paused,
+			"resume":       resume,
+			"killcampaign": killCampaign,
 		},
-		// [root]: the script runs as root, so it can also run hgate as an unprivileged
+		// [race]: hgate is race-built. [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).
 		Condition: func(cond string) (bool, error) {
+			if cond == "race" {
+				return raceBuilt, nil
+			}
 			if cond == "root" {
 				_, err := exec.LookPath("setpriv")
 				return os.Geteuid() == 0 && err == nil, nil
@@ -64,6 +84,9 @@ func TestScripts(t *testing.T) {
 // hermeticGit makes git independent of the machine: no system or global config, a fixed
 // identity and clock, so hashes in the scripts are the same everywhere.
 func hermeticGit(env *testscript.Env) error {
+	if bin := os.Getenv("HGATE_UNDER_TEST"); bin != "" {
+		env.Setenv("HGATE_UNDER_TEST", bin) // scripts see only what Setup gives them
+	}
 	home := filepath.Join(env.WorkDir, ".home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
@@ -115,6 +138,61 @@ func waitFile(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("%s did not appear (with content) within a minute", args[0])
 }
 
+// pausePipes makes DIR's two named pipes of a pause at an HGATE_FAULT point (see
+// internal/fault): run hgate with HGATE_FAULT_PAUSE=$WORK/DIR, then paused and resume.
+func pausePipes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pausepipes DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for _, name := range []string{"reached", "resume"} {
+		ts.Check(syscall.Mkfifo(filepath.Join(dir, name), 0o600))
+	}
+}
+
+// paused waits (up to a minute, like waitfile) until a background hgate has stopped at
+// its HGATE_FAULT point, and writes its pid to DIR/pid. The read end is opened without
+// blocking, so a process that never gets there does not hang the script.
+func paused(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: paused DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	f, err := os.OpenFile(filepath.Join(dir, "reached"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	ts.Check(err)
+	defer f.Close()
+	var got []byte
+	buf := make([]byte, 64)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		n, _ := f.Read(buf) // 0 (no writer yet) or EAGAIN (a writer, nothing written yet)
+		got = append(got, buf[:n]...)
+		if len(got) > 0 && got[len(got)-1] == '\n' {
+			ts.Check(os.WriteFile(filepath.Join(dir, "pid"), got, 0o644))
+			return
+		}
+	}
+	ts.Fatalf("no hgate paused at its HGATE_FAULT point within a minute (read %q)", got)
+}
+
+// resume lets the hgate paused at DIR go on.
+func resume(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: resume DIR")
+	}
+	path := filepath.Join(ts.MkAbs(args[0]), "resume")
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil { // ENXIO: the paused hgate has not opened its end yet
+			continue
+		}
+		_, err = f.Write([]byte("go\n"))
+		ts.Check(errors.Join(err, f.Close()))
+		return
+	}
+	ts.Fatalf("the paused hgate did not wait at %s within a minute", path)
+}
+
 // alive checks whether the process whose pid is in a file still runs: a task's
 // children must not outlive it.
 func alive(ts *testscript.TestScript, neg bool, args []string) {
@@ -130,9 +208,45 @@ func alive(ts *testscript.TestScript, neg bool, args []string) {
 			running = false
 		}
 	}
+	if _, err := os.Stat("/proc/self/ns/pid"); err == nil {
+		// A sandboxed task runs in a PID namespace of its own, where $$ is not the pid
+		// seen here: look for a process whose innermost pid it is and whose environment
+		// names the pid file's folder (PIDDIR).
+		running = nestedAlive(pid, filepath.Dir(ts.MkAbs(args[0])))
+	}
 	if running == neg {
 		ts.Fatalf("process %d running: %v", pid, running)
 	}
+}
+
+// nestedAlive reports whether a live process has pid as its pid in its innermost PID
+// namespace (the last field of NSpid; the only one outside a namespace) and an
+// environment that holds dir.
+func nestedAlive(pid int, dir string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		status, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var nspid []string
+		zombie := false
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				nspid = strings.Fields(v)
+			}
+			if v, ok := strings.CutPrefix(line, "State:"); ok && strings.HasPrefix(strings.TrimSpace(v), "Z") {
+				zombie = true
+			}
+		}
+		if zombie || len(nspid) == 0 || nspid[len(nspid)-1] != strconv.Itoa(pid) {
+			continue
+		}
+		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil && strings.Contains(string(env), dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // cacheTree forges an index: FROM's cache-tree extension (TREE) in place of

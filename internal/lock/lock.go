@@ -114,7 +114,7 @@ func Acquire(ctx context.Context, path string, opts Options) (*Lock, error) {
 		if !opts.Wait {
 			return nil, &HeldError{PID: holder.PID, Command: holder.Command, Started: holder.Started, Path: path}
 		}
-		if opts.Notify != nil && (announced == nil || !sameOwner(*announced, holder)) {
+		if opts.Notify != nil && newHolder(announced, holder) {
 			fmt.Fprintf(opts.Notify, "waiting for %s to finish...\n", describe(holder, path))
 			announced = &holder
 		}
@@ -237,6 +237,17 @@ func lingering(o owner) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return true
+}
+
+// newHolder reports whether holder is worth a new "waiting for" line. A
+// locked file without details is a holder between locking and writing them,
+// or one releasing (Release empties before it unlocks): once someone has been
+// named, that is no new holder.
+func newHolder(announced *owner, holder owner) bool {
+	if announced == nil {
+		return true
+	}
+	return holder.PID > 0 && !sameOwner(*announced, holder)
 }
 
 func sameOwner(a, b owner) bool {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,10 @@ func TestMain(m *testing.M) {
 }
 
 // helperMain: "exit" ends at once (its pid is then a dead one); "hold:PATH"
-// takes the lock, says "locked" on stdout and sleeps until killed.
+// takes the lock, says "locked" on stdout and holds it until killed or until
+// its stdin closes. It blocks in a read, not in select{}: with nothing else
+// to run, the runtime calls select{} a deadlock and exits — dropping the lock
+// under the test that believes it is held.
 func helperMain(mode string) int {
 	if mode == "exit" {
 		return 0
@@ -38,12 +42,15 @@ func helperMain(mode string) int {
 		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 		return 2
 	}
-	if _, err := Acquire(context.Background(), path, Options{Command: "helper"}); err != nil {
+	l, err := Acquire(context.Background(), path, Options{Command: "helper"})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	fmt.Println("locked")
-	select {}
+	io.Copy(io.Discard, os.Stdin) // until the test closes it or dies
+	runtime.KeepAlive(l)          // an unreachable *os.File is closed by its finalizer
+	return 0
 }
 
 func helperCmd(t *testing.T, mode string) *exec.Cmd {
@@ -63,10 +70,14 @@ func startHelper(t *testing.T, path string) *exec.Cmd {
 	if err != nil {
 		t.Fatal(err)
 	}
+	in, err := cmd.StdinPipe() // held open: the helper holds the lock while it is
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if line != "locked\n" {
 		t.Fatalf("helper did not take the lock: %q, %v", line, err)

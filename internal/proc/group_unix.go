@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,7 +48,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Process, error) {
 		}
 		cmd.Stdout, cmd.Stderr = wfiles[0], wfiles[1]
 	}
-	if err := cmd.Start(); err != nil {
+	if err := onStarterThread(cmd.Start); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -181,3 +183,26 @@ func KillGroup(pgid int) error { return syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // Kill sends SIGKILL to the process pid.
 func Kill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// starts carries Start's forks to one OS thread that never ends. A child's parent-death
+// signal (the sandbox's shim asks for SIGKILL) is sent when the thread that forked it
+// ends, not the process (go.dev/issue/27505); Go ends a thread only when a goroutine
+// locked to it returns, which this one never does.
+var (
+	starts    = make(chan func())
+	startOnce sync.Once
+)
+
+func onStarterThread(start func() error) error {
+	startOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread()
+			for f := range starts {
+				f()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	starts <- func() { done <- start() }
+	return <-done
+}

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +19,9 @@ func ReadStat(pid int) (Stat, error) {
 	}
 	return ParseStat(data)
 }
+
+// All lists the processes in /proc.
+func All() []int { return pids() }
 
 // pids lists the processes in /proc.
 func pids() []int {
@@ -101,6 +105,29 @@ func ReapOrphans() {
 // a tag every process of a tree inherits: what is left of it after its parent died,
 // daemons included.
 func KillByEnv(kv string) error {
+	killByEnv(kv)
+	return nil
+}
+
+// EndByEnv kills as KillByEnv does until no such process is left (a killed process
+// keeps its environment until it has died), for at most a while; it says when some
+// outlived that.
+func EndByEnv(kv string) error {
+	pause := time.Millisecond
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if killByEnv(kv) == 0 {
+			return nil
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+	return fmt.Errorf("processes with %s are still alive after SIGKILL", kv)
+}
+
+// killByEnv sends SIGKILL to every process but this one whose environment holds kv and
+// returns how many it found.
+func killByEnv(kv string) int {
+	n := 0
 	self := os.Getpid()
 	for _, pid := range pids() {
 		if pid == self {
@@ -113,9 +140,10 @@ func KillByEnv(kv string) error {
 		for _, e := range strings.Split(string(data), "\x00") {
 			if e == kv {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
+				n++
 				break
 			}
 		}
 	}
-	return nil
+	return n
 }

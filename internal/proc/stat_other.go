@@ -26,3 +26,8 @@ func ReapOrphans() {}
 func KillByEnv(kv string) error {
 	return fmt.Errorf("find processes by environment: %w", ErrNotSupported)
 }
+
+// EndByEnv cannot read other processes' environments here.
+func EndByEnv(kv string) error {
+	return fmt.Errorf("find processes by environment: %w", ErrNotSupported)
+}

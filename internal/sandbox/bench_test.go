@@ -1,7 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -35,4 +41,89 @@ func BenchmarkWrap(b *testing.B) {
 	b.ReportMetric(float64(bare)/n, "ms/bare")
 	b.ReportMetric(float64(plain)/n, "ms/wrapped")
 	b.ReportMetric(float64(reap)/n, "ms/wrapped-reap")
+}
+
+// BenchmarkTaskCPU is the CPU a task costs in the sandbox as benchmark tasks run (a read
+// allowlist, Isolate: PID, IPC and mount namespaces; -net adds a network namespace), with
+// hgate-sandbox built beside, against the same task run bare: counted system-wide from
+// /proc/stat, so that the kernel's work on namespaces (their clean-up runs in kernel
+// threads, after the task) is in, and from this process's children's rusage. The machine
+// must be otherwise idle for the system-wide figure to mean anything.
+func BenchmarkTaskCPU(b *testing.B) {
+	if _, err := Available(); err != nil {
+		b.Skip(err)
+	}
+	// HGATE_SANDBOX_SHIM names a built hgate-sandbox (to run this as another user, who
+	// cannot build in the module's folder).
+	shim := os.Getenv("HGATE_SANDBOX_SHIM")
+	if shim == "" {
+		bin := b.TempDir()
+		build := exec.Command("go", "build", "-o", bin, "github.com/hgate/hgate/cmd/hgate-sandbox")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.Skipf("go build hgate-sandbox: %v %s", err, out)
+		}
+		shim = filepath.Join(bin, shimName)
+	}
+	shimOnce.Do(func() {})
+	saved := shimCached
+	shimCached = shim
+	defer func() { shimCached = saved }()
+	w := b.TempDir()
+	var bare float64 // children CPU per bare task, for the ratio
+	for _, c := range []struct {
+		name string
+		p    *Policy
+	}{
+		{"bare", nil},
+		{"isolated", &Policy{Write: []string{w}, Read: SystemRead(), Isolate: true}},
+		{"isolated-net", &Policy{Write: []string{w}, Read: SystemRead(), Isolate: true, NoNetwork: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			sys0, kids0 := systemCPU(b), childrenCPU()
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if c.p != nil {
+					if err := Wrap(cmd, *c.p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n := float64(b.N) * float64(time.Millisecond)
+			b.ReportMetric(float64(systemCPU(b)-sys0)/n, "ms-cpu-system/task")
+			kids := float64(childrenCPU()-kids0) / n
+			b.ReportMetric(kids, "ms-cpu-children/task")
+			if c.p == nil {
+				bare = kids
+			} else if bare > 0 {
+				b.ReportMetric(kids/bare, "x-bare")
+			}
+		})
+	}
+}
+
+// systemCPU is the CPU time every CPU spent busy since boot (/proc/stat: user, nice,
+// system, irq, softirq, steal), in USER_HZ ticks turned into a duration.
+func systemCPU(b *testing.B) time.Duration {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Skip(err)
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	f := strings.Fields(string(line))
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system [idle iowait] irq softirq steal
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += v
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+func childrenCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

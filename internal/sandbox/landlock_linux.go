@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -57,6 +58,9 @@ const (
 	deviceRights = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev | ll.AccessFSReadDir
 )
 
+// alwaysReadable are the devices a read allowlist always grants reading.
+var alwaysReadable = []string{"/dev/urandom", "/dev/random"}
+
 // alwaysWritable are the devices every tool expects to write (terminals included).
 var alwaysWritable = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 
@@ -77,9 +81,10 @@ func restrict(p Policy) error {
 		for _, path := range split(paths, hidden) {
 			// Siblings come and go (think of /tmp): one that is gone gets no rule,
 			// which only ever grants less. Write paths were checked to exist.
+			// A read root the user cannot reach (another's home on PATH) gets none.
 			fi, err := os.Stat(path)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
+			if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+				continue // nothing to grant: what cannot be reached cannot be read either
 			}
 			if err != nil {
 				return err
@@ -94,12 +99,27 @@ func restrict(p Policy) error {
 		}
 		return nil
 	}
-	// Listing folders is granted everywhere, hidden ones included: taking it away from a
-	// hidden path's ancestors would take it from "/" and the temporary folder, which tools
-	// list. A hidden path's names can be seen; its contents cannot be read or run.
-	rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir&handled, "/"))
-	if err := add([]string{"/"}, readRights&^ll.AccessFSReadDir, readRights&fileRights); err != nil {
-		return fmt.Errorf("read rule: %w", err)
+	if len(p.Read) == 0 {
+		// Listing folders is granted everywhere, hidden ones included: taking it away from a
+		// hidden path's ancestors would take it from "/" and the temporary folder, which tools
+		// list. A hidden path's names can be seen; its contents cannot be read or run.
+		rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir&handled, "/"))
+		if err := add([]string{"/"}, readRights&^ll.AccessFSReadDir, readRights&fileRights); err != nil {
+			return fmt.Errorf("read rule: %w", err)
+		}
+	} else {
+		// An allowlist: nothing else can be read, run or listed. The namespace's own
+		// /proc shows only the tree's processes.
+		read := slices.Clone(p.Read)
+		if p.Isolate {
+			read = append(read, "/proc")
+		}
+		if err := add(read, readRights, readRights&fileRights); err != nil {
+			return fmt.Errorf("read rule: %w", err)
+		}
+		if err := add(alwaysReadable, 0, ll.AccessFSReadFile); err != nil {
+			return fmt.Errorf("device: %w", err)
+		}
 	}
 	for _, w := range p.Write {
 		if _, err := os.Stat(w); err != nil {
@@ -250,4 +270,17 @@ func applyAndExec(p Policy, env []string, path string, argv []string) int {
 		return exitNotFound
 	}
 	return exitNoExec
+}
+
+// SystemRead is what every program needs to read: the system's read-only folders, and
+// the files name resolution reads that /etc links to under /run (a systemd-resolved
+// stub, for one). Nothing else of /run: its sockets lead to the system's services.
+func SystemRead() []string {
+	out := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+	for _, f := range []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/localtime"} {
+		if r, err := filepath.EvalSymlinks(f); err == nil && r != f && !strings.HasPrefix(r, "/etc/") && !strings.HasPrefix(r, "/usr/") {
+			out = append(out, r)
+		}
+	}
+	return out
 }

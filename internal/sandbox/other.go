@@ -2,7 +2,11 @@
 
 package sandbox
 
-import "github.com/hgate/hgate/internal/proc"
+import (
+	"os/exec"
+
+	"github.com/hgate/hgate/internal/proc"
+)
 
 // Available reports the Landlock ABI the kernel offers, or an error saying why the sandbox cannot be had
 // ("landlock is not enabled in this kernel", "not supported on darwin").
@@ -13,3 +17,23 @@ func Available() (int, error) {
 func reap(Policy, []string, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
 
 func applyAndExec(Policy, []string, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
+
+func isolate(*exec.Cmd, Policy) {}
+
+// Namespace is the PID namespace of an isolated command: none here.
+type Namespace struct{}
+
+// NamespaceOf returns the PID namespace of an isolated command's shim.
+func NamespaceOf(int) (Namespace, error) { return Namespace{}, proc.ErrNotSupported }
+
+// Members lists the processes in the namespace.
+func (Namespace) Members() []int { return nil }
+
+// Empty reports whether no process is left in the namespace.
+func (Namespace) Empty() error { return nil }
+
+// SystemRead is what every program needs to read.
+func SystemRead() []string { return nil }
+
+// Namespaces reports whether commands can be started with Isolate here.
+func Namespaces() error { return proc.ErrNotSupported }

@@ -22,6 +22,9 @@ import (
 // unset passes on to the leader, which unsets those variables before the exec: they are
 // this shim's and the leader shim's alone (see raceEnv).
 func reap(p Policy, unset []string, path string, argv []string) int {
+	if p.Isolate {
+		return nsInit(p, unset, path, argv)
+	}
 	if _, err := Available(); err != nil {
 		return fail(err.Error())
 	}

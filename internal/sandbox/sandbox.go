@@ -46,6 +46,21 @@ type Policy struct {
 	// to it) before it exits itself with the leader's exit status (or dies of the same signal). SIGTERM/SIGINT it
 	// receives are forwarded to the leader's process group. Without Reap, the shim execs the command in place.
 	Reap bool
+	// Read, when not empty, is the read allowlist: the tree may read and list only beneath these
+	// paths (and the Write paths, the devices every tool uses, and its own /proc with Isolate);
+	// everything else cannot even be listed. Empty: the whole filesystem but Hidden.
+	Read []string
+	// Isolate: the tree runs in its own PID (with its own /proc), IPC and mount namespaces, the
+	// shim being its init: it sees and signals only its own processes, and when the shim ends (its
+	// leader exited, or hgate killed it, or hgate died: the shim gets SIGKILL then) the kernel
+	// kills every process left in it, daemons included. Implies Reap. As an unprivileged user the
+	// namespaces are had through a user namespace that maps the uid and gid to themselves.
+	Isolate bool
+	// NoNetwork: with Isolate, the tree also gets its own network namespace, where only the
+	// loopback interface exists (and is up).
+	NoNetwork bool
+
+	parent int // with Isolate: the pid of the process that starts the shim (Wrap's)
 }
 
 // shimName is argv[0] of a wrapped command, how Main knows it is the shim, and the name of the
@@ -56,7 +71,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 2
+const Protocol = 3
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.
@@ -90,6 +105,14 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	if _, err := Available(); err != nil {
 		return err
 	}
+	if p.NoNetwork && !p.Isolate {
+		return errors.New("sandbox: NoNetwork needs Isolate")
+	}
+	if p.Isolate {
+		p.Reap = true // the shim is the namespace's init
+		p.parent = os.Getpid()
+		isolate(cmd, p)
+	}
 	env, unset := shimEnv(cmd.Env)
 	enc, err := encodePolicy(p, unset)
 	if err != nil {
@@ -107,10 +130,12 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	return nil
 }
 
-// wirePolicy is the encoded form: the policy with the protocol it was written for, and the
+// wirePolicy is the encoded form: the policy with the protocol it was written for; with
+// Isolate the pid of the process that starts the shim (see dieWithParent); and the
 // environment variables Wrap added for the shim alone, which the shim unsets before the exec.
 type wirePolicy struct {
 	Protocol int
+	Parent   int `json:",omitempty"`
 	Policy
 	Unset []string `json:",omitempty"`
 }
@@ -172,7 +197,10 @@ func encodePolicy(p Policy, unset []string) (string, error) {
 	if q.Hidden, err = abs(p.Hidden); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(wirePolicy{Protocol, q, unset})
+	if q.Read, err = abs(p.Read); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(wirePolicy{Protocol: Protocol, Parent: p.parent, Policy: q, Unset: unset})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode policy: %w", err)
 	}
@@ -186,11 +214,12 @@ func decodePolicy(s string) (wirePolicy, error) {
 	if err := dec.Decode(&w); err != nil {
 		return w, fmt.Errorf("decode policy: %w", err)
 	}
+	w.Policy.parent = w.Parent
 	p := w.Policy
 	if w.Protocol != Protocol {
 		return w, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", w.Protocol, Protocol)
 	}
-	for _, list := range [][]string{p.Write, p.Hidden} {
+	for _, list := range [][]string{p.Write, p.Hidden, p.Read} {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return w, fmt.Errorf("decode policy: path %q is not absolute", s)

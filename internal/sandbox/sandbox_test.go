@@ -16,6 +16,9 @@ import (
 
 func TestMain(m *testing.M) {
 	Main()
+	if h := os.Getenv(helperEnv); h != "" {
+		os.Exit(helper(h))
+	}
 	os.Exit(m.Run())
 }
 
@@ -61,6 +64,9 @@ func TestPolicy(t *testing.T) {
 	t.Run("hidden", testHidden)
 	t.Run("reap", testReap)
 	t.Run("status", testStatus)
+	t.Run("isolate", testIsolate)
+	t.Run("read", testRead)
+	t.Run("parent", testParentDeath)
 }
 
 func testWrite(t *testing.T) {
@@ -281,7 +287,8 @@ func TestUnprivileged(t *testing.T) {
 	}
 }
 
-// TestRootLosesCapabilities: a command run as root in the sandbox keeps uid 0 and root's
+// TestRootLosesCapabilities: a command run as root in the sandbox (plain, reaped, and in
+// namespaces of its own, where the shim had what it needs to mount /proc) keeps uid 0 and root's
 // file-permission capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, which
 // Landlock bounds), and no other: its effective, permitted and bounding sets hold those
 // four at most, nothing is inheritable or ambient, and making a device node (CAP_MKNOD: a
@@ -292,8 +299,8 @@ func TestRootLosesCapabilities(t *testing.T) {
 		t.Skip("not root: there are no capabilities to drop")
 	}
 	dir := t.TempDir()
-	for _, reap := range []bool{false, true} {
-		out, err := sh(t, &Policy{Write: []string{dir}, Reap: reap}, dir,
+	for i, reap := range []bool{false, true, true} {
+		out, err := sh(t, &Policy{Write: []string{dir}, Reap: reap, Isolate: i == 2}, dir,
 			`grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; id -u; mknod null c 1 3 && echo made; rm -f null; true`)
 		if err != nil {
 			t.Fatalf("reap=%v: %v\n%s", reap, err, out)

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 // Mode is the permission given to every state file. The previous file's
@@ -44,7 +46,7 @@ func WriteAtomic(path string, data []byte) error {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-"+proc.Self().Tag()+"-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -103,18 +105,37 @@ const TimeLayout = "2006-01-02T15:04:05+00:00"
 // Timestamp formats t in TimeLayout after converting it to UTC.
 func Timestamp(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
-// IsTemp reports whether a file name is one WriteAtomic makes: ".NAME.tmp-DIGITS".
+// IsTemp reports whether a file name is one WriteAtomic makes: ".NAME.tmp-PID-TICKS-DIGITS"
+// (its maker's proc.Owner and a random number), or ".NAME.tmp-DIGITS" as hgate made them
+// before they named their maker.
 func IsTemp(name string) bool {
+	_, ok := tempSuffix(name)
+	return ok
+}
+
+// tempSuffix returns what follows ".tmp-" in a temporary file's name.
+func tempSuffix(name string) (string, bool) {
 	rest, ok := strings.CutPrefix(name, ".")
 	if !ok {
-		return false
+		return "", false
 	}
 	i := strings.LastIndex(rest, ".tmp-")
 	if i <= 0 {
-		return false
+		return "", false
 	}
-	digits := rest[i+len(".tmp-"):]
-	return digits != "" && strings.Trim(digits, "0123456789") == ""
+	suffix := rest[i+len(".tmp-"):]
+	return suffix, suffix != "" && suffix[0] != '-' && strings.Trim(suffix, "0123456789-") == ""
+}
+
+// tempOwner returns the maker a temporary file's name gives; ok is false for a name
+// that gives none (made before names carried it).
+func tempOwner(name string) (proc.Owner, bool) {
+	suffix, ok := tempSuffix(name)
+	if !ok {
+		return proc.Owner{}, false
+	}
+	o, _, ok := proc.ParseTag(suffix)
+	return o, ok
 }
 
 // ReadDir is os.ReadDir with a missing dir read as empty: a workspace folder no
@@ -128,10 +149,13 @@ func ReadDir(dir string) ([]os.DirEntry, error) {
 }
 
 // RemoveStale removes the temporary files in dir that isTemp names (IsTemp: those
-// WriteAtomic makes) last modified before before — left by a process killed, or a disk
-// that filled, between creating one and renaming it — and returns their paths. Callers
-// hold the lock every writer of dir holds, so no temporary file older than it is still
-// being written. A missing dir has none.
+// WriteAtomic makes) and nobody is writing — left by a process killed, or a disk that
+// filled, between creating one and renaming it — and returns their paths. A file whose
+// name gives its maker (WriteAtomic's) is removed only when that maker is provably gone
+// (proc.Owner.Gone), whatever its age: a running `hgate report`'s is kept. Any other
+// (go-git's, or WriteAtomic's of an older hgate) is removed when last modified before
+// before: callers hold the lock every writer of such files holds, so none older than it
+// is still being written. A missing dir has none.
 func RemoveStale(dir string, isTemp func(name string) bool, before time.Time) ([]string, error) {
 	entries, err := ReadDir(dir)
 	if err != nil {
@@ -139,10 +163,7 @@ func RemoveStale(dir string, isTemp func(name string) bool, before time.Time) ([
 	}
 	var removed []string
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !isTemp(e.Name()) {
-			continue
-		}
-		if fi, err := e.Info(); err != nil || !fi.ModTime().Before(before) {
+		if !e.Type().IsRegular() || !isTemp(e.Name()) || !stale(e, before) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
@@ -152,4 +173,13 @@ func RemoveStale(dir string, isTemp func(name string) bool, before time.Time) ([
 		removed = append(removed, p)
 	}
 	return removed, nil
+}
+
+// stale says whether RemoveStale may remove e.
+func stale(e os.DirEntry, before time.Time) bool {
+	if o, ok := tempOwner(e.Name()); ok {
+		return o.Gone()
+	}
+	fi, err := e.Info()
+	return err == nil && fi.ModTime().Before(before)
 }

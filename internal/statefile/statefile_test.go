@@ -8,10 +8,15 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 func TestWriteAtomic(t *testing.T) {
@@ -401,18 +406,79 @@ func TestDecodeGoJSON(t *testing.T) {
 
 func TestIsTemp(t *testing.T) {
 	for name, want := range map[string]bool{
-		".results.tsv.tmp-1234567":  true,
-		".0123abcd.json.tmp-42":     true,
-		"results.tsv.tmp-1":         false, // not hidden
-		".results.tsv.tmp-":         false,
-		".results.tsv.tmp-12a":      false,
-		".tmp-12":                   false, // no NAME
-		".keep.tmp-notdigits":       false,
-		".pre-commit.tmp123":        false,
-		".suite.json.tmp-9.partial": false,
+		".results.tsv.tmp-1234567":    true,
+		".0123abcd.json.tmp-42":       true,
+		"results.tsv.tmp-1":           false, // not hidden
+		".results.tsv.tmp-":           false,
+		".results.tsv.tmp-12a":        false,
+		".tmp-12":                     false, // no NAME
+		".keep.tmp-notdigits":         false,
+		".pre-commit.tmp123":          false,
+		".suite.json.tmp-9.partial":   false,
+		".results.tsv.tmp-12-345-678": true, // its maker's pid and start time, then random
+		".results.tsv.tmp--12":        false,
 	} {
 		if got := IsTemp(name); got != want {
 			t.Errorf("IsTemp(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// A temporary file that names its maker is removed only when that maker is gone, however
+// old or new it is: a running reader's (hgate report's page) is never taken from under
+// it. One that does not name its maker (an older hgate's, go-git's) goes by age.
+func TestRemoveStaleByOwner(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("start times need /proc")
+	}
+	me := proc.Self()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := proc.Owner{PID: cmd.ProcessState.Pid(), StartTicks: me.StartTicks}
+	dir := t.TempDir()
+	start := time.Now()
+	old, young := start.Add(-time.Hour), start.Add(time.Hour)
+	files := []struct {
+		name   string
+		mtime  time.Time
+		remove bool
+	}{
+		{".report.html.tmp-" + me.Tag() + "-1", old, false},    // alive: kept, however old
+		{".results.tsv.tmp-" + dead.Tag() + "-2", young, true}, // its maker is gone: removed, however new
+		{".suite.json.tmp-3", old, true},                       // no maker named: by age
+		{".split.json.tmp-4", young, false},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, f.mtime, f.mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveStale(dir, IsTemp, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range files {
+		if f.remove {
+			want = append(want, filepath.Join(dir, f.name))
+		}
+	}
+	slices.Sort(removed)
+	slices.Sort(want)
+	if !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	// WriteAtomic's own temporary file names this process.
+	if err := WriteAtomic(filepath.Join(dir, "x.json"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tempOwner(".x.json.tmp-" + me.Tag() + "-99"); !ok {
+		t.Error("a WriteAtomic temp name does not parse")
 	}
 }

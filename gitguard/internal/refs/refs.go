@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/hgate/hgate/gitguard/internal/lockfile"
+	"github.com/hgate/hgate/internal/fault"
 )
 
 // ErrChanged is returned by Update when the ref did not hold the old value,
@@ -144,6 +145,7 @@ func (s *Store) Update(name, new, old string) error {
 		return fmt.Errorf("set ref %s: %w", name, err)
 	}
 	defer lock.Abort()
+	fault.Point("ref-locked:" + name) // inside the move: NAME.lock held, the ref not yet written
 	cur, err := s.Read(name)
 	if err != nil {
 		return fmt.Errorf("read ref %s: %w", name, err)

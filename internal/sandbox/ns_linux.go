@@ -1,0 +1,300 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hgate/hgate/internal/proc"
+)
+
+// isolate makes cmd start the shim in new namespaces. As root they are made directly; an
+// unprivileged user makes them inside a new user namespace that maps its uid and gid to
+// themselves (so files keep their owners and tools see no root), where the shim is given,
+// as ambient capabilities, just what it needs to mount /proc and bring lo up; the
+// sandboxed leader drops them before it execs the command.
+func isolate(cmd *exec.Cmd, p Policy) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	attr := cmd.SysProcAttr
+	attr.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
+	if p.NoNetwork {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if os.Geteuid() != 0 {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+	}
+	// No Pdeathsig here: Go's check that the parent is still alive compares getppid()
+	// with the parent's pid, and getppid() is 0 in a new PID namespace. The shim sets
+	// it itself (dieWithParent).
+}
+
+// nsInit is the shim as init of its namespaces: it dies with its parent, mounts the
+// namespace's own /proc, brings lo up, starts the sandboxed leader and reaps every
+// process of the namespace until the leader exits. Then it exits with the leader's
+// status, and the kernel kills whatever is left before its parent sees it gone. A
+// leader killed by signal N is reported as exit 128+N, as a shell does: the init of a
+// namespace cannot die of a signal it sends itself.
+func nsInit(p Policy, unset []string, path string, argv []string) int {
+	runtime.LockOSThread() // the parent-death signal belongs to this thread; main never ends it
+	if err := dieWithParent(p.parent); err != nil {
+		return fail(err.Error())
+	}
+	if os.Getpid() != 1 {
+		return fail("isolate: the shim is not the first process of a new PID namespace")
+	}
+	if err := mountProc(); err != nil {
+		return fail(err.Error())
+	}
+	if p.NoNetwork {
+		if err := loopbackUp(); err != nil {
+			return fail(err.Error())
+		}
+	}
+	// The leader applies the rest of the policy; Isolate tells it /proc is its own.
+	p.Reap, p.parent = false, 0
+	enc, err := encodePolicy(p, unset)
+	if err != nil {
+		return fail(err.Error())
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	fg := foregroundTTY()
+	if fg >= 0 {
+		attr.Foreground, attr.Ctty = true, fg
+	}
+	leader, err := os.StartProcess("/proc/self/exe", append([]string{shimName, enc, "--", path}, argv...), &os.ProcAttr{
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   attr,
+	})
+	if err != nil {
+		return fail("start: " + err.Error())
+	}
+	pid := leader.Pid
+	var mu sync.Mutex
+	reaped, asked := false, false
+	go func() {
+		for sig := range sigs {
+			mu.Lock()
+			switch {
+			case reaped:
+			case asked:
+				syscall.Kill(-1, syscall.SIGKILL) // every process of the namespace but this one
+			default:
+				asked = true
+				syscall.Kill(-pid, sig.(syscall.Signal))
+			}
+			mu.Unlock()
+		}
+	}()
+	// Learn that the leader exited without reaping it: while it is a zombie its pid
+	// answers, so nothing that waits for it to be gone (kill -0) acts before the rest
+	// of the namespace is killed. Other processes are reaped as they end.
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail("wait: " + err.Error())
+		}
+		if wpid := siginfoPid(&info); wpid != pid {
+			var ws unix.WaitStatus
+			unix.Wait4(wpid, &ws, 0, nil)
+			continue
+		}
+		break
+	}
+	syscall.Kill(-1, syscall.SIGKILL) // every process of the namespace but this one
+	mu.Lock()
+	reaped = true
+	mu.Unlock()
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	if fg >= 0 {
+		signal.Ignore(syscall.SIGTTOU)
+		unix.IoctlSetPointerInt(fg, unix.TIOCSPGRP, unix.Getpgrp())
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// dieWithParent asks for SIGKILL when the parent dies, then checks that the parent is
+// still the one that started the shim: one that died before the request was made
+// would never send it. The check reads /proc as mounted before this namespace's own,
+// which still shows pids as the parent sees them (getppid() is 0 in a new PID namespace).
+func dieWithParent(parent int) error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("isolate: parent-death signal: %w", err)
+	}
+	if parent <= 0 {
+		return nil
+	}
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	st, err := proc.ParseStat(data)
+	if err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	if st.PPid != parent {
+		return errors.New("isolate: the process that started the shim is gone")
+	}
+	return nil
+}
+
+// mountProc mounts a /proc of this PID namespace over the inherited one, after making
+// every mount private so that nothing mounted here shows outside.
+func mountProc() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("isolate: make mounts private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("isolate: mount /proc: %w", err)
+	}
+	return nil
+}
+
+// loopbackUp brings up lo, which a new network namespace starts with down.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("isolate: loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("isolate: loopback: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("isolate: loopback: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("isolate: loopback up: %w", err)
+	}
+	return nil
+}
+
+// Namespace is the PID namespace of a command started under a policy with Isolate: what
+// the one check "no process of it is left" looks at.
+type Namespace struct {
+	dev, ino uint64
+	gone     bool // its init had already exited when it was looked up: the kernel emptied it
+}
+
+// NamespaceOf returns the PID namespace of the wrapped command whose shim (the process
+// started, the namespace's init) is pid. Call it after the start and before the wait.
+func NamespaceOf(pid int) (Namespace, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/pid", &st); err != nil {
+		// A zombie has no namespaces left: its init exited, so the kernel killed the rest.
+		if s, serr := proc.ReadStat(pid); serr == nil && s.State == 'Z' {
+			return Namespace{gone: true}, nil
+		}
+		return Namespace{}, fmt.Errorf("sandbox: the PID namespace of %d: %w", pid, err)
+	}
+	self, err := nsIno(os.Getpid())
+	if err == nil && self == [2]uint64{st.Dev, st.Ino} {
+		return Namespace{}, fmt.Errorf("sandbox: process %d is not in a PID namespace of its own", pid)
+	}
+	return Namespace{dev: st.Dev, ino: st.Ino}, nil
+}
+
+func nsIno(pid int) ([2]uint64, error) {
+	var st unix.Stat_t
+	err := unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/pid", &st)
+	return [2]uint64{st.Dev, st.Ino}, err
+}
+
+// Members lists the processes in the namespace, from /proc.
+func (ns Namespace) Members() []int {
+	if ns.gone {
+		return nil
+	}
+	var out []int
+	for _, pid := range proc.All() {
+		if id, err := nsIno(pid); err == nil && id == [2]uint64{ns.dev, ns.ino} {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Empty kills every process left in the namespace and reports whether none is left.
+// It is the check that must hold before anything the namespace's processes must not see
+// runs: call it once the shim has been waited for, when the kernel has emptied the
+// namespace already and the scan finds nothing.
+func (ns Namespace) Empty() error {
+	pause := time.Millisecond
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		left := ns.Members()
+		if len(left) == 0 {
+			return nil
+		}
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// A killed process leaves the namespace when it has died: look again soon.
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+	return fmt.Errorf("sandbox: processes %v of the sandbox's PID namespace are still alive after SIGKILL", ns.Members())
+}
+
+var (
+	nsOnce sync.Once
+	nsErr  error
+)
+
+// Namespaces reports whether commands can be started with Isolate and NoNetwork here: nil,
+// or why not (a container without CAP_SYS_ADMIN, unprivileged user namespaces turned off,
+// a /proc that cannot be mounted again). It runs the shim once, the whole way: as init
+// of new namespaces, /proc mounted, loopback up, its leader under Landlock.
+func Namespaces() error {
+	nsOnce.Do(func() {
+		if _, err := Available(); err != nil {
+			nsErr = err
+			return
+		}
+		cmd := exec.Command(shimPath(), probeArg)
+		cmd.Args[0] = shimName
+		if err := Wrap(cmd, Policy{Isolate: true, NoNetwork: true}); err != nil {
+			nsErr = err
+			return
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), shimName+": "))
+			if msg == "" {
+				msg = err.Error()
+			}
+			nsErr = fmt.Errorf("namespaces: %s", msg)
+		}
+	})
+	return nsErr
+}

@@ -1,0 +1,217 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// helperEnv makes the test binary run helper instead of the tests (TestMain).
+const helperEnv = "HGATE_SANDBOX_TEST_HELPER"
+
+// helper is what the test binary does when started as a sandboxed command: "net" lists the
+// network interfaces and talks to itself over 127.0.0.1; "orphan DIR" starts an isolated
+// tree holding DIR/lock and exits without waiting for it.
+func helper(what string) int {
+	switch what {
+	case "net":
+		ifs, err := net.Interfaces()
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		for _, i := range ifs {
+			fmt.Printf("%s up=%v\n", i.Name, i.Flags&net.FlagUp != 0)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		c.Close()
+		fmt.Println("loopback ok")
+		return 0
+	case "orphan":
+		dir := os.Args[len(os.Args)-1]
+		cmd := exec.Command("flock", filepath.Join(dir, "lock"), "sh", "-c", "echo held > ready.tmp && mv ready.tmp ready && exec sleep 1000")
+		cmd.Dir = dir
+		if err := Wrap(cmd, Policy{Write: []string{dir}, Isolate: true}); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		if err := cmd.Start(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+				return 0 // die with the tree still running: it must die too
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return 2
+}
+
+// countPids counts the numeric names in a listing of /proc.
+func countPids(listing string) int {
+	n := 0
+	for _, f := range strings.Fields(listing) {
+		if strings.Trim(f, "0123456789") == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// lockFree reports whether nobody holds path's flock: the holder is dead.
+func lockFree(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return false
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return true
+}
+
+// testIsolate: an isolated tree sees only its own processes, has its own IPC namespace,
+// and nothing of it outlives its leader: a setsid daemon, a double fork and a renamed
+// process holding a lock are gone when Wait returns (the lock is free), checked also
+// through Namespace.
+func testIsolate(t *testing.T) {
+	dir := writableTemp(t)
+	lock := filepath.Join(dir, "lock")
+	os.WriteFile(lock, nil, 0o666)
+	script := `ls /proc > procs
+readlink /proc/self/ns/ipc > ipc
+setsid flock lock sh -c 'echo a > a.tmp && mv a.tmp a && exec sleep 1000' </dev/null >/dev/null 2>&1 &
+(sh -c 'exec -a innocent sleep 1000' & ) </dev/null >/dev/null 2>&1
+while [ ! -e a ]; do :; done
+exit 5`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	if err := Wrap(cmd, Policy{Write: []string{dir}, Isolate: true}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := NamespaceOf(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 5 {
+		t.Fatalf("want exit 5, got %v %s", err, out.String())
+	}
+	if !lockFree(t, lock) {
+		t.Error("a process of the tree still holds the lock after Wait")
+	}
+	if left := ns.Members(); len(left) != 0 {
+		t.Errorf("processes %v are left in the namespace", left)
+	}
+	if err := ns.Empty(); err != nil {
+		t.Error(err)
+	}
+	// init, sh and ls: the processes outside do not show.
+	if b, _ := os.ReadFile(filepath.Join(dir, "procs")); countPids(string(b)) != 3 {
+		t.Errorf("the tree sees these in /proc, want 3 processes:\n%s", b)
+	}
+	self, _ := os.Readlink("/proc/self/ns/ipc")
+	if b, _ := os.ReadFile(filepath.Join(dir, "ipc")); strings.TrimSpace(string(b)) == self || len(b) == 0 {
+		t.Errorf("IPC namespace %q, this process's %q: not its own", b, self)
+	}
+	// A leader that dies of a signal is reported as a shell would report it.
+	cmd = exec.Command("sh", "-c", "kill -TERM $$")
+	Wrap(cmd, Policy{Isolate: true})
+	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("signal death: want exit %d, got %v", 128+int(syscall.SIGTERM), err)
+	}
+	// Only loopback, and it is up.
+	self2, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(self2)
+	cmd.Env = append(os.Environ(), helperEnv+"=net")
+	Wrap(cmd, Policy{Isolate: true, NoNetwork: true})
+	b, err := cmd.CombinedOutput()
+	if err != nil || string(b) != "lo up=true\nloopback ok\n" {
+		t.Errorf("network namespace: %v %q", err, b)
+	}
+}
+
+// testRead: with a read allowlist, the tree reads what it names and nothing else, not
+// even a listing of / or of the folder next to it.
+func testRead(t *testing.T) {
+	in, out := writableTemp(t), writableTemp(t)
+	os.WriteFile(filepath.Join(in, "ok.txt"), []byte("ok\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "secret.txt"), []byte("secret\n"), 0o644)
+	p := &Policy{Read: append(SystemRead(), in), Isolate: true}
+	if got, err := sh(t, p, in, "cat ok.txt && ls /proc/self/fd >/dev/null && head -c1 /dev/urandom >/dev/null && echo fine"); err != nil || got != "ok\nfine\n" {
+		t.Errorf("allowed reads: %v %q", err, got)
+	}
+	for _, script := range []string{"cat " + filepath.Join(out, "secret.txt"), "ls " + out, "ls /"} {
+		if got, err := sh(t, nil, in, script); err != nil {
+			t.Fatalf("unwrapped %q: %v %s", script, err, got)
+		}
+		if got, err := sh(t, p, in, script); err == nil || !strings.Contains(got, "ermission denied") {
+			t.Errorf("sandboxed %q: want permission denied, got %v %q", script, err, got)
+		}
+	}
+}
+
+// testParentDeath: when the process that started an isolated tree dies, the tree dies
+// with it (the shim's parent-death signal, then the kernel empties its namespace).
+func testParentDeath(t *testing.T) {
+	dir := writableTemp(t)
+	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o666)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, dir)
+	cmd.Env = append(os.Environ(), helperEnv+"=orphan")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helper: %v %s", err, b)
+	}
+	// The kill is asynchronous: wait for the lock, bounded.
+	for deadline := time.Now().Add(10 * time.Second); !lockFree(t, filepath.Join(dir, "lock")); {
+		if time.Now().After(deadline) {
+			t.Fatal("the tree outlived the process that started it: its lock is still held")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestNamespaces: where the tests run (as root, or as nobody through TestUnprivileged),
+// the probe finds the namespaces the isolate tests use.
+func TestNamespaces(t *testing.T) {
+	needSandbox(t)
+	if err := Namespaces(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,230 @@
+package loop
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hgate/hgate/agentout"
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gate"
+)
+
+// budgetStop ends a run whose budget is spent before a gate starts: the agent's work stays
+// in the worktree and the journal at the gate, for hgate loop --resume with a larger budget.
+type budgetStop struct{ detail string }
+
+func (b *budgetStop) Error() string { return "budget: " + b.detail }
+
+// overBudget says how the run's budget is spent, or "" while some of it is left: spent
+// reaches the budget, so no attempt or gate starts with nothing left.
+func (r *runner) overBudget() string {
+	c, j := r.cfg, r.j
+	switch {
+	case c.BudgetUSD > 0 && j.SpendUSD >= c.BudgetUSD:
+		return fmt.Sprintf("$%.4g spent of the $%.4g budget", j.SpendUSD, c.BudgetUSD)
+	case c.BudgetTokens > 0 && j.SpendTokens >= int64(c.BudgetTokens):
+		return fmt.Sprintf("%d tokens spent of the %d-token budget", j.SpendTokens, c.BudgetTokens)
+	}
+	return ""
+}
+
+// addSpend adds one agent run's spend to the iteration's and the run's, pricing the
+// tokens of an agent that reported no dollars (codex) by loop.prices.
+func (r *runner) addSpend(it *Iteration, out agentout.Run) {
+	if out.CostUSD == nil && out.Tokens.Total() > 0 {
+		if usd, ok := r.price(out.Tokens); ok {
+			out.CostUSD = &usd
+			it.CostPriced = true
+		}
+	}
+	addSpend(it, out)
+	if out.CostUSD != nil {
+		r.spend(it, *out.CostUSD, out.Tokens.Total())
+	} else {
+		r.spend(it, 0, out.Tokens.Total())
+	}
+}
+
+// addGateSpend adds what the benchmark reported it spent on a gate: its train runs
+// (rep.Spend) to the iteration and the run, the test split's (rep.TestSpend) to the run's
+// total alone, so no iteration's own numbers tell what the held-out tasks cost.
+func (r *runner) addGateSpend(it *Iteration, rep *gate.Report) {
+	if rep == nil {
+		return
+	}
+	r.j.SpendUSD = roundUSD(r.j.SpendUSD + rep.TestSpend.CostUSD)
+	r.j.SpendTokens += rep.TestSpend.Tokens()
+	if rep.Spend == nil {
+		return
+	}
+	s := *rep.Spend
+	usd := roundUSD(s.CostUSD)
+	if it.BenchCostUSD != nil {
+		usd = roundUSD(*it.BenchCostUSD + s.CostUSD)
+	}
+	it.BenchCostUSD = &usd
+	it.BenchTokens += s.Tokens()
+	r.spend(it, s.CostUSD, s.Tokens())
+}
+
+// spend adds to the iteration's and the run's totals, which the journal keeps: a resumed
+// run counts on from them.
+func (r *runner) spend(it *Iteration, usd float64, tokens int64) {
+	it.SpendUSD = roundUSD(it.SpendUSD + usd)
+	it.SpendTokens += tokens
+	r.j.SpendUSD = roundUSD(r.j.SpendUSD + usd)
+	r.j.SpendTokens += tokens
+}
+
+// countKilledAgent adds the spend an agent reported before hgate was killed under it (its
+// output is on disk): a resumed run does not forget what it cost.
+func (r *runner) countKilledAgent(n int) {
+	dir := r.iterDir(n)
+	if r.j.Repair > 0 {
+		dir = filepath.Join(dir, "repair-"+strconv.Itoa(r.j.Repair))
+	}
+	out := readAgentOutput(filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
+	if out.Cumulative() && r.j.SessionTokens != nil {
+		out.Tokens = out.Tokens.Sub(*r.j.SessionTokens)
+	}
+	r.addSpend(r.j.Current, out)
+}
+
+// spendNote is what an iteration's log line says of its spend: nothing when none was
+// reported.
+func spendNote(it Iteration) string {
+	if it.SpendUSD == 0 && it.SpendTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (spent $%.4g, %d tokens; run $%.4g, %d tokens)", it.SpendUSD, it.SpendTokens, it.CumulativeUSD, it.CumulativeTokens)
+}
+
+// Summed in millionths of a dollar: 0.01 + 0.02 reads 0.03, not 0.030000000000000002.
+func roundUSD(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// price is what tokens cost at the agent's model's loop.prices entry; ok is false when
+// there is none (the model unknown, or not priced).
+func (r *runner) price(t agentout.Tokens) (float64, bool) {
+	p, ok := r.modelPrice()
+	if !ok {
+		if !r.unpriced && r.cfg.BudgetUSD > 0 {
+			r.unpriced = true
+			fmt.Fprintf(r.log, "[loop] warning: the agent reported tokens but no dollars, and loop.prices has no price for its model (%s): its tokens count against budget_tokens, not budget_usd\n", orUnknown(r.model))
+		}
+		return 0, false
+	}
+	cached := p.Input
+	if p.CachedInput != nil {
+		cached = *p.CachedInput
+	}
+	usd := (float64(t.Input+t.CacheWrite)*p.Input + float64(t.CacheRead)*cached + float64(t.Output)*p.Output) / 1e6
+	return roundUSD(usd), true
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not found"
+	}
+	return s
+}
+
+// modelPrice is the loop.prices entry of the agent's model: the model its command line
+// names (-m, --model, -c model=...), else codex's config.toml's; an unknown model takes
+// the entry when loop.prices has only one.
+func (r *runner) modelPrice() (config.Price, bool) {
+	if len(r.cfg.Prices) == 0 {
+		return config.Price{}, false
+	}
+	if r.model == "" {
+		args, _ := Command(r.cfg.Agent, "")
+		r.model = agentModel(args)
+	}
+	if p, ok := r.cfg.Prices[r.model]; ok {
+		return p, true
+	}
+	if r.model == "" && len(r.cfg.Prices) == 1 {
+		for _, p := range r.cfg.Prices {
+			return p, true
+		}
+	}
+	return config.Price{}, false
+}
+
+// agentModel is the model an agent's command line names, else the one codex's
+// config.toml sets for a codex command; "" when neither says.
+func agentModel(args []string) string {
+	words := args
+	if len(args) == 3 && args[0] == "sh" && args[1] == "-c" {
+		words = strings.Fields(args[2])
+	}
+	for i, w := range words {
+		next := ""
+		if i+1 < len(words) {
+			next = strings.Trim(words[i+1], `"'`)
+		}
+		switch {
+		case w == "-m" || w == "--model":
+			return next
+		case strings.HasPrefix(w, "--model="):
+			return strings.Trim(strings.TrimPrefix(w, "--model="), `"'`)
+		case (w == "-c" || w == "--config") && strings.HasPrefix(next, "model="):
+			return strings.Trim(strings.TrimPrefix(next, "model="), `"'`)
+		}
+	}
+	for _, w := range words {
+		if filepath.Base(w) == "codex" {
+			return codexConfigModel()
+		}
+	}
+	return ""
+}
+
+var tomlModelRE = regexp.MustCompile(`^model\s*=\s*["']([^"']+)["']`)
+
+// codexConfigModel reads the top-level model key of codex's config.toml ($CODEX_HOME,
+// else ~/.codex): the model codex exec runs when its command line names none.
+func codexConfigModel() string {
+	dir := os.Getenv("CODEX_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".codex")
+	}
+	f, err := os.Open(filepath.Join(dir, "config.toml"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			return "" // a table: past the top-level keys
+		}
+		if m := tomlModelRE.FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// pricesJSON is loop.prices as run_config.json shows it.
+func pricesJSON(prices map[string]config.Price) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for model, p := range prices {
+		m := map[string]float64{"input": p.Input, "output": p.Output}
+		if p.CachedInput != nil {
+			m["cached_input"] = *p.CachedInput
+		}
+		out[model] = m
+	}
+	return out
+}

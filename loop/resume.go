@@ -1,0 +1,166 @@
+package loop
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/workspace"
+)
+
+// Every anchor a resume trusts is checked, and a resume that cannot check one stops
+// until a human has looked: an agent without the sandbox can write the journal, and
+// "a field is missing" must not read as "nothing to check".
+
+// The refusal a resume wrote, and a human's approval of it (hgate state restore or
+// accept), in the run's folder.
+const (
+	refusedName  = "resume-refused"
+	approvedName = "resume-approved"
+)
+
+// maxJournal bounds the journal a resume reads; hgate's own is a few KiB per iteration.
+const maxJournal = 64 << 20
+
+// readJournal reads a run's journal, refusing one larger than maxJournal.
+func readJournal(path string) ([]byte, error) {
+	data, cut, err := statefile.ReadHead(path, maxJournal)
+	if err == nil && cut {
+		err = fmt.Errorf("%s: larger than %d bytes: not a journal hgate wrote", path, maxJournal)
+	}
+	return data, err
+}
+
+// anchorProblem is why the journal's anchors cannot be trusted, or "".
+func (r *runner) anchorProblem(j *journal) string {
+	switch {
+	case j.RunID == "":
+		return "run_id: missing"
+	case j.Next < 1:
+		return fmt.Sprintf("next: %d (expected an iteration, 1 or more)", j.Next)
+	case j.Sandbox == "":
+		return "sandbox: missing (how the agent ran is not recorded)"
+	case j.Phase != phaseNone && j.Current == nil:
+		return fmt.Sprintf("current: missing for phase %q", j.Phase)
+	}
+	if j.Phase == phaseAgent && j.Current.Sandbox == "" {
+		return "current: sandbox: missing (how the agent ran is not recorded)"
+	}
+	switch j.Phase {
+	case phaseAgent, phaseGate, phaseAttempt, phaseRestore:
+		if why := r.commitProblem("pre_head", j.PreHead); why != "" {
+			return why
+		}
+	case phaseCommit, phaseRecord:
+		if why := r.commitProblem("commit_parent", j.CommitParent); why != "" {
+			return why
+		}
+	}
+	if j.Phase != phaseAgent {
+		return ""
+	}
+	if j.Refs == nil {
+		return fmt.Sprintf("refs: missing for iteration %d's agent phase (the snapshot of refs/hgate/* that checks what the agent moved)", j.Next)
+	}
+	return r.snapshotProblem(j.Refs)
+}
+
+// commitProblem checks a journal field that must name a commit of the repository.
+func (r *runner) commitProblem(field, v string) string {
+	if len(v) != 40 || !plumbing.IsHash(v) {
+		return fmt.Sprintf("%s: %q is not a commit id", field, v)
+	}
+	if _, err := r.repo.Commit(plumbing.NewHash(v)); err != nil {
+		return fmt.Sprintf("%s: %s is not a commit of this repository", field, v[:12])
+	}
+	return ""
+}
+
+// snapshotProblem checks the refs snapshot against the ledger it names: hgate takes it
+// with the anchors where that ledger commit put them.
+func (r *runner) snapshotProblem(snap map[string]string) string {
+	tip, err := r.repo.Ref(ledger.Ref)
+	if err != nil {
+		return err.Error()
+	}
+	at, ok := snap[ledger.Ref]
+	switch {
+	case !ok && tip.IsZero():
+		return "" // no ledger yet, nor then
+	case !ok:
+		return "refs: the snapshot has no " + ledger.Ref
+	case len(at) != 40 || !plumbing.IsHash(at):
+		return fmt.Sprintf("refs: %s: %q is not a commit id", ledger.Ref, at)
+	}
+	anchors, ok, err := ledger.AnchorsAt(r.repo, plumbing.NewHash(at))
+	if err != nil {
+		return fmt.Sprintf("refs: %s: %s: %v", ledger.Ref, at[:12], err)
+	}
+	if !ok {
+		return "" // a ledger from before anchors records none
+	}
+	for _, name := range ledger.Anchors() {
+		want, got := anchors[name], snap[name]
+		if want.IsZero() && got == "" || got == want.String() {
+			continue
+		}
+		return fmt.Sprintf("refs: the snapshot does not match the ledger it names: %s is %s there, %s in ledger entry %s", name, orNone(got), orNone(want.String()), at[:12])
+	}
+	return ""
+}
+
+func orNone(h string) string {
+	if h == "" || h == plumbing.ZeroHash.String() {
+		return "absent"
+	}
+	return h[:12]
+}
+
+// refuse stops a resume whose anchors cannot be checked, unless a human approved this
+// very refusal (nil is returned, and the approval is used up).
+func (r *runner) refuse(id, why string) error {
+	refused, approval := filepath.Join(r.dir, refusedName), filepath.Join(r.dir, approvedName)
+	line := []byte(why + "\n")
+	a, aerr := os.ReadFile(approval)
+	f, ferr := os.ReadFile(refused)
+	if aerr == nil && ferr == nil && bytes.Equal(a, line) && bytes.Equal(f, line) {
+		os.Remove(approval)
+		os.Remove(refused)
+		fmt.Fprintf(r.log, "[loop] resuming run %s as a human approved (%s)\n", id, why)
+		return nil
+	}
+	os.Remove(approval)
+	if err := writeAtomic(refused, line); err != nil {
+		return err
+	}
+	return fmt.Errorf("loop: run %s cannot be resumed: %s: %s; check hgate state log (a manual entry you did not make?) and git log refs/hgate/gated..HEAD, then run hgate state restore or hgate state accept, and hgate loop --resume again (the unchecked attempt is then set aside, never gated)",
+		id, filepath.Join(r.dir, journalName), why)
+}
+
+// ApproveResume records a human's approval of the last loop run's refused resume, which
+// hgate state restore and accept give; the run's id, or "" when no resume was refused.
+func ApproveResume(ws workspace.Dir) (string, error) {
+	id, err := lastRun(ws.Runs())
+	if errors.Is(err, errNoRun) || errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(ws.Runs(), id)
+	data, err := os.ReadFile(filepath.Join(dir, refusedName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return id, writeAtomic(filepath.Join(dir, approvedName), data)
+}
