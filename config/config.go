@@ -159,6 +159,20 @@ type Harness struct {
 	Dir     string   // slash path of the harness folder; default .hgate/harness
 	Read    []string // more paths qualification's sandbox may read (a Python environment)
 	Network bool     // qualification may use the network; default false
+	// Enabled adds the loop's reflect, build, qualify and artifact-repair phases to each
+	// iteration (hgate loop --harness); default false.
+	Enabled         bool
+	ArtifactRepairs int           // default 1; 0 for none
+	ReflectTimeout  time.Duration // 0: BuildTimeout
+	BuildTimeout    time.Duration // default 20m; the artifact repairs' too
+}
+
+// Reflect is the reflect phase's timeout: reflect_timeout, else build_timeout.
+func (h Harness) Reflect() time.Duration {
+	if h.ReflectTimeout > 0 {
+		return h.ReflectTimeout
+	}
+	return h.BuildTimeout
 }
 
 // Price is what one model's tokens cost, in dollars per million tokens.
@@ -237,7 +251,7 @@ func Default() Config {
 			RepairAttempts:        1,
 			MaxConsecutiveCrashes: 3,
 			Sandbox:               Sandbox{Enabled: true},
-			Harness:               Harness{Dir: ".hgate/harness"},
+			Harness:               Harness{Dir: ".hgate/harness", ArtifactRepairs: 1, BuildTimeout: 20 * time.Minute},
 		},
 		CleanRoom: CleanRoom{Enabled: true, Network: true},
 	}

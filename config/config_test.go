@@ -83,7 +83,7 @@ func TestParseValid(t *testing.T) {
 					Writable: []string{"~/.claude", ".agent-state/", "/var/cache/agent"},
 					Hidden:   []string{"/data/answers"},
 				},
-				Harness: Harness{Dir: "tools/harness", Read: []string{"~/.venv"}},
+				Harness: Harness{Dir: "tools/harness", Read: []string{"~/.venv"}, Enabled: true, ArtifactRepairs: 2, ReflectTimeout: 5 * time.Minute, BuildTimeout: 15 * time.Minute},
 			}
 			c.CleanRoom = CleanRoom{
 				Enabled:  false,

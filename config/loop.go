@@ -15,6 +15,8 @@ var (
 	patienceRange       = atLeast(0, "5", "0 for no limit")
 	repairAttemptsRange = atLeast(0, "1", "0 for none")
 	crashesRange        = atLeast(1, "3", "at least 1")
+	// artifactRepairsRange bounds loop.harness.artifact_repairs.
+	artifactRepairsRange = atLeast(0, "1", "0 for none")
 )
 
 func atLeast(min int, example, meaning string) func(int) string {
@@ -84,6 +86,7 @@ type LoopFlags struct {
 	AttemptTimeout *time.Duration
 	BudgetUSD      *float64
 	BudgetTokens   *int
+	Harness        *bool // --harness: the reflect, build and qualify phases
 }
 
 // Override sets the flags given over l's settings, each checked as its hgate.yaml key is.
@@ -132,6 +135,9 @@ func (l *Loop) Override(f LoopFlags) error {
 	}
 	if v := f.For; v != nil && check("for", v.String(), forRange(*v)) {
 		l.For = *v
+	}
+	if f.Harness != nil {
+		l.Harness.Enabled = *f.Harness
 	}
 	if v := f.AttemptTimeout; v != nil && check("attempt-timeout", v.String(), attemptTimeoutRange(*v)) {
 		l.AttemptTimeout = *v

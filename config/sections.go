@@ -175,6 +175,10 @@ var (
 			h.Read = d.sandboxPaths(e.val, p, "a list of paths qualification may read, e.g. [~/.venv]")
 		}),
 		boolField("network", func(h *Harness, b bool) { h.Network = b }),
+		boolField("enabled", func(h *Harness, b bool) { h.Enabled = b }),
+		intField("artifact_repairs", "1", artifactRepairsRange, func(h *Harness, n int) { h.ArtifactRepairs = n }),
+		durationField("reflect_timeout", "10m", attemptTimeoutRange, func(h *Harness, t time.Duration) { h.ReflectTimeout = t }),
+		durationField("build_timeout", "20m", attemptTimeoutRange, func(h *Harness, t time.Duration) { h.BuildTimeout = t }),
 	}
 
 	priceFields = []field[Price]{

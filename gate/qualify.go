@@ -61,6 +61,14 @@ func (e *Env) QualificationDir() string { return e.ws().Path(workspace.Qualify) 
 // QualifyOptions says where the report goes.
 type QualifyOptions struct {
 	ReportDir string // emptied and rewritten
+	// Final marks the loop's last qualification of an iteration (no artifact repair is
+	// left): when it fails, the artifacts built or changed in the iteration are
+	// quarantined with the ones that failed — all but Prior, the artifacts qualified
+	// before the iteration and unchanged since (path → content digest), which only their
+	// own failure quarantines. Iteration names the iteration in their reason.
+	Final     bool
+	Prior     map[string]string
+	Iteration int
 }
 
 // Qualify checks the tools in the harness folder in a clean room that holds the gated
@@ -93,7 +101,11 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err := os.MkdirAll(opts.ReportDir, 0o755); err != nil {
 		return nil, err
 	}
-	rm, err := e.rooms().Open(tree)
+	// Always a clean room, whatever clean_room.enabled or --no-clean-room say of the
+	// benchmark: without one the room would be the worktree, and the harness folder it
+	// empties and copies into would be the user's own.
+	rooms := &cleanroom.Rooms{Config: e.Config, Repo: e.Repo, Log: e.Log, Enabled: true}
+	rm, err := rooms.Open(tree)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +145,7 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err := statefile.WriteAtomic(filepath.Join(opts.ReportDir, "qualification.json"), data); err != nil {
 		return nil, err
 	}
-	if err := e.registerQualification(q, bundle, data); err != nil {
+	if err := e.registerQualification(q, bundle, data, opts); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -148,7 +160,7 @@ const HarnessRef = "refs/hgate/harness"
 // records each artifact's standing in harness.json through the ledger: what passed is
 // qualified, what failed quarantined, keyed by its content, so a changed artifact is
 // judged again.
-func (e *Env) registerQualification(q *Qualification, bundle string, report []byte) error {
+func (e *Env) registerQualification(q *Qualification, bundle string, report []byte, opts QualifyOptions) error {
 	files, err := bundleFiles(bundle)
 	if err != nil {
 		return fmt.Errorf("qualify: %w", err)
@@ -176,8 +188,12 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 			return fmt.Errorf("qualify: %w", err)
 		}
 		en := harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: harness.Qualified, Content: content, Report: q.Report, Judged: q.CreatedAt}
-		if a.Status != "passed" {
+		switch {
+		case a.Status != "passed":
 			en.Status, en.Reason = harness.Quarantined, a.failure()
+		case opts.Final && q.Failed > 0 && opts.Prior[a.Path] != content:
+			en.Status = harness.Quarantined
+			en.Reason = fmt.Sprintf("built in iteration %d, whose qualification still failed after its repairs", opts.Iteration)
 		}
 		reg.Artifacts = append(reg.Artifacts, en)
 	}
@@ -185,7 +201,13 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 	if err := c.add(workspace.Harness, reg.Marshal); err != nil {
 		return err
 	}
-	return e.apply(fmt.Sprintf("qualify: %d qualified, %d quarantined", q.Passed, q.Failed), c)
+	kept := 0
+	for _, en := range reg.Artifacts {
+		if en.Status == harness.Qualified {
+			kept++
+		}
+	}
+	return e.apply(fmt.Sprintf("qualify: %d qualified, %d quarantined", kept, len(reg.Artifacts)-kept), c)
 }
 
 // failure is the first failed check of an artifact, as one line.

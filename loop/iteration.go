@@ -17,6 +17,7 @@ import (
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
@@ -74,6 +75,8 @@ type Iteration struct {
 	SpendTokens      int64   `json:"spend_tokens"`
 	CumulativeUSD    float64 `json:"cumulative_usd"`
 	CumulativeTokens int64   `json:"cumulative_tokens"`
+	// Harness is what the harness phases did (loop.harness.enabled); nil without them.
+	Harness *HarnessOutcome `json:"harness,omitempty"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -110,7 +113,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 	} else {
 		j.Current.Resumed = true
 		// The previous hgate was killed, maybe holding a ref lock.
-		r.repo.BreakRefLocks(r.attemptRef(n), ledger.Ref, gitguard.GatedRef, gate.BestRef)
+		r.repo.BreakRefLocks(r.attemptRef(n), ledger.Ref, gitguard.GatedRef, gate.BestRef, gate.HarnessRef)
 	}
 	it := j.Current
 	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
@@ -232,7 +235,27 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 			if err := r.phase(phaseLearn); err != nil {
 				return err
 			}
+		case phaseReflect, phaseBuild, phaseQualify, phaseArtifactRepair:
+			err := r.harnessPhase(ctx, n, j.Phase, resumed)
+			resumed = false
+			if err != nil {
+				return err
+			}
 		case phaseLearn:
+			if r.cfg.Harness.Enabled && it.Harness == nil {
+				// The attempt's outcome is settled: the harness phases come first.
+				next, err := r.harnessStart(ctx, n)
+				if err != nil {
+					return err
+				}
+				if err := r.phase(next); err != nil {
+					return err
+				}
+				continue
+			}
+			if it.Harness != nil {
+				it.Harness.Calls = r.countCalls(n)
+			}
 			if it.Sandbox == "" {
 				it.Sandbox = j.Sandbox // the agent never started in this iteration
 			}
@@ -317,6 +340,9 @@ func (r *runner) report(it Iteration) {
 		fmt.Fprintf(&b, "; %s", strings.Join(it.Reasons, "; "))
 	}
 	b.WriteString(spendNote(it))
+	if h := it.Harness; h != nil {
+		fmt.Fprintf(&b, "; tools: %d active, %d call(s), %d qualified, %d quarantined", len(h.Active), h.Calls, len(h.Qualified), len(h.Quarantined))
+	}
 	fmt.Fprintln(r.log, b.String())
 	if r.opts.Stream != nil {
 		enc := json.NewEncoder(r.opts.Stream)
@@ -359,67 +385,128 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			in.Previous = j.LastReport
 		}
 	}
-	promptFile := filepath.Join(dir, "prompt.txt")
-	if err := writeAtomic(promptFile, []byte(buildPrompt(in))); err != nil {
-		return err
-	}
-	args, err := Command(r.cfg.Agent, promptFile)
+	act, err := r.activation(n)
 	if err != nil {
 		return err
 	}
-	if j.Sandbox == SandboxOff {
-		args = WithoutHgateSandbox(r.cfg.Agent, args)
-	}
+	in.Tools, in.Hidden, in.HarnessOn = act.describe(), act.Hidden, r.cfg.Harness.Enabled
 	// A repair continues the session that failed, which holds what the agent tried.
 	session := ""
 	if repair > 0 && !j.FreshSession {
 		session = it.SessionID
 	}
-	args, resumed := Resume(r.cfg.Agent, args, session)
 	msgFile := r.ws.Message()
 	if repair == 0 {
 		if err := os.Remove(msgFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	jl, err := r.openJail()
+	c := agentCall{Phase: "attempt", Dir: dir, Session: session, Timeout: r.cfg.AttemptTimeout, Repair: repair,
+		Prompt: func(string) string { return buildPrompt(in) }}
+	res, out, resumed, err := r.callAgent(ctx, n, c)
 	if err != nil {
 		return err
 	}
+	if refused := out.Refused.String(); refused != "" {
+		it.Refused = refused
+	}
+	it.Agent, it.AgentDetail = res.Outcome, res.Detail
+	it.AgentSeconds += secs(res.Duration)
+	if resumed && didNotStart(res.Detail) {
+		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
+	}
+	r.addRunSpend(out, resumed, session)
+	return r.checkRefs(n)
+}
+
+// agentCall is one run of the agent in one phase of an iteration: the attempt (or its
+// gate repairs), or a harness phase.
+type agentCall struct {
+	Phase   string // attempt, reflect, build, artifact_repair
+	Dir     string // its folder: prompt.txt, agent.stdout, agent.stderr
+	Session string // the session to resume; "" starts a fresh one
+	Timeout time.Duration
+	Repair  int
+	// Prompt renders the prompt, given the agent's private TMPDIR (where a phase's
+	// answer file goes, the one place the sandboxed agent may write it).
+	Prompt func(tmp string) string
+	// Harness: the agent may write the harness folder, and nothing of the worktree.
+	Harness bool
+	// Keep are files the agent writes to its TMPDIR that are kept in Dir after the run.
+	Keep []string
+	// Answer is a file the phase asks the agent to write in its TMPDIR, named to it in
+	// HGATE_ANSWER_FILE and kept in Dir.
+	Answer string
+}
+
+// callAgent runs the agent once for c, in its sandbox, given the iteration's active
+// tools, and returns how it ended and what it reported. Every phase goes through it, so
+// every phase gets the same sandbox, journal entry and end of its processes.
+func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult, agentout.Run, bool, error) {
+	j := r.j
+	dir, repair, session := c.Dir, c.Repair, c.Session
+	jl, err := r.openJail(c.Harness)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
 	defer jl.close()
+	promptFile := filepath.Join(dir, "prompt.txt")
+	if err := writeAtomic(promptFile, []byte(c.Prompt(jl.tmp))); err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	args, err := Command(r.cfg.Agent, promptFile)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	if j.Sandbox == SandboxOff {
+		args = WithoutHgateSandbox(r.cfg.Agent, args)
+	}
+	act, err := r.activation(n)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	args, actEnv := act.apply(r.cfg.Agent, args)
+	args, resumed := Resume(r.cfg.Agent, args, session)
+	msgFile := r.ws.Message()
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
 	j.AgentTag = rand.Text()
 	if err := r.save(); err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	a := &agentRun{
 		Args: args, Dir: r.repo.Root(), Sandbox: jl.policy,
 		Env: append(os.Environ(),
 			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
 			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
-			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session,
+			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session, "HGATE_PHASE="+c.Phase,
 			"TMPDIR="+jl.tmp, r.srv.Env()),
 		Ended: r.srv.Drain, Tag: j.AgentTag,
 		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
-		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
+		Timeout: c.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
 		Started: func(pid int) {
 			r.refsMu.Lock() // the agent's served commands may write the journal too
 			defer r.refsMu.Unlock()
 			j.AgentPID, j.AgentStart = pid, processStart(pid)
 			_ = r.save()
+			fault.Point("loop-agent-" + c.Phase) // hgate dies while the agent runs
 		},
+	}
+	a.Env = append(a.Env, actEnv...)
+	if c.Answer != "" {
+		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(jl.tmp, c.Answer))
+		c.Keep = append(c.Keep, c.Answer)
 	}
 	snap, err := r.repo.SnapshotRefs(refsPrefix)
 	if err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	r.refsMu.Lock()
 	j.Refs = snap
 	err = r.save()
 	r.refsMu.Unlock()
 	if err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	r.unlock()
 	if len(r.cfg.Agent) == 1 {
@@ -429,12 +516,15 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	res := a.run(ctx)
 	stopWatch()
 	if res.Err != nil {
-		return res.Err
+		return agentResult{}, agentout.Run{}, false, res.Err
 	}
 	out := readAgentOutput(a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
-	if refused := out.Refused.String(); refused != "" {
-		it.Refused = refused
+	for _, name := range c.Keep {
+		// Files the agent wrote: read only as far as they are used.
+		if data, _, err := statefile.ReadHead(filepath.Join(jl.tmp, name), keepBound); err == nil {
+			_ = writeAtomic(filepath.Join(dir, name), data)
+		}
 	}
 	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {
 		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
@@ -442,14 +532,16 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
-		return err
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	j.AgentPID, j.AgentStart = 0, ""
-	it.Agent, it.AgentDetail = res.Outcome, res.Detail
-	it.AgentSeconds += secs(res.Duration)
-	if resumed && didNotStart(res.Detail) {
-		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
-	}
+	return res, out, resumed, nil
+}
+
+// addRunSpend adds one agent run's spend to the iteration's: a resumed session's
+// share only, where the CLI counts the session cumulatively (codex).
+func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
+	j, it := r.j, r.j.Current
 	spent := out
 	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
@@ -459,7 +551,6 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
 	}
-	return r.checkRefs(n)
 }
 
 // Bounds on the files the agent writes that the loop reads: only what is used is read.
@@ -467,6 +558,7 @@ const (
 	messageBound    = 4096    // loop-message.txt: its first line is the commit message
 	transcriptBound = 8 << 20 // aider's chat history: its tail is kept
 	programBound    = 1 << 20 // the program file, which allow may let the agent edit
+	keepBound       = 1 << 20 // a phase's answer file (reflection.json)
 )
 
 // readProgram is the program file, cut at programBound with a line saying so.

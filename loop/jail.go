@@ -243,8 +243,10 @@ const SandboxOff = "off"
 // match in the worktree, the message and learnings files, a private TMPDIR and
 // loop.sandbox.writable (plus the preset's own config folders); it cannot read
 // loop.sandbox.hidden. .git, the workspace, hgate's lock and the clean rooms are
-// outside what it may write.
-func (r *runner) openJail() (*jail, error) {
+// outside what it may write. In a harness phase (harness true) it may write the harness
+// folder instead of the worktree's allowed paths and the message file: a tool is all it
+// builds there.
+func (r *runner) openJail(harness bool) (*jail, error) {
 	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-") // the next hgate removes it if the loop is killed
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
@@ -271,20 +273,40 @@ func (r *runner) openJail() (*jail, error) {
 		hidden = append(hidden, p)
 		protected = append(protected, p)
 	}
-	write, err := agentWritable(root, r.env.Config.Allow, protected)
-	if err != nil {
-		jl.close()
-		return nil, err
+	var write []string
+	if harness {
+		dir, err := harnessDir(root, r.cfg.Harness.Dir)
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		write = append(write, dir, tmp)
+	} else {
+		write, err = agentWritable(root, r.env.Config.Allow, protected)
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		// The two workspace files the agent writes by design: hgate reads them, never trusts them.
+		msg := r.ws.Message()
+		if err := createIfMissing(msg); err != nil {
+			jl.close()
+			return nil, err
+		}
+		write = append(write, msg, tmp)
+		if l := r.ws.Learnings(); fileExists(l) {
+			write = append(write, l)
+		}
 	}
-	// The two workspace files the agent writes by design: hgate reads them, never trusts them.
-	msg := r.ws.Message()
-	if err := createIfMissing(msg); err != nil {
-		jl.close()
-		return nil, err
-	}
-	write = append(write, msg, tmp)
-	if l := r.ws.Learnings(); fileExists(l) {
-		write = append(write, l)
+	if r.cfg.Harness.Enabled {
+		// The proxies of the agent's MCP servers log its tools/calls here: the agent's
+		// side's record, which hgate shows and never trusts.
+		calls := filepath.Join(r.dir, mcpCallsName)
+		if err := createIfMissing(calls); err != nil {
+			jl.close()
+			return nil, err
+		}
+		write = append(write, calls)
 	}
 	grant := func(field string, paths []string) error { // field names the paths' origin in errors
 		for _, w := range paths {
@@ -369,4 +391,27 @@ func createWith(path, content string) error {
 func fileExists(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// harnessDir makes the harness folder and returns it, refusing one reached through a
+// symlink: the kernel would grant the link's target, anywhere.
+func harnessDir(root, rel string) (string, error) {
+	dir := root
+	for _, part := range strings.Split(path.Clean(rel), "/") {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				return "", fmt.Errorf("loop.harness.dir: %w", err)
+			}
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("loop.harness.dir: %w", err)
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("loop.harness.dir: %s is not a folder (a symlink is never opened to the agent)", dir)
+		}
+	}
+	return dir, nil
 }

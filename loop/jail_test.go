@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -78,5 +79,20 @@ func TestMayMatchBelow(t *testing.T) {
 		if got := mayMatchBelow(c.pattern, c.dir); got != c.want {
 			t.Errorf("mayMatchBelow(%q, %q) = %v, want %v", c.pattern, c.dir, got, c.want)
 		}
+	}
+}
+
+// TestHarnessDirRefusesSymlink: the harness folder reached through a symlink is never
+// granted to the agent (the kernel would grant the link's target).
+func TestHarnessDirRefusesSymlink(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	if dir, err := harnessDir(root, ".hgate/harness"); err != nil || dir != filepath.Join(root, ".hgate", "harness") {
+		t.Fatalf("harnessDir: %q, %v", dir, err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(root, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := harnessDir(root, "tools/harness"); err == nil || !strings.Contains(err.Error(), "is not a folder") {
+		t.Fatalf("a harness folder through a symlink: %v", err)
 	}
 }

@@ -76,6 +76,11 @@ type journal struct {
 	// FreshSession: a repair could not resume the session; the iteration's next repairs
 	// start fresh ones.
 	FreshSession bool `json:"fresh_session,omitempty"`
+	// HarnessRepair is the artifact repair in progress (0: the first qualification).
+	HarnessRepair int `json:"harness_repair,omitempty"`
+	// HarnessPrior are the artifacts qualified before the iteration, unchanged since, by
+	// path (their content digest): the iteration's final failure does not quarantine them.
+	HarnessPrior map[string]string `json:"harness_prior,omitempty"`
 	// SpendUSD and SpendTokens are what the run has spent so far (the agent's and the
 	// benchmark's, the iteration in progress included): a resumed run counts on from them.
 	SpendUSD    float64 `json:"spend_usd,omitempty"`
@@ -168,7 +173,8 @@ func parseJournal(path string, data []byte) (*journal, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	switch j.Phase {
-	case phaseNone, phaseAgent, phaseGate, phaseCommit, phaseRecord, phaseAttempt, phaseRestore, phaseLearn:
+	case phaseNone, phaseAgent, phaseGate, phaseCommit, phaseRecord, phaseAttempt, phaseRestore, phaseLearn,
+		phaseReflect, phaseBuild, phaseQualify, phaseArtifactRepair:
 	default:
 		return nil, time.Time{}, fmt.Errorf("%s: phase: %q is not one hgate writes", statefile.Locate(path, data, "phase"), j.Phase)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/hgate/hgate/internal/lock"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/loop"
+	"github.com/hgate/hgate/mcpserver"
 	"github.com/hgate/hgate/record"
 )
 
@@ -33,6 +34,9 @@ import (
 // kill test can SIGKILL it without killing the test.
 func TestMain(m *testing.M) {
 	sandbox.Main() // the sandboxed agent's shim starts here
+	if filepath.Base(os.Args[0]) == "hgate-mcp" {
+		os.Exit(mcpserver.Main(os.Args[1:])) // the test binary linked as hgate-mcp (activate_cli_test.go)
+	}
 	if dir := os.Getenv("HGATE_LOOP_CHILD"); dir != "" {
 		os.Exit(child(dir, os.Getenv("HGATE_LOOP_RESUME") == "1"))
 	}

@@ -24,6 +24,11 @@ type promptInput struct {
 	PrevOutcome Outcome // how the previous iteration ended, "" for the first
 	Learnings   string  // tail of learnings.md
 	Repair      int     // > 0: a follow-up to make a rejected attempt pass
+	// HarnessOn: loop.harness.enabled; Tools are the active tools the agent built for
+	// itself, Hidden the number of quarantined artifacts it is not shown.
+	HarnessOn bool
+	Tools     []string
+	Hidden    int
 }
 
 // learningsTail is how much of learnings.md the prompt carries.
@@ -47,6 +52,20 @@ func buildPrompt(in promptInput) string {
 	fmt.Fprintf(&b, "- You may change only: %s\n", strings.Join(in.Allow, ", "))
 	b.WriteString("- Anything else you change is kept aside and reverted. hgate makes the commit; do not commit.\n")
 	fmt.Fprintf(&b, "- Optional: write a one-line commit message for your change to %s\n", in.MessageFile)
+	if in.HarnessOn {
+		b.WriteString("\n## Your tools (built by you, qualified by hgate)\n\n")
+		if len(in.Tools) == 0 {
+			b.WriteString("None yet.\n")
+		} else {
+			b.WriteString("Call them early: they were built to help with exactly this work.\n")
+			for _, t := range in.Tools {
+				fmt.Fprintf(&b, "- %s\n", t)
+			}
+		}
+		if in.Hidden > 0 {
+			fmt.Fprintf(&b, "%d quarantined artifact(s) hidden.\n", in.Hidden)
+		}
+	}
 	if in.Repair > 0 {
 		fmt.Fprintf(&b, "\n## Repair %d\n\nThe gate rejected your change of this iteration (report below). Make the gate pass; do not start anything new.\n", in.Repair)
 	}

@@ -126,6 +126,9 @@ type runner struct {
 
 	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
 	unpriced bool   // the warning that the agent's tokens have no price was given
+	// act is iteration actIter's activation of the agent's own tools.
+	act     *activation
+	actIter int
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -450,6 +453,8 @@ func (r *runner) writeRunConfig() error {
 		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
 		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
 		"budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
+		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
+			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
 	}
 	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
 }

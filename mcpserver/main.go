@@ -26,6 +26,9 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == "smoke" {
 		return Smoke(args[1:], os.Stdout, os.Stderr)
 	}
+	if len(args) > 0 && args[0] == "proxy" {
+		return Proxy(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	if len(args) > 0 && args[0] == "selftest" {
 		return SelfTest(args[1:], os.Stdout, os.Stderr)
 	}

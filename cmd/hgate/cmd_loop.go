@@ -26,6 +26,7 @@ type loopCmd struct {
 	BudgetUSD      *float64       `name:"budget-usd" placeholder:"X" help:"Stop once the run has spent X dollars (the agent's and the benchmark's); no attempt or gate starts past it."`
 	BudgetTokens   *int           `name:"budget-tokens" placeholder:"N" help:"Stop once the run has spent N tokens (the agent's and the benchmark's)."`
 	Resume         bool           `help:"Continue the last run after a crash, a kill or an interruption."`
+	Harness        *bool          `negatable:"" help:"Add the reflect, build and qualify phases to each iteration: the agent builds one tool for itself in its own session, and hgate qualifies it before a later attempt may use it (loop.harness.enabled)."`
 	NoSandbox      bool           `name:"no-sandbox" help:"Run the agent without the kernel sandbox, as your own user (where the kernel has none, or to debug an agent); the run says so in its summary and learnings."`
 }
 
@@ -33,7 +34,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	lc := env.Config.Loop
 	if err := lc.Override(config.LoopFlags{Agent: c.Agent, Iterations: c.Iterations, Patience: c.Patience, RepairAttempts: c.RepairAttempts,
 		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout,
-		BudgetUSD: c.BudgetUSD, BudgetTokens: c.BudgetTokens}); err != nil {
+		BudgetUSD: c.BudgetUSD, BudgetTokens: c.BudgetTokens, Harness: c.Harness}); err != nil {
 		return err
 	}
 	if c.NoSandbox {

@@ -30,8 +30,10 @@ type anthropicReq struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
 	Tools []struct {
-		Name string `json:"name"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
 	} `json:"tools"`
+	System json.RawMessage `json:"system"`
 }
 
 func (s *Server) anthropic(w http.ResponseWriter, hr *http.Request) {
@@ -40,9 +42,13 @@ func (s *Server) anthropic(w http.ResponseWriter, hr *http.Request) {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
-	r := Request{Header: hr.Header.Clone(), Session: hr.Header.Get("X-Claude-Code-Session-Id")}
+	r := Request{Header: hr.Header.Clone(), Session: hr.Header.Get("X-Claude-Code-Session-Id"), System: string(req.System)}
+	if len(req.Messages) > 0 {
+		r.System += string(req.Messages[0].Content)
+	}
 	for _, tl := range req.Tools {
 		r.Tools = append(r.Tools, tl.Name)
+		r.System += "\n" + tl.Description
 		if tl.Name == "Bash" {
 			r.Main = true
 		}
@@ -79,11 +85,15 @@ func (s *Server) anthropic(w http.ResponseWriter, hr *http.Request) {
 		"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": Usage.Input, "output_tokens": 1}}})
 	stop := "end_turn"
-	if turn.Command != "" {
+	if turn.Command != "" || turn.Tool != "" {
 		stop = "tool_use"
-		input, _ := json.Marshal(map[string]string{"command": turn.Command, "description": "run the scripted command"})
+		name, in := "Bash", any(map[string]string{"command": turn.Command, "description": "run the scripted command"})
+		if turn.Tool != "" {
+			name, in = turn.Tool, turn.Input
+		}
+		input, _ := json.Marshal(in)
 		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": "toolu_stub_" + strconv.Itoa(r.Turn), "name": "Bash", "input": map[string]any{}}})
+			"content_block": map[string]any{"type": "tool_use", "id": "toolu_stub_" + strconv.Itoa(r.Turn), "name": name, "input": map[string]any{}}})
 		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
 	} else {

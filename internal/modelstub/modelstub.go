@@ -22,6 +22,10 @@ import (
 type Turn struct {
 	Command string
 	Text    string
+	// Tool, when set, is a call of that tool (an MCP tool: mcp__<server>__<tool> in
+	// claude) with Input, instead of a shell command.
+	Tool  string
+	Input map[string]any
 }
 
 // Usage is what the stub reports for every main-conversation call.
@@ -36,6 +40,7 @@ type Request struct {
 	ToolResult string // the tool output the CLI sent back, if any
 	Tools      []string
 	Session    string // the session id the CLI sent (claude's X-Claude-Code-Session-Id, codex's Session-Id)
+	System     string // claude: the request's system prompt, first user message and tool descriptions, as JSON text
 	Header     http.Header
 }
 

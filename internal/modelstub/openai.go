@@ -29,6 +29,11 @@ type responsesReq struct {
 	Tools []struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
+		// A namespace's functions (codex offers each MCP server's tools so: namespace
+		// mcp__<server>, functions <tool>).
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
 	} `json:"tools"`
 }
 
@@ -39,8 +44,14 @@ func (s *Server) responses(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	r := Request{Header: hr.Header.Clone(), Main: true, Session: hr.Header.Get("Session-Id")}
+	namespaces := map[string][2]string{} // flat name → namespace, function
 	for _, tl := range req.Tools {
 		r.Tools = append(r.Tools, tl.Name)
+		for _, f := range tl.Tools {
+			flat := tl.Name + "__" + f.Name
+			r.Tools = append(r.Tools, flat)
+			namespaces[flat] = [2]string{tl.Name, f.Name}
+		}
 	}
 	for _, in := range req.Input {
 		switch {
@@ -69,9 +80,17 @@ func (s *Server) responses(w http.ResponseWriter, hr *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 	var item map[string]any
-	if turn.Command != "" {
+	switch {
+	case turn.Tool != "":
+		b, _ := json.Marshal(turn.Input)
+		call := "call_stub_" + strconv.Itoa(r.Turn)
+		item = map[string]any{"type": "function_call", "id": "fc_" + call, "call_id": call, "name": turn.Tool, "arguments": string(b)}
+		if ns, ok := namespaces[turn.Tool]; ok {
+			item["namespace"], item["name"] = ns[0], ns[1]
+		}
+	case turn.Command != "":
 		item = s.shellCall(r.Tools, turn.Command, r.Turn)
-	} else {
+	default:
 		item = map[string]any{"type": "message", "role": "assistant", "id": "msg_" + id,
 			"content": []any{map[string]any{"type": "output_text", "text": turn.Text}}}
 	}

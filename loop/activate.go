@@ -1,0 +1,330 @@
+package loop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/internal/proc"
+)
+
+// activationName is the file in the iteration's activation folder that says what the
+// iteration's agent runs were given: read back by a resumed run, so a resumed session
+// finds the configuration its attempt had.
+const activationName = "activation.json"
+
+// activation is what the agent is given of the tools it built for itself in one
+// iteration: the qualified artifacts whose folders are unchanged since they were judged.
+// Everything it needs is written into the iteration's activation folder in the run's
+// folder, never into the worktree or the user's ~/.claude or ~/.codex.
+type activation struct {
+	MCP    []activeMCP   `json:"mcp"`
+	Skills []activeSkill `json:"skills"`
+	// Hidden counts the quarantined artifacts, which the agent is never shown.
+	Hidden int `json:"quarantined_hidden"`
+	// MCPConfig is a Claude Code --mcp-config file of the active servers ("" = none);
+	// PluginDir a Claude Code plugin holding the active skills ("" = none).
+	MCPConfig string `json:"mcp_config,omitempty"`
+	PluginDir string `json:"plugin_dir,omitempty"`
+	// SkillsDir holds a copy of each active skill's folder ("" = none).
+	SkillsDir string `json:"skills_dir,omitempty"`
+	// Log is where the active servers' proxies append one line per tools/call (the
+	// run's mcp_calls.jsonl); Proxy is hgate-mcp ("" = not installed: no log).
+	Log   string `json:"mcp_calls,omitempty"`
+	Proxy string `json:"proxy,omitempty"`
+	// Iteration labels the proxies' lines.
+	Iteration int `json:"iteration"`
+}
+
+// activeMCP is one active MCP server, as the agent's CLI starts it.
+type activeMCP struct {
+	Name         string   `json:"name"`
+	Path         string   `json:"path"`
+	Command      string   `json:"command"`
+	Args         []string `json:"args"`
+	Cwd          string   `json:"cwd"` // absolute
+	Tools        []string `json:"tools"`
+	EnabledTools []string `json:"enabled_tools,omitempty"`
+	StartupSec   int      `json:"startup_timeout_sec"`
+	ToolSec      int      `json:"tool_timeout_sec"`
+}
+
+// activeSkill is one active skill.
+type activeSkill struct {
+	Name        string `json:"name"`
+	Path        string `json:"path"`
+	Description string `json:"description"`
+	File        string `json:"file"` // its SKILL.md, in the activation folder
+}
+
+// activation is the iteration's activation: read from its folder when a resumed run
+// made it already, else made from the registry now. Without loop.harness.enabled it is
+// empty.
+func (r *runner) activation(n int) (*activation, error) {
+	if !r.cfg.Harness.Enabled {
+		return &activation{}, nil
+	}
+	if r.act != nil && r.actIter == n {
+		return r.act, nil
+	}
+	dir := filepath.Join(r.iterDir(n), "activation")
+	file := filepath.Join(dir, activationName)
+	var a activation
+	if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &a) == nil {
+		r.act, r.actIter = &a, n
+		return &a, nil
+	}
+	act, err := r.activate(dir, n)
+	if err != nil {
+		return nil, fmt.Errorf("loop: activate the agent's tools: %w", err)
+	}
+	if err := writeJSON(file, act); err != nil {
+		return nil, err
+	}
+	r.act, r.actIter = act, n
+	return act, nil
+}
+
+// activate writes the activation folder from the registry: only artifacts hgate
+// qualified whose content is still what it judged.
+func (r *runner) activate(dir string, n int) (*activation, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	act := &activation{MCP: []activeMCP{}, Skills: []activeSkill{}, Iteration: n}
+	reg, err := r.env.Registry()
+	if err != nil || reg == nil {
+		return act, err
+	}
+	root := r.repo.Root()
+	hdir := filepath.Join(root, filepath.FromSlash(r.cfg.Harness.Dir))
+	arts, err := harness.Load(hdir)
+	if err != nil {
+		return nil, err
+	}
+	tools := reportTools(root, reg)
+	for _, e := range reg.Artifacts {
+		if e.Status == harness.Quarantined {
+			act.Hidden++
+		}
+	}
+	for _, a := range arts {
+		e, ok := reg.Find(a.Path)
+		if !ok || e.Status != harness.Qualified || a.Problem != "" || e.Kind != a.Kind {
+			continue
+		}
+		if content, err := harness.ContentHash(filepath.Join(hdir, filepath.FromSlash(a.Path))); err != nil || content != e.Content {
+			continue // changed since it was judged: the next qualification judges it again
+		}
+		switch a.Kind {
+		case harness.KindMCP:
+			m := a.MCP
+			act.MCP = append(act.MCP, activeMCP{Name: a.Name, Path: a.Path, Command: m.Command, Args: m.Args,
+				Cwd: filepath.Join(root, filepath.FromSlash(m.Cwd)), Tools: tools[a.Path], EnabledTools: m.EnabledTools,
+				StartupSec: max(1, int(m.Startup.Seconds())), ToolSec: max(1, int(m.Tool.Seconds()))})
+		case harness.KindSkill:
+			to := filepath.Join(dir, "skills", a.Name)
+			if err := copyTree(filepath.Join(hdir, filepath.FromSlash(a.Path)), to); err != nil {
+				return nil, err
+			}
+			act.Skills = append(act.Skills, activeSkill{Name: a.Name, Path: a.Path, Description: a.Skill.Description,
+				File: filepath.Join(to, "SKILL.md")})
+		}
+	}
+	if len(act.Skills) > 0 {
+		act.SkillsDir = filepath.Join(dir, "skills")
+		if err := act.claudePlugin(dir); err != nil {
+			return nil, err
+		}
+	}
+	if len(act.MCP) > 0 {
+		act.Log = filepath.Join(r.dir, mcpCallsName)
+		if p, err := proc.Sibling("hgate-mcp"); err == nil {
+			act.Proxy = p
+		} else {
+			fmt.Fprintf(r.log, "[loop] %v: the agent's MCP servers run without hgate's proxy, and their calls are not logged\n", err)
+		}
+		if err := act.writeMCPConfig(filepath.Join(dir, "claude-mcp.json")); err != nil {
+			return nil, err
+		}
+	}
+	return act, nil
+}
+
+// writeMCPConfig writes the active servers as a Claude Code --mcp-config file.
+func (act *activation) writeMCPConfig(path string) error {
+	act.MCPConfig = path
+	servers := map[string]any{}
+	for _, m := range act.MCP {
+		command, args := act.serverCommand(m)
+		servers[m.Name] = map[string]any{"type": "stdio", "command": command, "args": args}
+	}
+	return writeJSON(path, map[string]any{"mcpServers": servers})
+}
+
+// claudePlugin makes the activation folder's Claude Code plugin (--plugin-dir): its
+// manifest and the active skills, so claude finds them without a file in the worktree or
+// in ~/.claude.
+func (act *activation) claudePlugin(dir string) error {
+	act.PluginDir = filepath.Join(dir, "claude-plugin")
+	if err := os.MkdirAll(filepath.Join(act.PluginDir, ".claude-plugin"), 0o755); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(act.PluginDir, ".claude-plugin", "plugin.json"), map[string]string{
+		"name": "hgate-harness", "version": "1.0.0", "description": "The tools the agent built for itself that hgate qualified",
+	}); err != nil {
+		return err
+	}
+	return copyTree(act.SkillsDir, filepath.Join(act.PluginDir, "skills"))
+}
+
+// serverCommand is how an active server is started: in its cwd, behind hgate-mcp's proxy
+// (which logs each tools/call to the activation's log) when hgate-mcp is installed.
+func (act *activation) serverCommand(m activeMCP) (string, []string) {
+	if act.Proxy == "" {
+		return "sh", append([]string{"-c", `cd "$0" && exec "$@"`, m.Cwd, m.Command}, m.Args...)
+	}
+	inner := append([]string{"--", m.Command}, m.Args...)
+	return act.Proxy, append([]string{"proxy", "--server", m.Name, "--cwd", m.Cwd, "--log", act.Log,
+		"--iteration", strconv.Itoa(act.Iteration), "--tool-timeout", strconv.Itoa(m.ToolSec) + "s"}, inner...)
+}
+
+// apply gives the agent's command line the active tools in its own form: claude's
+// --mcp-config (a second file beside hgate's own server) and --plugin-dir; codex's
+// -c mcp_servers.<name>.… keys. Every agent also finds them in HGATE_MCP_CONFIG (a
+// Claude Code --mcp-config file) and HGATE_SKILLS_DIR.
+func (act *activation) apply(agent, args []string) ([]string, []string) {
+	var env []string
+	if act.MCPConfig != "" {
+		env = append(env, "HGATE_MCP_CONFIG="+act.MCPConfig, "HGATE_MCP_CALLS="+act.Log)
+	}
+	if act.SkillsDir != "" {
+		env = append(env, "HGATE_SKILLS_DIR="+act.SkillsDir)
+	}
+	if len(agent) != 1 {
+		return args, env
+	}
+	out := slices.Clone(args)
+	switch strings.TrimSpace(agent[0]) {
+	case "claude":
+		if i := slices.Index(out, "--mcp-config"); i >= 0 && act.MCPConfig != "" && i+1 < len(out) {
+			// --mcp-config takes several configs: hgate's own server's, then this file.
+			out = slices.Insert(out, i+2, act.MCPConfig)
+		}
+		if act.PluginDir != "" {
+			out = slices.Insert(out, 1, "--plugin-dir", act.PluginDir)
+		}
+	case "codex":
+		if len(out) < 2 || out[1] != "exec" {
+			return args, env
+		}
+		var kv []string
+		for _, m := range act.MCP {
+			command, margs := act.serverCommand(m)
+			key := "mcp_servers." + m.Name + "."
+			kv = append(kv, "-c", key+"command="+tomlValue(command), "-c", key+"args="+tomlValue(margs),
+				"-c", key+"startup_timeout_sec="+strconv.Itoa(m.StartupSec), "-c", key+"tool_timeout_sec="+strconv.Itoa(m.ToolSec+5))
+			if len(m.EnabledTools) > 0 {
+				kv = append(kv, "-c", key+"enabled_tools="+tomlValue(m.EnabledTools))
+			}
+		}
+		out = slices.Insert(out, 2, kv...)
+	}
+	return out, env
+}
+
+// tomlValue writes a string or a list of strings as TOML: JSON's strings and arrays of
+// strings are TOML's too (HTML escaping off, which TOML would not read as JSON does).
+func tomlValue(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSpace(b.String())
+}
+
+// describe lists the active tools as the prompt names them.
+func (act *activation) describe() []string {
+	var out []string
+	for _, m := range act.MCP {
+		l := "MCP server `" + m.Name + "`"
+		if len(m.Tools) > 0 {
+			l += ", tools: " + strings.Join(m.Tools, ", ")
+		}
+		out = append(out, l)
+	}
+	for _, s := range act.Skills {
+		out = append(out, fmt.Sprintf("skill `%s`: %s (%s)", s.Name, s.Description, s.File))
+	}
+	return out
+}
+
+// reportTools reads the tools each MCP artifact listed in the qualification report the
+// registry names, by artifact path; none where the report cannot be read.
+func reportTools(root string, reg *harness.Registry) map[string][]string {
+	out := map[string][]string{}
+	seen := map[string]bool{}
+	for _, e := range reg.Artifacts {
+		p := e.Report
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var q gate.Qualification
+		if json.Unmarshal(data, &q) != nil {
+			continue
+		}
+		for _, a := range q.Artifacts {
+			if a.Status == "passed" && len(a.Tools) > 0 {
+				out[a.Path] = a.Tools
+			}
+		}
+	}
+	return out
+}
+
+// copyTree copies a folder's regular files (symlinks are left out: a link could name
+// anything of the user's).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return cleanroom.CopyFile(p, to, info.Mode().Perm()|0o400)
+		}
+		return nil
+	})
+}
+
+// mcpCallsName is the run's log of the agent's tools/calls, one JSON line each, as the
+// proxies in the agent's sandbox wrote them: the agent's side's word, never hgate's.
+const mcpCallsName = "mcp_calls.jsonl"
