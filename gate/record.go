@@ -45,11 +45,11 @@ type RecordReport struct {
 	NewBest bool
 }
 
-// Record appends the results.tsv row for HEAD from the gate's receipt for HEAD's tree. It
+// RecordRow appends the results.tsv row for HEAD from the gate's receipt for HEAD's tree. It
 // refuses when HEAD's tree did not pass the gate, when a claimed number differs from the
 // receipt, or when the commits since the last gated commit touch paths outside allow. Then
 // it moves refs/hgate/gated (and refs/hgate/best on a new best) to HEAD.
-func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
+func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 	head, tree, err := e.Repo.Head()
 	if err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ type Iteration struct {
 	// CostPriced: CostUSD is the agent's tokens at its model's loop.prices entry (codex
 	// reports tokens only).
 	CostPriced bool `json:"cost_priced,omitempty"`
-	// What the benchmark reported it spent on the iteration's gates (gate.Report's spend).
+	// What the benchmark reported it spent on the iteration's gates (gate.Answer's spend).
 	BenchCostUSD *float64 `json:"bench_cost_usd,omitempty"`
 	BenchTokens  int64    `json:"bench_tokens,omitempty"`
 	// The iteration's spend, the agent's and the benchmark's, and the run's up to its end.
@@ -112,7 +112,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 	it := j.Current
 	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
 
-	var rep *gate.Report
+	var rep *gate.Answer
 	for {
 		switch j.Phase {
 		case phaseAgent:
@@ -198,7 +198,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return err
 			}
 		case phaseRecord:
-			rr, err := gate.Record(r.env, gate.RecordOptions{})
+			rr, err := gate.RecordRow(r.env, gate.RecordOptions{})
 			if err != nil {
 				return fmt.Errorf("iteration %d: record: %w", n, err)
 			}
@@ -492,7 +492,7 @@ func (r *runner) resumeFailed(ctx context.Context, n, repair int, dir, session, 
 
 // gate runs the gate on what the agent left and keeps its report as
 // gate.json. A nil report means the agent changed nothing at all.
-func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
+func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 	j, it := r.j, r.j.Current
 	restored, err := r.env.RestoreState()
 	if err != nil {
@@ -502,7 +502,7 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's state (%s); restored from the ledger\n", n, strings.Join(restored, ", "))
 	}
 	if len(j.Tamper) > 0 {
-		rep := &gate.Report{Verdict: "reject", Reasons: []string{
+		rep := &gate.Answer{Verdict: "reject", Reasons: []string{
 			"the agent changed hgate's refs behind its back (put back): " + strings.Join(j.Tamper, "; "),
 		}}
 		return rep, r.writeGateJSON(n, rep)
@@ -544,7 +544,7 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 }
 
 // writeGateJSON keeps the gate's report in the iteration's folder (or its repair's).
-func (r *runner) writeGateJSON(n int, rep *gate.Report) error {
+func (r *runner) writeGateJSON(n int, rep *gate.Answer) error {
 	dir := r.iterDir(n)
 	if r.j.Repair > 0 {
 		// A run resumed at a repair's agent phase may not have made the folder yet.

@@ -423,7 +423,7 @@ func matrix(train []string, columns []map[string]*float64, s *suite.Suite) []Mat
 // wroteReceipt reports whether a gate got past Step 0, which is when it writes a receipt:
 // a Step 0 rejection's tree leaves the forbidden paths out, so it may be another
 // attempt's tree.
-func wroteReceipt(r *gate.Report) bool {
+func wroteReceipt(r *gate.Answer) bool {
 	s0 := r.Steps.Step0
 	return s0 == nil || s0.OK || s0.Skipped
 }

@@ -156,7 +156,7 @@ func (h *history) run() {
 			{Iteration: 3, Outcome: "kept", Agent: "ok", AgentSeconds: 4, GateSeconds: 6, Seconds: 10, Reasons: []string{}},
 		}}
 	for n, tree := range map[int]string{1: h.rejected, 3: h.keptTree} {
-		rep := gate.Report{Tree: tree, Reasons: sum.Iterations[n-1].Reasons}
+		rep := gate.Answer{Tree: tree, Reasons: sum.Iterations[n-1].Reasons}
 		writeJSON(t, filepath.Join(dir, "iterations", string(rune('0'+n)), "gate.json"), rep)
 	}
 	writeJSON(t, filepath.Join(dir, "summary.json"), sum)
