@@ -20,9 +20,6 @@ import (
 	"github.com/hgate/hgate/workspace"
 )
 
-// BestRef points at the commit with the best val_score recorded so far.
-const BestRef = ledger.BestRef
-
 // Refused is a "no" from hgate: the answer to the question asked is negative (exit 1), as
 // opposed to an error that kept hgate from answering (exit 2).
 type Refused struct{ Reason string }
@@ -129,7 +126,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 	}
 	if rep.Already {
 		// HEAD is the best exactly when it was the new best when recorded.
-		at, err := e.Repo.Ref(BestRef)
+		at, err := e.Repo.Ref(gitguard.BestRef)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +139,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 		refs[gitguard.GatedRef] = head
 	}
 	if rep.NewBest {
-		refs[BestRef] = head
+		refs[gitguard.BestRef] = head
 	}
 	added, err := e.promoteRecorded(rc, c)
 	if err != nil {

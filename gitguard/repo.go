@@ -44,9 +44,6 @@ import (
 	"github.com/hgate/hgate/gitguard/internal/refs"
 )
 
-// GatedRef is the ref holding the last commit that passed the gate.
-const GatedRef = "refs/hgate/gated"
-
 // ErrNoCommits is returned by Head when HEAD names a branch with no commits.
 var ErrNoCommits = errors.New("the repository has no commits yet")
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/hgate/hgate/agentout"
-	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 )
 

@@ -18,7 +18,6 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
-	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
 )
@@ -78,7 +77,7 @@ func (r *runner) iterDir(n int) string {
 }
 
 func (r *runner) attemptRef(n int) string {
-	return AttemptsRef + r.j.RunID + "/" + strconv.Itoa(n)
+	return gitguard.AttemptsRef + r.j.RunID + "/" + strconv.Itoa(n)
 }
 
 // iterate runs (or, resumed, finishes) one iteration.
@@ -107,7 +106,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 	} else {
 		j.Current.Resumed = true
 		// The previous hgate was killed, maybe holding a ref lock.
-		r.repo.BreakRefLocks(r.attemptRef(n), ledger.Ref, gitguard.GatedRef, gate.BestRef)
+		r.repo.BreakRefLocks(r.attemptRef(n), gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef)
 	}
 	it := j.Current
 	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
@@ -271,7 +270,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 // snapshot of refs/hgate/* that the phase is checked against, so a resume that finds the
 // phase without one knows it was removed.
 func (r *runner) enterAgent() error {
-	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return err
 	}
@@ -404,7 +403,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 			_ = r.save()
 		},
 	}
-	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return err
 	}
