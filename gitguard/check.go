@@ -72,12 +72,12 @@ func (s *snapshot) state() (*state, error) {
 	for p := range s.headIndex {
 		st.add(p)
 	}
-	es := s.idx.entries
+	es := s.idx.Entries
 	for k := range es {
 		e := &es[k]
 		ws := &w.wt[k]
-		if e.stage != 0 || e.intentToAdd || !ws.present || ws.mode != e.fileMode() || ws.hash != e.hash {
-			st.add(e.path)
+		if e.Stage != 0 || e.IntentToAdd || !ws.present || ws.mode != e.FileMode() || ws.hash != e.Hash {
+			st.add(e.Path)
 		}
 	}
 	for _, u := range w.untracked {
@@ -108,12 +108,12 @@ func (st *state) fill(ps *pathState) error {
 	p := ps.path
 	if k := s.entryIndex(p); k >= 0 {
 		ps.idx = k
-		e := &s.idx.entries[k]
+		e := &s.idx.Entries[k]
 		switch {
-		case e.stage != 0:
+		case e.Stage != 0:
 			ps.unmerged = true
-		case !e.intentToAdd:
-			ps.i = layer{present: true, mode: e.fileMode(), hash: e.hash}
+		case !e.IntentToAdd:
+			ps.i = layer{present: true, mode: e.FileMode(), hash: e.Hash}
 		}
 		ws := st.w.wt[k]
 		ps.w = layer{present: ws.present, mode: ws.mode, hash: ws.hash}
@@ -305,14 +305,14 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 		where = append(where, "not staged")
 	}
 	if ps.idx >= 0 {
-		e := &s.idx.entries[ps.idx]
-		if e.assumeValid {
+		e := &s.idx.Entries[ps.idx]
+		if e.AssumeValid {
 			notes = append(notes, "index marks it assume-unchanged")
 		}
-		if e.skipWorktree {
+		if e.SkipWorktree {
 			notes = append(notes, "index marks it skip-worktree")
 		}
-		if e.intentToAdd {
+		if e.IntentToAdd {
 			notes = append(notes, "index marks it intent-to-add")
 		}
 	}

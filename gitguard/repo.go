@@ -2,10 +2,12 @@
 // the file guard of gate Step 0 (Check), the candidate tree the benchmark runs
 // on (CandidateTree, Materialize), and the refs hgate keeps under refs/hgate/.
 // It never runs the git CLI. go-git's storage finds the git directories,
-// objects, refs and config; hgate's own code reads and writes the index
-// (index.go, splitindex.go, worktree_index.go), decodes objects and checks each
-// against its id (internal/objstore), moves refs (internal/refs) and matches
-// ignore and allow patterns as git does (internal/pattern).
+// objects, refs and config; hgate's own code reads and writes the index file
+// (internal/index; when the index is rewritten, worktree_index.go), decodes
+// objects and checks each against its id (internal/objstore), moves refs
+// (internal/refs), commits the ledger's files (internal/records) and matches
+// ignore and allow patterns as git does (internal/pattern). The names of
+// hgate's refs are in refnames.go.
 //
 // The guard compares content, not git's bookkeeping. It reads the base
 // commit's tree (the last gated commit, else HEAD), HEAD's tree, the index and

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/hgate/hgate/gitguard/internal/index"
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
@@ -35,7 +36,7 @@ type snapshot struct {
 	baseName   string // how hints name the base: HEAD, refs/hgate/gated or a hash
 	history    bool   // base is not an ancestor of HEAD
 
-	idx       *indexFile
+	idx       *index.File
 	indexPath string
 	idxMtimeS int64
 	idxMtimeN int64
@@ -94,7 +95,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 		}()
 	}
 	if err == nil {
-		if indexTree, mem, err = hashIndexTrees(s.idx.entries); err != nil {
+		if indexTree, mem, err = index.HashTrees(s.idx.Entries); err != nil {
 			err = fmt.Errorf("read index %s: %w", s.indexPath, err)
 		}
 	}
@@ -161,12 +162,12 @@ type ignoreGuess struct {
 // index holds them: usually the base commit's, which the hash proves later.
 func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 	out := map[string]ignoreGuess{}
-	for i := range s.idx.entries {
-		e := &s.idx.entries[i]
-		if e.stage != 0 || e.intentToAdd || !isGitignore(e.path) {
+	for i := range s.idx.Entries {
+		e := &s.idx.Entries[i]
+		if e.Stage != 0 || e.IntentToAdd || !isGitignore(e.Path) {
 			continue
 		}
-		full := s.r.root + "/" + e.path
+		full := s.r.root + "/" + e.Path
 		if st, err := lstat(full); err != nil || !st.isReg() {
 			continue
 		}
@@ -174,8 +175,8 @@ func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 		if err != nil {
 			continue
 		}
-		dir := strings.TrimSuffix(e.path, ".gitignore")
-		out[dir] = ignoreGuess{hash: plumbing.ComputeHash(plumbing.BlobObject, data), list: parseList(string(data), e.path, dir)}
+		dir := strings.TrimSuffix(e.Path, ".gitignore")
+		out[dir] = ignoreGuess{hash: plumbing.ComputeHash(plumbing.BlobObject, data), list: parseList(string(data), e.Path, dir)}
 	}
 	return out
 }
@@ -198,10 +199,10 @@ func isGitignore(p string) bool {
 // is; ok says the guesses were exactly the base's files.
 func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error) {
 	files := map[string]objstore.Entry{}
-	for i := range s.idx.entries {
-		e := &s.idx.entries[i]
-		if e.stage == 0 && !e.intentToAdd && isGitignore(e.path) {
-			files[e.path] = objstore.Entry{Mode: e.fileMode(), Hash: e.hash}
+	for i := range s.idx.Entries {
+		e := &s.idx.Entries[i]
+		if e.Stage == 0 && !e.IntentToAdd && isGitignore(e.Path) {
+			files[e.Path] = objstore.Entry{Mode: e.FileMode(), Hash: e.Hash}
 		}
 	}
 	for _, m := range []map[string]objstore.Change{s.headIndex, s.baseHead} {
@@ -305,9 +306,9 @@ func (s *snapshot) isIgnoredPath(p string, isDir bool) bool {
 
 // entryIndex finds the first index entry for p.
 func (s *snapshot) entryIndex(p string) int {
-	es := s.idx.entries
-	i := sort.Search(len(es), func(i int) bool { return es[i].path >= p })
-	if i < len(es) && es[i].path == p {
+	es := s.idx.Entries
+	i := sort.Search(len(es), func(i int) bool { return es[i].Path >= p })
+	if i < len(es) && es[i].Path == p {
 		return i
 	}
 	return -1
@@ -407,12 +408,12 @@ func (s *snapshot) readIndex(opts Options) error {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	s.idxMtimeS, s.idxMtimeN = st.mtimeS, st.mtimeN
-	if s.idx, err = readIndexFile(s.indexPath, r.gitDir); err != nil {
+	if s.idx, err = index.Read(s.indexPath, r.gitDir); err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	// Entries of a shared index are racily clean against its own mtime.
-	if s.idx.shared != "" && (s.idx.sharedMtimeS < s.idxMtimeS || s.idx.sharedMtimeS == s.idxMtimeS && s.idx.sharedMtimeN < s.idxMtimeN) {
-		s.idxMtimeS, s.idxMtimeN = s.idx.sharedMtimeS, s.idx.sharedMtimeN
+	if s.idx.Shared != "" && (s.idx.SharedMtimeS < s.idxMtimeS || s.idx.SharedMtimeS == s.idxMtimeS && s.idx.SharedMtimeN < s.idxMtimeN) {
+		s.idxMtimeS, s.idxMtimeN = s.idx.SharedMtimeS, s.idx.SharedMtimeN
 	}
 	return nil
 }

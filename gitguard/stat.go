@@ -1,5 +1,7 @@
 package gitguard
 
+import "github.com/hgate/hgate/gitguard/internal/index"
+
 // fileStat is what the guard needs from lstat(2).
 type fileStat struct {
 	mode           uint32
@@ -24,12 +26,12 @@ func (s *fileStat) isDir() bool  { return s.mode&sIFMT == sIFDIR }
 
 // matches reports whether the stat data equals the entry's cached copy (git
 // keeps the low 32 bits of each field).
-func (s *fileStat) matches(e *indexEntry) bool {
+func (s *fileStat) matches(e *index.Entry) bool {
 	return !s.noCache &&
-		e.mtimeS == uint32(s.mtimeS) && e.mtimeN == uint32(s.mtimeN) &&
-		e.ctimeS == uint32(s.ctimeS) && e.ctimeN == uint32(s.ctimeN) &&
-		e.ino == uint32(s.ino) && e.uid == s.uid && e.gid == s.gid &&
-		e.size == uint32(s.size)
+		e.MtimeS == uint32(s.mtimeS) && e.MtimeN == uint32(s.mtimeN) &&
+		e.CtimeS == uint32(s.ctimeS) && e.CtimeN == uint32(s.ctimeN) &&
+		e.Ino == uint32(s.ino) && e.UID == s.uid && e.GID == s.gid &&
+		e.Size == uint32(s.size)
 }
 
 type direntType uint8

@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/index"
 )
 
 // wstate is what the worktree holds at a tracked path.
@@ -99,9 +101,9 @@ func (s *snapshot) walk() (*walker, error) {
 
 // walkWith walks the worktree with the given .gitignore rules by directory.
 func (s *snapshot) walkWith(rules map[string]patternList) (*walker, error) {
-	w := &walker{s: s, rules: rules, wt: make([]wstate, len(s.idx.entries))}
+	w := &walker{s: s, rules: rules, wt: make([]wstate, len(s.idx.Entries))}
 	w.cond.L = &w.mu
-	w.jobs = append(w.jobs, walkJob{hi: len(s.idx.entries), st: pushRules(rules, nil, "")})
+	w.jobs = append(w.jobs, walkJob{hi: len(s.idx.Entries), st: pushRules(rules, nil, "")})
 	w.pending = 1
 	// Syscalls on cached metadata keep a core busy; one extra worker covers
 	// the time another waits on the disk.
@@ -237,20 +239,20 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 	}
 	sc.seen = seen
 
-	es := s.idx.entries
+	es := s.idx.Entries
 	stats := sc.stats[:0]
 	subs := sc.subs[:0]
 	for i := j.lo; i < j.hi; {
-		rest := es[i].path[len(d):]
+		rest := es[i].Path[len(d):]
 		if slash := strings.IndexByte(rest, '/'); slash >= 0 {
 			name := rest[:slash]
 			k := i + 1
-			for k < j.hi && inChild(es[k].path, len(d), name) {
+			for k < j.hi && inChild(es[k].Path, len(d), name) {
 				k++
 			}
 			if at := find(ents, name); at >= 0 && ents[at].typ == dtDir {
 				seen[at] = true
-				sub := es[i].path[:len(d)+len(name)+1]
+				sub := es[i].Path[:len(d)+len(name)+1]
 				subIgnored := j.ignored || s.ignored(j.st, sub[:len(sub)-1], true)
 				subs = append(subs, walkJob{d: sub, lo: i, hi: k, ignored: subIgnored, st: pushRules(w.rules, j.st, sub)})
 			}
@@ -262,7 +264,7 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 		}
 		if at := find(ents, rest); at >= 0 {
 			seen[at] = true
-			for ; i < j.hi && es[i].path[len(d):] == rest; i++ {
+			for ; i < j.hi && es[i].Path[len(d):] == rest; i++ {
 				stats = append(stats, i)
 			}
 			continue
@@ -360,18 +362,18 @@ var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775a8c2d48c53391")
 // statEntry fills wt[k] for a tracked path present in its directory.
 func (w *walker) statEntry(dh *dirHandle, k int) error {
 	s := w.s
-	e := &s.idx.entries[k]
-	st, err := dh.stat(e.path[strings.LastIndexByte(e.path, '/')+1:])
+	e := &s.idx.Entries[k]
+	st, err := dh.stat(e.Path[strings.LastIndexByte(e.Path, '/')+1:])
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil
 		}
-		return fmt.Errorf("stat %s: %w", e.path, err)
+		return fmt.Errorf("stat %s: %w", e.Path, err)
 	}
-	full := func() string { return s.r.root + "/" + e.path }
+	full := func() string { return s.r.root + "/" + e.Path }
 	ws := &w.wt[k]
 	ws.present = true
-	em := e.fileMode()
+	em := e.FileMode()
 	// The stat data vouches for the content only for a path the guard does
 	// not count (an allowed one: its edits are no violation) and a merged
 	// entry of the same type whose cached stat matches and which is not
@@ -379,7 +381,7 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 	// edit of equal size could carry the same times). Index flags play no
 	// part. Every other path is hashed: the agent runs as the same user and
 	// can rewrite the index's stat fields, or put an edited file's mtime back.
-	cacheOK := e.stage == 0 && s.allow.Match(e.path, false) && st.matches(e) && !w.racy(e) && (e.size != 0 || e.hash == emptyBlob)
+	cacheOK := e.Stage == 0 && s.allow.Match(e.Path, false) && st.matches(e) && !w.racy(e) && (e.Size != 0 || e.Hash == emptyBlob)
 	switch {
 	case st.isReg():
 		ws.mode = filemode.Regular
@@ -387,22 +389,22 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 			ws.mode = filemode.Executable
 		}
 		if cacheOK && (em == filemode.Regular || em == filemode.Executable) {
-			ws.hash = e.hash
+			ws.hash = e.Hash
 			return nil
 		}
-		ws.hash, err = dh.hashFile(e.path[strings.LastIndexByte(e.path, '/')+1:], st.size)
+		ws.hash, err = dh.hashFile(e.Path[strings.LastIndexByte(e.Path, '/')+1:], st.size)
 		if err != nil {
-			return fmt.Errorf("hash %s: %w", e.path, err)
+			return fmt.Errorf("hash %s: %w", e.Path, err)
 		}
 	case st.isLink():
 		ws.mode = filemode.Symlink
 		if cacheOK && em == filemode.Symlink {
-			ws.hash = e.hash
+			ws.hash = e.Hash
 			return nil
 		}
 		ws.hash, _, err = hashLink(full())
 		if err != nil {
-			return fmt.Errorf("read symlink %s: %w", e.path, err)
+			return fmt.Errorf("read symlink %s: %w", e.Path, err)
 		}
 	case st.isDir():
 		if em != filemode.Submodule {
@@ -413,7 +415,7 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 			return nil
 		}
 		ws.mode = filemode.Submodule
-		ws.hash = submoduleHead(full(), e.hash)
+		ws.hash = submoduleHead(full(), e.Hash)
 	default:
 		ws.mode = filemode.Empty
 	}
@@ -422,8 +424,8 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 
 // racy is git's is_racy_timestamp: the file changed no earlier than the
 // index was written, so equal stat data proves nothing.
-func (w *walker) racy(e *indexEntry) bool {
-	ms, mn := int64(e.mtimeS), int64(e.mtimeN)
+func (w *walker) racy(e *index.Entry) bool {
+	ms, mn := int64(e.MtimeS), int64(e.MtimeN)
 	return w.s.idxMtimeS < ms || (w.s.idxMtimeS == ms && w.s.idxMtimeN <= mn)
 }
 
