@@ -3,11 +3,12 @@
 // on (CandidateTree, Materialize), and the refs hgate keeps under refs/hgate/.
 // It never runs the git CLI. go-git's storage finds the git directories,
 // objects, refs and config; hgate's own code reads and writes the index file
-// (internal/index; when the index is rewritten, worktree_index.go), decodes
-// objects and checks each against its id (internal/objstore), moves refs
-// (internal/refs), commits the ledger's files (internal/records) and matches
-// ignore and allow patterns as git does (internal/pattern). The names of
-// hgate's refs are in refnames.go.
+// (internal/index; the guard's edits of it are worktree_index.go), walks the
+// worktree against it (internal/walk), decodes objects and checks each
+// against its id (internal/objstore), moves refs (internal/refs), commits the
+// ledger's files (internal/records) and matches ignore and allow patterns as
+// git does (internal/pattern). The root keeps the repository and the guard's
+// policy; the names of hgate's refs are in refnames.go.
 //
 // The guard compares content, not git's bookkeeping. It reads the base
 // commit's tree (the last gated commit, else HEAD), HEAD's tree, the index and

@@ -2,7 +2,6 @@ package gitguard
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hgate/hgate/gitguard/internal/index"
 	"github.com/hgate/hgate/gitguard/internal/objstore"
+	"github.com/hgate/hgate/gitguard/internal/walk"
 )
 
 // Options says what the guard allows and what it compares against.
@@ -125,7 +125,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 
 // walkResult is a finished worktree walk.
 type walkResult struct {
-	w   *walker
+	w   *walk.Result
 	err error
 }
 
@@ -168,7 +168,7 @@ func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 			continue
 		}
 		full := s.r.root + "/" + e.Path
-		if st, err := lstat(full); err != nil || !st.isReg() {
+		if st, err := walk.Lstat(full); err != nil || !st.IsReg() {
 			continue
 		}
 		data, err := os.ReadFile(full)
@@ -239,38 +239,13 @@ func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error
 	return reused == len(s.ignores) && reused == len(guess), nil
 }
 
-// ignoreStack is the base's .gitignore rules that apply in one directory,
-// outermost first.
-type ignoreStack []patternList
-
-func (s *snapshot) push(st ignoreStack, dir string) ignoreStack {
-	return pushRules(s.ignores, st, dir)
+func (s *snapshot) push(st walk.Stack, dir string) walk.Stack {
+	return walk.Push(s.ignores, st, dir)
 }
 
-// pushRules adds the rules of dir's .gitignore, if any, to st.
-func pushRules(rules map[string]patternList, st ignoreStack, dir string) ignoreStack {
-	l, ok := rules[dir]
-	if !ok {
-		return st
-	}
-	out := make(ignoreStack, len(st), len(st)+1)
-	copy(out, st)
-	return append(out, l)
-}
-
-// ignored applies the rules in st to p, which lies in a directory that is
-// not itself ignored: the deepest .gitignore with a matching line decides;
-// Options.Ignore patterns ignore on their own.
-func (s *snapshot) ignored(st ignoreStack, p string, isDir bool) bool {
-	if pat := s.extra.Decide(p, isDir); pat != nil && !pat.Negate {
-		return true
-	}
-	for i := len(st) - 1; i >= 0; i-- {
-		if pat := st[i].Decide(p, isDir); pat != nil {
-			return !pat.Negate
-		}
-	}
-	return false
+// ignored applies the rules in st to p (walk.Ignored).
+func (s *snapshot) ignored(st walk.Stack, p string, isDir bool) bool {
+	return walk.Ignored(s.extra, st, p, isDir)
 }
 
 // IsIgnored reports whether the guard treats path as ignored: by the
@@ -312,36 +287,6 @@ func (s *snapshot) entryIndex(p string) int {
 		return i
 	}
 	return -1
-}
-
-// readHashFile hashes a regular file as a blob.
-func hashFile(full string) (plumbing.Hash, error) {
-	f, err := os.Open(full)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	h := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if n != fi.Size() {
-		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read", full)
-	}
-	return h.Sum(), nil
-}
-
-func hashLink(full string) (plumbing.Hash, string, error) {
-	t, err := os.Readlink(full)
-	if err != nil {
-		return plumbing.ZeroHash, "", err
-	}
-	return plumbing.ComputeHash(plumbing.BlobObject, []byte(t)), t, nil
 }
 
 // resolveCommits finds HEAD, the base and whether history was rewritten.
@@ -403,11 +348,11 @@ func (s *snapshot) readIndex(opts Options) error {
 	} else if !filepath.IsAbs(s.indexPath) {
 		s.indexPath = filepath.Join(r.root, s.indexPath)
 	}
-	st, err := lstat(s.indexPath)
+	st, err := walk.Lstat(s.indexPath)
 	if err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
-	s.idxMtimeS, s.idxMtimeN = st.mtimeS, st.mtimeN
+	s.idxMtimeS, s.idxMtimeN = st.MtimeS, st.MtimeN
 	if s.idx, err = index.Read(s.indexPath, r.gitDir); err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hgate/hgate/gitguard/internal/index"
 	"github.com/hgate/hgate/gitguard/internal/lockfile"
 	"github.com/hgate/hgate/gitguard/internal/objstore"
+	"github.com/hgate/hgate/gitguard/internal/walk"
 )
 
 // Index edits for the loop's commit and restore. The index is read with the
@@ -40,11 +41,11 @@ import (
 //     the same second could keep every field. Git smudges such entries
 //     (size 0) when it writes an index; so does this, as the new index's
 //     later mtime would otherwise make git trust them.
-func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, stats map[string]fileStat, since time.Time, full bool) error {
+func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, stats map[string]walk.Stat, since time.Time, full bool) error {
 	path := filepath.Join(r.gitDir, "index")
 	cut := since.Unix()
-	if st, err := lstat(path); err == nil && st.mtimeS < cut {
-		cut = st.mtimeS
+	if st, err := walk.Lstat(path); err == nil && st.MtimeS < cut {
+		cut = st.MtimeS
 	}
 	idx, err := index.Read(path, r.gitDir)
 	if err == nil && idx.Shared != "" && idx.SharedMtimeS < cut {
@@ -81,10 +82,10 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, 
 		}
 		files[p] = true
 		e := index.Entry{Path: p, Mode: uint32(te.Mode), Hash: te.Hash}
-		if fs, ok := stats[p]; ok && !fs.noCache && te.Mode != filemode.Submodule {
-			e.CtimeS, e.CtimeN = uint32(fs.ctimeS), uint32(fs.ctimeN)
-			e.MtimeS, e.MtimeN = uint32(fs.mtimeS), uint32(fs.mtimeN)
-			e.Ino, e.UID, e.GID, e.Size = uint32(fs.ino), fs.uid, fs.gid, uint32(fs.size)
+		if fs, ok := stats[p]; ok && !fs.NoCache && te.Mode != filemode.Submodule {
+			e.CtimeS, e.CtimeN = uint32(fs.CtimeS), uint32(fs.CtimeN)
+			e.MtimeS, e.MtimeN = uint32(fs.MtimeS), uint32(fs.MtimeN)
+			e.Ino, e.UID, e.GID, e.Size = uint32(fs.Ino), fs.UID, fs.GID, uint32(fs.Size)
 		} else if o := old[p]; o != nil && o.Hash == te.Hash && o.Mode == e.Mode {
 			e = *o
 			e.SkipWorktree, e.AssumeValid = false, false
