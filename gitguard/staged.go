@@ -28,7 +28,7 @@ import (
 // one directory at a time, so only directories with staged changes are read
 // from the object database. Where the index's cache-tree extension has a
 // valid node, git commit takes the node's tree instead of the entries, and so
-// does this check (see cachetree.go). Hints
+// does this check (see internal/index, cachetree.go). Hints
 // unstage the change and keep the edit on disk. The result is sorted by path.
 func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error) {
 	// HEAD's tree is read while the index is; go-git's storage is then

@@ -19,7 +19,7 @@ import (
 )
 
 // Index edits for the loop's commit and restore. The index is read with the
-// lean reader (index.go) and written back by a lean encoder: go-git decodes
+// lean reader (internal/index) and written back by a lean encoder: go-git decodes
 // and re-encodes every entry through reflection-heavy binary.Read/Write,
 // about 45 ms per 10k entries, for a change of a few paths.
 
