@@ -113,7 +113,7 @@ func CurrentBest(cfg *config.Config, repo *gitguard.Repo) (*Best, error) {
 
 // bestTrialsOnDisk is bestRecord's trials read from the workspace as it is.
 func bestTrialsOnDisk(ws workspace.Dir, repo *gitguard.Repo) (Trials, error) {
-	ref, err := repo.Ref(BestRef)
+	ref, err := repo.Ref(gitguard.BestRef)
 	if err != nil {
 		return nil, err
 	}

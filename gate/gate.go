@@ -49,7 +49,7 @@ var errDecided = errors.New("verdict decided")
 // What the benchmark's own agents spent (a Harbor benchmark) is counted by the rooms' meter:
 // the train side goes into the report, the test split's only into TestSpend, which the
 // loop adds to its run's total.
-func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
+func Run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	m := &e.rooms().Meter
 	train, test := m.Of("train"), m.Of("test")
 	rep, err := run(ctx, e, opts)
@@ -62,7 +62,7 @@ func Run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 	return rep, err
 }
 
-func run(ctx context.Context, e *Env, opts Options) (*Report, error) {
+func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	in, err := e.readInputs(ctx, opts)
 	if err != nil || !in.rep.Steps.Step0.OK {
 		return reportOf(in), err
@@ -112,7 +112,7 @@ func run(ctx context.Context, e *Env, opts Options) (*Report, error) {
 // interrupted is the report of a gate that ctx cut short during a step: the steps it
 // finished, with the verdict "interrupted" (nothing was recorded). nil when err is no
 // interruption: then the gate could not answer, and has nothing to show.
-func (in *inputs) interrupted(ctx context.Context, err error, during string) *Report {
+func (in *inputs) interrupted(ctx context.Context, err error, during string) *Answer {
 	if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -120,7 +120,7 @@ func (in *inputs) interrupted(ctx context.Context, err error, during string) *Re
 	return in.rep
 }
 
-func reportOf(in *inputs) *Report {
+func reportOf(in *inputs) *Answer {
 	if in == nil {
 		return nil
 	}
@@ -233,7 +233,7 @@ func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, r
 	}
 	slices.Sort(s3.Flaky)
 	// The suite itself is not changed here: promotions take effect when the tree is
-	// recorded (Record), so a gate on a tree that is then changed promotes nothing.
+	// recorded (RecordRow), so a gate on a tree that is then changed promotes nothing.
 	pending := &suite.Suite{Tasks: slices.Clone(s.Tasks)}
 	s3.Promoted = append(s3.Promoted, pending.Promote(now...)...)
 	return s3, nil

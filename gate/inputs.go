@@ -14,7 +14,7 @@ import (
 // answer, the split, the state files, the best to beat, and the tree's earlier receipt.
 // The phases after it fill in its report.
 type inputs struct {
-	rep  *Report
+	rep  *Answer
 	tree plumbing.Hash
 	sp   *split.Split
 	st   *state
@@ -53,7 +53,7 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 		return nil, err
 	}
 	in := &inputs{tree: tree, c: changes{}, pending: opts.Pending,
-		rep: &Report{Verdict: "reject", Tree: tree.String(), Head: headCommit.String(), Reasons: []string{}}}
+		rep: &Answer{Verdict: "reject", Tree: tree.String(), Head: headCommit.String(), Reasons: []string{}}}
 	if !in.step0(e.Config.FileGuard, v) {
 		return in, nil
 	}

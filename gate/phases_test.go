@@ -70,7 +70,7 @@ func newGateRepo(t *testing.T, gateYAML string) *gateRepo {
 		t.Fatalf("the first gate promoted nothing: %v %+v", err, rep)
 	}
 	g.repo.Git("commit", "-qam", "promote")
-	if _, err := Record(g.env, RecordOptions{}); err != nil {
+	if _, err := RecordRow(g.env, RecordOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return g
@@ -125,7 +125,7 @@ func TestPromotionsAtRecord(t *testing.T) {
 			}
 			if record {
 				repo.Git("commit", "-qam", "fix")
-				if _, err := Record(g.env, RecordOptions{}); err != nil {
+				if _, err := RecordRow(g.env, RecordOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				if got := g.suiteTasks(t); !slices.Equal(got, rep.Steps.Step3.Promoted) {
@@ -171,7 +171,7 @@ func TestStep0(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := &inputs{rep: &Report{Reasons: []string{}}}
+			in := &inputs{rep: &Answer{Reasons: []string{}}}
 			if got := in.step0(tt.guard, tt.v); got != tt.want || in.rep.Steps.Step0.OK != tt.want {
 				t.Fatalf("step0 = %v (ok %v), want %v", got, in.rep.Steps.Step0.OK, tt.want)
 			}
@@ -218,7 +218,7 @@ func TestReuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := &inputs{rep: &Report{Tree: "tree"}, sp: &split.Split{Test: test}, noisy: tt.noisy}
+			in := &inputs{rep: &Answer{Tree: "tree"}, sp: &split.Split{Test: test}, noisy: tt.noisy}
 			in.reuse(tt.prior, tt.opts, tt.clean)
 			if in.cached != tt.cached || in.pooled != tt.pooled || in.firstTrial() != tt.first {
 				t.Fatalf("cached %v pooled %v first trial %d; want %v %v %d", in.cached, in.pooled, in.firstTrial(), tt.cached, tt.pooled, tt.first)
@@ -259,7 +259,7 @@ func TestStep1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := &inputs{rep: &Report{Reasons: []string{}}, st: &state{suite: &suite.Suite{Tasks: tt.tasks, Threshold: 0.6}}}
+			in := &inputs{rep: &Answer{Reasons: []string{}}, st: &state{suite: &suite.Suite{Tasks: tt.tasks, Threshold: 0.6}}}
 			ff := &decider{suiteTotal: len(tt.tasks), needed: neededToPass(0.6, len(tt.tasks)), suiteFailed: tt.suiteFailed}
 			s1 := in.step1(&ran{suite: tt.out, stoppedEarly: tt.stopped, ff: ff}, "traces")
 			if s1.OK != tt.ok || s1.StoppedEarly != tt.early || s1.Passed != tt.passed || len(in.rep.Reasons) != tt.reasons {
@@ -309,7 +309,7 @@ func TestScorers(t *testing.T) {
 				cfg.Gate.TrialsMax = 2
 			}
 			e := &Env{Config: &cfg, Now: func() time.Time { return time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC) }}
-			in := &inputs{rep: &Report{Reasons: []string{}}, sp: &split.Split{Test: test}, best: 0.5, hasBest: true,
+			in := &inputs{rep: &Answer{Reasons: []string{}}, sp: &split.Split{Test: test}, best: 0.5, hasBest: true,
 				noisy: tt.noisy, bestTrials: Trials{"a": {reward(1)}, "b": {reward(0)}}, prior: prior, cached: tt.cached, pooled: tt.pooled}
 			r := &ran{stoppedEarly: tt.stopped, ff: &decider{}}
 			if tt.testCertain {
@@ -358,7 +358,7 @@ func TestReceiptOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := &inputs{rep: &Report{Tree: "tree", Verdict: "pass", Steps: Steps{Step1: &Step1{Passed: 3, Total: 4}}},
+			in := &inputs{rep: &Answer{Tree: "tree", Verdict: "pass", Steps: Steps{Step1: &Step1{Passed: 3, Total: 4}}},
 				sp: &split.Split{Test: []string{"a", "b"}}, noisy: tt.noisy, cached: tt.cached}
 			if tt.promoted != nil {
 				in.rep.Steps.Step3 = &Step3{Promoted: tt.promoted}

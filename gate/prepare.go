@@ -357,7 +357,7 @@ func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, er
 	} else if !tip.IsZero() {
 		msg += "; the previous state ends at " + tip.String()[:7] + ", this entry's parent"
 	}
-	lr, err := l.Reset(head, msg+"; "+ledger.BestRef+" cleared")
+	lr, err := l.Reset(head, msg+"; "+gitguard.BestRef+" cleared")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/statefile"
@@ -151,11 +152,6 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	return q, nil
 }
 
-// HarnessRef holds the agent's artifacts as each qualification found them, with its report:
-// one commit per qualification, so `git log refs/hgate/harness` is the harness's history
-// and the branch holds only gated changes.
-const HarnessRef = "refs/hgate/harness"
-
 // registerQualification commits the qualified bundle and its report to HarnessRef and
 // records each artifact's standing in harness.json through the ledger: what passed is
 // qualified, what failed quarantined, keyed by its content, so a changed artifact is
@@ -166,10 +162,10 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 		return fmt.Errorf("qualify: %w", err)
 	}
 	files["qualification.json"] = report
-	if tip, err := e.Repo.Ref(HarnessRef); err == nil && !tip.IsZero() {
+	if tip, err := e.Repo.Ref(gitguard.HarnessRef); err == nil && !tip.IsZero() {
 		old, err := e.Repo.FilesAt(tip)
 		if err != nil {
-			return fmt.Errorf("qualify: %s: %w", HarnessRef, err)
+			return fmt.Errorf("qualify: %s: %w", gitguard.HarnessRef, err)
 		}
 		for p := range old {
 			if _, ok := files[p]; !ok {
@@ -177,9 +173,9 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 			}
 		}
 	}
-	commit, err := e.Repo.CommitFiles(HarnessRef, files, fmt.Sprintf("qualify: %d passed, %d failed (tree %s)", q.Passed, q.Failed, q.Tree[:7]))
+	commit, err := e.Repo.CommitFiles(gitguard.HarnessRef, files, fmt.Sprintf("qualify: %d passed, %d failed (tree %s)", q.Passed, q.Failed, q.Tree[:7]))
 	if err != nil {
-		return fmt.Errorf("qualify: record %s: %w", HarnessRef, err)
+		return fmt.Errorf("qualify: record %s: %w", gitguard.HarnessRef, err)
 	}
 	reg := &harness.Registry{UpdatedAt: q.CreatedAt, Commit: commit.String(), Artifacts: []harness.Entry{}}
 	for _, a := range q.Artifacts {

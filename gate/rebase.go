@@ -33,7 +33,7 @@ func Rebase(e *Env) (*RebaseReport, error) {
 	if tip, err := l.Tip(); err != nil {
 		return nil, err
 	} else if tip.IsZero() {
-		return nil, fmt.Errorf("nothing to rebase: the ledger %s does not exist yet; run hgate prepare (it marks HEAD gated)", ledger.Ref)
+		return nil, fmt.Errorf("nothing to rebase: the ledger %s does not exist yet; run hgate prepare (it marks HEAD gated)", gitguard.LedgerRef)
 	}
 	// hgate.yaml as HEAD has it becomes the configuration hgate reads: its carry list is
 	// the one to accept.
@@ -59,16 +59,16 @@ func Rebase(e *Env) (*RebaseReport, error) {
 		}
 	}
 	refs := map[string]plumbing.Hash{gitguard.GatedRef: head}
-	best, bestKnown, err := ledger.ExpectedRef(repo, ledger.BestRef)
+	best, bestKnown, err := ledger.ExpectedRef(repo, gitguard.BestRef)
 	if err != nil {
 		return nil, err
 	}
-	bestNow, err := repo.Ref(ledger.BestRef)
+	bestNow, err := repo.Ref(gitguard.BestRef)
 	if err != nil {
 		return nil, err
 	}
 	if bestKnown && bestNow != best {
-		refs[ledger.BestRef] = best
+		refs[gitguard.BestRef] = best
 	} else {
 		best = bestNow
 	}
@@ -77,7 +77,7 @@ func Rebase(e *Env) (*RebaseReport, error) {
 	if err := l.Commit(ledger.Update{Message: msg, Refs: refs, Carry: m}); err != nil {
 		return nil, err
 	}
-	_, restored := refs[ledger.BestRef]
+	_, restored := refs[gitguard.BestRef]
 	return &RebaseReport{Head: head, Previous: prev, Best: best, BestRestored: restored, Carry: m.Files, CarryNamed: len(cfg.CleanRoom.Carry) > 0}, nil
 }
 

@@ -20,9 +20,6 @@ import (
 	"github.com/hgate/hgate/workspace"
 )
 
-// BestRef points at the commit with the best val_score recorded so far.
-const BestRef = ledger.BestRef
-
 // Refused is a "no" from hgate: the answer to the question asked is negative (exit 1), as
 // opposed to an error that kept hgate from answering (exit 2).
 type Refused struct{ Reason string }
@@ -45,11 +42,11 @@ type RecordReport struct {
 	NewBest bool
 }
 
-// Record appends the results.tsv row for HEAD from the gate's receipt for HEAD's tree. It
+// RecordRow appends the results.tsv row for HEAD from the gate's receipt for HEAD's tree. It
 // refuses when HEAD's tree did not pass the gate, when a claimed number differs from the
 // receipt, or when the commits since the last gated commit touch paths outside allow. Then
 // it moves refs/hgate/gated (and refs/hgate/best on a new best) to HEAD.
-func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
+func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 	head, tree, err := e.Repo.Head()
 	if err != nil {
 		return nil, err
@@ -129,7 +126,7 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 	}
 	if rep.Already {
 		// HEAD is the best exactly when it was the new best when recorded.
-		at, err := e.Repo.Ref(BestRef)
+		at, err := e.Repo.Ref(gitguard.BestRef)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +139,7 @@ func Record(e *Env, opts RecordOptions) (*RecordReport, error) {
 		refs[gitguard.GatedRef] = head
 	}
 	if rep.NewBest {
-		refs[BestRef] = head
+		refs[gitguard.BestRef] = head
 	}
 	added, err := e.promoteRecorded(rc, c)
 	if err != nil {

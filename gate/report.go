@@ -10,10 +10,10 @@ import (
 	"github.com/hgate/hgate/gitguard"
 )
 
-// Report is the gate's answer. Its JSON form is a contract (docs/design.md#gate-answer):
+// Answer is the gate's answer. Its JSON form is a contract (docs/design.md#gate-answer):
 // fields may be added, never renamed. A step that did not run is null. The test split appears only as
 // the aggregate fields of step2.
-type Report struct {
+type Answer struct {
 	Verdict  string   `json:"verdict"` // "pass", "reject", "pending" (Step 2 deferred to the loop), or "interrupted"
 	Tree     string   `json:"tree"`    // the candidate tree: HEAD's tree with the allowed files as on disk
 	Head     string   `json:"head"`
@@ -104,13 +104,13 @@ type Step3 struct {
 }
 
 // Passed reports whether the gate kept the change.
-func (r *Report) Passed() bool { return r.Verdict == "pass" }
+func (r *Answer) Passed() bool { return r.Verdict == "pass" }
 
 // Pending reports whether nothing rejected the change so far and Step 2 is the loop's.
-func (r *Report) Pending() bool { return r.Verdict == "pending" }
+func (r *Answer) Pending() bool { return r.Verdict == "pending" }
 
 // IsInterrupted reports whether a signal cut the gate short: no verdict, nothing recorded.
-func (r *Report) IsInterrupted() bool { return r.Verdict == "interrupted" }
+func (r *Answer) IsInterrupted() bool { return r.Verdict == "interrupted" }
 
 func step0Reason(v []gitguard.Violation) string {
 	paths := make([]string, len(v))
@@ -125,7 +125,7 @@ func percent(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }
 const indent = "       "
 
 // WriteText prints the report in auto-harness's line format.
-func (r *Report) WriteText(w io.Writer) {
+func (r *Answer) WriteText(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	if s := r.Steps.Step0; s != nil {
 		p("[gate] Step 0: file guard")

@@ -19,7 +19,7 @@ import (
 // "DELTA SEED": task i passes with probability p_i + DELTA, p_i spread over [0.15, 0.85],
 // and SEED (a new one per candidate) with HGATE_TRIAL seeds the draws, so two candidates of
 // the same quality are two independent samples, as trivially different trees are. The real
-// gate (Run, Record, the ledger, the clean room) judges each candidate.
+// gate (Run, RecordRow, the ledger, the clean room) judges each candidate.
 const simTasks = 100 // the split puts 30 of them in the test split
 
 const simScript = `read delta seed < quality.txt
@@ -86,7 +86,7 @@ func newSimRepo(b *testing.B, gateSection string, seed int) *simRepo {
 }
 
 // gate judges a new candidate of the given quality (a fresh seed, so a new tree).
-func (r *simRepo) gate(b *testing.B, delta float64) *Report {
+func (r *simRepo) gate(b *testing.B, delta float64) *Answer {
 	r.seed++
 	r.repo.Write("quality.txt", fmt.Sprintf("%g %d\n", delta, r.seed))
 	rep, err := Run(context.Background(), r.env, Options{})
@@ -115,7 +115,7 @@ func (r *simRepo) chain(b *testing.B, n int, delta float64) (newBests int) {
 			continue
 		}
 		r.repo.Git("commit", "-qam", "do nothing")
-		rr, err := Record(r.env, RecordOptions{})
+		rr, err := RecordRow(r.env, RecordOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/workspace"
 )
 
@@ -279,7 +280,7 @@ type bestRecord struct {
 // bestRecord finds the best's record; nil when there is none at all (a workspace prepared
 // by an hgate without baseline.json and no new best since).
 func (e *Env) bestRecord() (*bestRecord, error) {
-	ref, err := e.Repo.Ref(BestRef)
+	ref, err := e.Repo.Ref(gitguard.BestRef)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
+	"github.com/hgate/hgate/gitguard/internal/walk"
 )
 
 // CandidateTree stores and returns the tree the gate judges: HEAD's tree with
@@ -45,7 +46,7 @@ func (r *Repo) Inspect(opts Options) (plumbing.Hash, []Violation, error) {
 
 // candidate builds the candidate tree; stats, when not nil, receives the stat
 // data of every file it read from disk.
-func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plumbing.Hash, error) {
+func (r *Repo) candidate(s *snapshot, st *state, stats map[string]walk.Stat) (plumbing.Hash, error) {
 	root := &objstore.Edit{}
 	var paths []string
 	for p := range st.paths {
@@ -75,7 +76,7 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plu
 		}
 		mode := ps.w.mode
 		if ps.untracked && mode == filemode.Regular {
-			if fs, err := lstat(r.root + "/" + p); err == nil && fs.mode&0o100 != 0 {
+			if fs, err := walk.Lstat(r.root + "/" + p); err == nil && fs.Mode&0o100 != 0 {
 				mode = filemode.Executable
 			}
 		}
@@ -94,14 +95,14 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]fileStat) (plu
 // storeFile writes a file or symlink from disk into the object database. The
 // stat data returned was taken before the bytes were read, so it can only
 // match the file as stored or a later edit git must see as racy or changed.
-func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, fileStat, error) {
+func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, walk.Stat, error) {
 	full := r.root + "/" + p
 	var data []byte
-	var fs fileStat
+	var fs walk.Stat
 	var err error
 	if mode == filemode.Symlink {
 		// A symlink cannot change in place: a new one is a new inode and ctime.
-		if fs, err = lstat(full); err == nil {
+		if fs, err = walk.Lstat(full); err == nil {
 			var t string
 			t, err = os.Readlink(full)
 			data = []byte(t)
@@ -110,30 +111,30 @@ func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, fileS
 		data, fs, err = readFileStat(full)
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fileStat{}, fmt.Errorf("candidate tree: read %s: %w", p, err)
+		return plumbing.ZeroHash, walk.Stat{}, fmt.Errorf("candidate tree: read %s: %w", p, err)
 	}
 	h, err := r.objects().Write(plumbing.BlobObject, data)
 	return h, fs, err
 }
 
 // readFileStat reads a file with the stat data of the open file taken first.
-func readFileStat(full string) ([]byte, fileStat, error) {
+func readFileStat(full string) ([]byte, walk.Stat, error) {
 	f, err := os.Open(full)
 	if err != nil {
-		return nil, fileStat{}, err
+		return nil, walk.Stat{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fileStat{}, err
+		return nil, walk.Stat{}, err
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return nil, fileStat{}, err
+		return nil, walk.Stat{}, err
 	}
-	fs := infoStat(fi)
+	fs := walk.InfoStat(fi)
 	if int64(len(data)) != fi.Size() {
-		fs = fileStat{} // changed while read: no stat data vouches for it
+		fs = walk.Stat{} // changed while read: no stat data vouches for it
 	}
 	return data, fs, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
+	"github.com/hgate/hgate/gitguard/internal/walk"
 )
 
 // Violation is one path changed outside the allowlist, or a change the
@@ -55,7 +56,7 @@ type pathState struct {
 // state gathers the four layers of every path that differs in any of them.
 type state struct {
 	s     *snapshot
-	w     *walker
+	w     *walk.Result
 	paths map[string]*pathState
 	view  *linkView // built for the first symlink judged
 }
@@ -72,19 +73,19 @@ func (s *snapshot) state() (*state, error) {
 	for p := range s.headIndex {
 		st.add(p)
 	}
-	es := s.idx.entries
+	es := s.idx.Entries
 	for k := range es {
 		e := &es[k]
-		ws := &w.wt[k]
-		if e.stage != 0 || e.intentToAdd || !ws.present || ws.mode != e.fileMode() || ws.hash != e.hash {
-			st.add(e.path)
+		ws := &w.WT[k]
+		if e.Stage != 0 || e.IntentToAdd || !ws.Present || ws.Mode != e.FileMode() || ws.Hash != e.Hash {
+			st.add(e.Path)
 		}
 	}
-	for _, u := range w.untracked {
-		ps := st.add(u.path)
+	for _, u := range w.Untracked {
+		ps := st.add(u.Path)
 		ps.untracked = true
-		ps.w = layer{present: true, mode: u.mode}
-		ps.nested = u.nested
+		ps.w = layer{present: true, mode: u.Mode}
+		ps.nested = u.Nested
 	}
 	for _, ps := range st.paths {
 		if err := st.fill(ps); err != nil {
@@ -108,16 +109,16 @@ func (st *state) fill(ps *pathState) error {
 	p := ps.path
 	if k := s.entryIndex(p); k >= 0 {
 		ps.idx = k
-		e := &s.idx.entries[k]
+		e := &s.idx.Entries[k]
 		switch {
-		case e.stage != 0:
+		case e.Stage != 0:
 			ps.unmerged = true
-		case !e.intentToAdd:
-			ps.i = layer{present: true, mode: e.fileMode(), hash: e.hash}
+		case !e.IntentToAdd:
+			ps.i = layer{present: true, mode: e.FileMode(), hash: e.Hash}
 		}
-		ws := st.w.wt[k]
-		ps.w = layer{present: ws.present, mode: ws.mode, hash: ws.hash}
-		ps.nested = ws.nested
+		ws := st.w.WT[k]
+		ps.w = layer{present: ws.Present, mode: ws.Mode, hash: ws.Hash}
+		ps.nested = ws.Nested
 	}
 	if c, ok := s.headIndex[p]; ok {
 		ps.h = fromEntry(c.From)
@@ -147,14 +148,14 @@ func (st *state) hashUntracked(ps *pathState) error {
 	full := st.s.r.root + "/" + ps.path
 	var err error
 	if ps.w.mode == filemode.Symlink {
-		ps.w.hash, _, err = hashLink(full)
+		ps.w.hash, _, err = walk.HashLink(full)
 	} else {
-		var fs fileStat
-		if fs, err = lstat(full); err == nil && fs.mode&0o100 != 0 {
+		var fs walk.Stat
+		if fs, err = walk.Lstat(full); err == nil && fs.Mode&0o100 != 0 {
 			ps.w.mode = filemode.Executable
 		}
 		if err == nil {
-			ps.w.hash, err = hashFile(full)
+			ps.w.hash, err = walk.HashFile(full)
 		}
 	}
 	if err != nil {
@@ -191,7 +192,7 @@ func violations(s *snapshot, st *state) ([]Violation, error) {
 			out = append(out, v)
 		}
 	}
-	for _, d := range st.w.nestedDirs {
+	for _, d := range st.w.NestedDirs {
 		out = append(out, Violation{
 			Path:   d,
 			Kind:   "type",
@@ -305,14 +306,14 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 		where = append(where, "not staged")
 	}
 	if ps.idx >= 0 {
-		e := &s.idx.entries[ps.idx]
-		if e.assumeValid {
+		e := &s.idx.Entries[ps.idx]
+		if e.AssumeValid {
 			notes = append(notes, "index marks it assume-unchanged")
 		}
-		if e.skipWorktree {
+		if e.SkipWorktree {
 			notes = append(notes, "index marks it skip-worktree")
 		}
-		if e.intentToAdd {
+		if e.IntentToAdd {
 			notes = append(notes, "index marks it intent-to-add")
 		}
 	}

@@ -2,10 +2,13 @@
 // the file guard of gate Step 0 (Check), the candidate tree the benchmark runs
 // on (CandidateTree, Materialize), and the refs hgate keeps under refs/hgate/.
 // It never runs the git CLI. go-git's storage finds the git directories,
-// objects, refs and config; hgate's own code reads and writes the index
-// (index.go, splitindex.go, worktree_index.go), decodes objects and checks each
-// against its id (internal/objstore), moves refs (internal/refs) and matches
-// ignore and allow patterns as git does (internal/pattern).
+// objects, refs and config; hgate's own code reads and writes the index file
+// (internal/index; the guard's edits of it are worktree_index.go), walks the
+// worktree against it (internal/walk), decodes objects and checks each
+// against its id (internal/objstore), moves refs (internal/refs), commits the
+// ledger's files (internal/records) and matches ignore and allow patterns as
+// git does (internal/pattern). The root keeps the repository and the guard's
+// policy; the names of hgate's refs are in refnames.go.
 //
 // The guard compares content, not git's bookkeeping. It reads the base
 // commit's tree (the last gated commit, else HEAD), HEAD's tree, the index and
@@ -43,9 +46,6 @@ import (
 
 	"github.com/hgate/hgate/gitguard/internal/refs"
 )
-
-// GatedRef is the ref holding the last commit that passed the gate.
-const GatedRef = "refs/hgate/gated"
 
 // ErrNoCommits is returned by Head when HEAD names a branch with no commits.
 var ErrNoCommits = errors.New("the repository has no commits yet")

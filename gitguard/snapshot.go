@@ -2,7 +2,6 @@ package gitguard
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,7 +11,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/hgate/hgate/gitguard/internal/index"
 	"github.com/hgate/hgate/gitguard/internal/objstore"
+	"github.com/hgate/hgate/gitguard/internal/walk"
 )
 
 // Options says what the guard allows and what it compares against.
@@ -35,7 +36,7 @@ type snapshot struct {
 	baseName   string // how hints name the base: HEAD, refs/hgate/gated or a hash
 	history    bool   // base is not an ancestor of HEAD
 
-	idx       *indexFile
+	idx       *index.File
 	indexPath string
 	idxMtimeS int64
 	idxMtimeN int64
@@ -94,7 +95,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 		}()
 	}
 	if err == nil {
-		if indexTree, mem, err = hashIndexTrees(s.idx.entries); err != nil {
+		if indexTree, mem, err = index.HashTrees(s.idx.Entries); err != nil {
 			err = fmt.Errorf("read index %s: %w", s.indexPath, err)
 		}
 	}
@@ -124,7 +125,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 
 // walkResult is a finished worktree walk.
 type walkResult struct {
-	w   *walker
+	w   *walk.Result
 	err error
 }
 
@@ -161,21 +162,21 @@ type ignoreGuess struct {
 // index holds them: usually the base commit's, which the hash proves later.
 func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 	out := map[string]ignoreGuess{}
-	for i := range s.idx.entries {
-		e := &s.idx.entries[i]
-		if e.stage != 0 || e.intentToAdd || !isGitignore(e.path) {
+	for i := range s.idx.Entries {
+		e := &s.idx.Entries[i]
+		if e.Stage != 0 || e.IntentToAdd || !isGitignore(e.Path) {
 			continue
 		}
-		full := s.r.root + "/" + e.path
-		if st, err := lstat(full); err != nil || !st.isReg() {
+		full := s.r.root + "/" + e.Path
+		if st, err := walk.Lstat(full); err != nil || !st.IsReg() {
 			continue
 		}
 		data, err := os.ReadFile(full)
 		if err != nil {
 			continue
 		}
-		dir := strings.TrimSuffix(e.path, ".gitignore")
-		out[dir] = ignoreGuess{hash: plumbing.ComputeHash(plumbing.BlobObject, data), list: parseList(string(data), e.path, dir)}
+		dir := strings.TrimSuffix(e.Path, ".gitignore")
+		out[dir] = ignoreGuess{hash: plumbing.ComputeHash(plumbing.BlobObject, data), list: parseList(string(data), e.Path, dir)}
 	}
 	return out
 }
@@ -198,10 +199,10 @@ func isGitignore(p string) bool {
 // is; ok says the guesses were exactly the base's files.
 func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error) {
 	files := map[string]objstore.Entry{}
-	for i := range s.idx.entries {
-		e := &s.idx.entries[i]
-		if e.stage == 0 && !e.intentToAdd && isGitignore(e.path) {
-			files[e.path] = objstore.Entry{Mode: e.fileMode(), Hash: e.hash}
+	for i := range s.idx.Entries {
+		e := &s.idx.Entries[i]
+		if e.Stage == 0 && !e.IntentToAdd && isGitignore(e.Path) {
+			files[e.Path] = objstore.Entry{Mode: e.FileMode(), Hash: e.Hash}
 		}
 	}
 	for _, m := range []map[string]objstore.Change{s.headIndex, s.baseHead} {
@@ -238,38 +239,13 @@ func (s *snapshot) loadIgnores(guess map[string]ignoreGuess) (ok bool, err error
 	return reused == len(s.ignores) && reused == len(guess), nil
 }
 
-// ignoreStack is the base's .gitignore rules that apply in one directory,
-// outermost first.
-type ignoreStack []patternList
-
-func (s *snapshot) push(st ignoreStack, dir string) ignoreStack {
-	return pushRules(s.ignores, st, dir)
+func (s *snapshot) push(st walk.Stack, dir string) walk.Stack {
+	return walk.Push(s.ignores, st, dir)
 }
 
-// pushRules adds the rules of dir's .gitignore, if any, to st.
-func pushRules(rules map[string]patternList, st ignoreStack, dir string) ignoreStack {
-	l, ok := rules[dir]
-	if !ok {
-		return st
-	}
-	out := make(ignoreStack, len(st), len(st)+1)
-	copy(out, st)
-	return append(out, l)
-}
-
-// ignored applies the rules in st to p, which lies in a directory that is
-// not itself ignored: the deepest .gitignore with a matching line decides;
-// Options.Ignore patterns ignore on their own.
-func (s *snapshot) ignored(st ignoreStack, p string, isDir bool) bool {
-	if pat := s.extra.Decide(p, isDir); pat != nil && !pat.Negate {
-		return true
-	}
-	for i := len(st) - 1; i >= 0; i-- {
-		if pat := st[i].Decide(p, isDir); pat != nil {
-			return !pat.Negate
-		}
-	}
-	return false
+// ignored applies the rules in st to p (walk.Ignored).
+func (s *snapshot) ignored(st walk.Stack, p string, isDir bool) bool {
+	return walk.Ignored(s.extra, st, p, isDir)
 }
 
 // IsIgnored reports whether the guard treats path as ignored: by the
@@ -305,42 +281,12 @@ func (s *snapshot) isIgnoredPath(p string, isDir bool) bool {
 
 // entryIndex finds the first index entry for p.
 func (s *snapshot) entryIndex(p string) int {
-	es := s.idx.entries
-	i := sort.Search(len(es), func(i int) bool { return es[i].path >= p })
-	if i < len(es) && es[i].path == p {
+	es := s.idx.Entries
+	i := sort.Search(len(es), func(i int) bool { return es[i].Path >= p })
+	if i < len(es) && es[i].Path == p {
 		return i
 	}
 	return -1
-}
-
-// readHashFile hashes a regular file as a blob.
-func hashFile(full string) (plumbing.Hash, error) {
-	f, err := os.Open(full)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	h := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if n != fi.Size() {
-		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read", full)
-	}
-	return h.Sum(), nil
-}
-
-func hashLink(full string) (plumbing.Hash, string, error) {
-	t, err := os.Readlink(full)
-	if err != nil {
-		return plumbing.ZeroHash, "", err
-	}
-	return plumbing.ComputeHash(plumbing.BlobObject, []byte(t)), t, nil
 }
 
 // resolveCommits finds HEAD, the base and whether history was rewritten.
@@ -402,17 +348,17 @@ func (s *snapshot) readIndex(opts Options) error {
 	} else if !filepath.IsAbs(s.indexPath) {
 		s.indexPath = filepath.Join(r.root, s.indexPath)
 	}
-	st, err := lstat(s.indexPath)
+	st, err := walk.Lstat(s.indexPath)
 	if err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
-	s.idxMtimeS, s.idxMtimeN = st.mtimeS, st.mtimeN
-	if s.idx, err = readIndexFile(s.indexPath, r.gitDir); err != nil {
+	s.idxMtimeS, s.idxMtimeN = st.MtimeS, st.MtimeN
+	if s.idx, err = index.Read(s.indexPath, r.gitDir); err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	// Entries of a shared index are racily clean against its own mtime.
-	if s.idx.shared != "" && (s.idx.sharedMtimeS < s.idxMtimeS || s.idx.sharedMtimeS == s.idxMtimeS && s.idx.sharedMtimeN < s.idxMtimeN) {
-		s.idxMtimeS, s.idxMtimeN = s.idx.sharedMtimeS, s.idx.sharedMtimeN
+	if s.idx.Shared != "" && (s.idx.SharedMtimeS < s.idxMtimeS || s.idx.SharedMtimeS == s.idxMtimeS && s.idx.SharedMtimeN < s.idxMtimeN) {
+		s.idxMtimeS, s.idxMtimeN = s.idx.SharedMtimeS, s.idx.SharedMtimeN
 	}
 	return nil
 }

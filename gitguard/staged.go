@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/hgate/hgate/gitguard/internal/index"
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
@@ -27,7 +28,7 @@ import (
 // one directory at a time, so only directories with staged changes are read
 // from the object database. Where the index's cache-tree extension has a
 // valid node, git commit takes the node's tree instead of the entries, and so
-// does this check (see cachetree.go). Hints
+// does this check (see internal/index, cachetree.go). Hints
 // unstage the change and keep the edit on disk. The result is sorted by path.
 func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error) {
 	// HEAD's tree is read while the index is; go-git's storage is then
@@ -48,19 +49,19 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 	if err != nil {
 		return nil, err
 	}
-	for i := range s.idx.entries {
-		if e := &s.idx.entries[i]; e.stage != 0 {
-			return nil, fmt.Errorf("read index %s: %w", s.indexPath, errUnmerged(e.path))
+	for i := range s.idx.Entries {
+		if e := &s.idx.Entries[i]; e.Stage != 0 {
+			return nil, fmt.Errorf("read index %s: %w", s.indexPath, index.Unmerged(e.Path))
 		}
 	}
-	var cache *ctNode
-	if s.idx.cacheTree != nil {
-		if cache, err = parseCacheTree(s.idx.cacheTree); err != nil {
+	var cache *index.CacheTree
+	if s.idx.CacheTree != nil {
+		if cache, err = index.ParseCacheTree(s.idx.CacheTree); err != nil {
 			return nil, fmt.Errorf("read index %s: %w", s.indexPath, err)
 		}
 	}
 	objects := r.objects().Checker()
-	indexTree, mem, trusted, err := commitTree(s.idx.entries, cache, objects.Has)
+	indexTree, mem, trusted, err := index.CommitTree(s.idx.Entries, cache, objects.Has)
 	objects.Close()
 	if err != nil {
 		return nil, fmt.Errorf("read index %s: %w", s.indexPath, err)
@@ -84,7 +85,7 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 		if c.To.Mode != filemode.Symlink || trusted == 0 {
 			continue
 		}
-		if full, _, err := hashIndexTrees(s.idx.entries); err != nil || full != indexTree {
+		if full, _, err := index.HashTrees(s.idx.Entries); err != nil || full != indexTree {
 			return nil, fmt.Errorf("read index %s: its cache-tree extension does not match its entries; run git read-tree HEAD, then stage the changes again", s.indexPath)
 		}
 		break
@@ -95,12 +96,12 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 			if k < 0 {
 				return "", fmt.Errorf("%s: not in the index", p)
 			}
-			data, err := r.objects().Blob(s.idx.entries[k].hash)
+			data, err := r.objects().Blob(s.idx.Entries[k].Hash)
 			return string(data), err
 		})
-		for i := range s.idx.entries {
-			if e := &s.idx.entries[i]; !e.intentToAdd {
-				v.add(e.path, e.fileMode())
+		for i := range s.idx.Entries {
+			if e := &s.idx.Entries[i]; !e.IntentToAdd {
+				v.add(e.Path, e.FileMode())
 			}
 		}
 		return v

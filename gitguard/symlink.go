@@ -149,15 +149,15 @@ func (st *state) linkViewOf() *linkView {
 		if k < 0 {
 			return "", fmt.Errorf("%s: not in the index", p)
 		}
-		data, err := s.r.objects().Blob(s.idx.entries[k].hash)
+		data, err := s.r.objects().Blob(s.idx.Entries[k].Hash)
 		return string(data), err
 	})
-	for i := range s.idx.entries {
-		e := &s.idx.entries[i]
-		if _, changed := final[e.path]; changed || e.stage != 0 {
+	for i := range s.idx.Entries {
+		e := &s.idx.Entries[i]
+		if _, changed := final[e.Path]; changed || e.Stage != 0 {
 			continue
 		}
-		v.add(e.path, e.fileMode())
+		v.add(e.Path, e.FileMode())
 	}
 	for p, l := range final {
 		if !l.present {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
+	"github.com/hgate/hgate/gitguard/internal/walk"
 )
 
 // This file holds the git operations of the unattended loop: commit the gated
@@ -38,7 +39,7 @@ func (r *Repo) CommitCandidate(opts Options, message string, author Signature) (
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	stats := map[string]fileStat{}
+	stats := map[string]walk.Stat{}
 	tree, err := r.candidate(s, st, stats)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -140,9 +141,9 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 			root.Set(p, nil)
 		case ps.w.mode == filemode.Regular || ps.w.mode == filemode.Executable || ps.w.mode == filemode.Symlink:
 			mode := ps.w.mode
-			if fs, err := lstat(r.root + "/" + p); err == nil && fs.isReg() {
+			if fs, err := walk.Lstat(r.root + "/" + p); err == nil && fs.IsReg() {
 				mode = filemode.Regular
-				if fs.mode&0o100 != 0 {
+				if fs.Mode&0o100 != 0 {
 					mode = filemode.Executable
 				}
 			}
@@ -189,7 +190,7 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		r.removeEmptyParents(ps.path)
 	}
 	changed := map[string]objstore.Entry{}
-	stats := map[string]fileStat{}
+	stats := map[string]walk.Stat{}
 	for _, p := range paths {
 		ps := st.paths[p]
 		if !ps.h.present {
@@ -240,7 +241,7 @@ func (r *Repo) moveHead(new, old plumbing.Hash) error {
 // syncIndex sets the index entries of every path that differs between two
 // trees to the second tree's entry, with the stat data in stats (taken when
 // the content was read) or none.
-func (r *Repo) syncIndex(from, to plumbing.Hash, stats map[string]fileStat, since time.Time) error {
+func (r *Repo) syncIndex(from, to plumbing.Hash, stats map[string]walk.Stat, since time.Time) error {
 	tr := r.objects().Trees(nil)
 	cs, err := tr.Diff(from, to)
 	if err != nil {
@@ -257,7 +258,7 @@ func (r *Repo) syncIndex(from, to plumbing.Hash, stats map[string]fileStat, sinc
 // whatever is there, and returns the stat data of what it wrote. A parent
 // that is a symlink or a file is replaced by a directory first, so nothing
 // is written through a link the agent planted.
-func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) (fileStat, error) {
+func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) (walk.Stat, error) {
 	parts := strings.Split(p, "/")
 	dir := r.root
 	for _, part := range parts[:len(parts)-1] {
@@ -268,34 +269,34 @@ func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) 
 			continue
 		case err == nil:
 			if err := os.Remove(dir); err != nil {
-				return fileStat{}, err
+				return walk.Stat{}, err
 			}
 		case !errors.Is(err, os.ErrNotExist):
-			return fileStat{}, err
+			return walk.Stat{}, err
 		}
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			return fileStat{}, err
+			return walk.Stat{}, err
 		}
 	}
 	full := r.root + "/" + p
 	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
 		if err := os.RemoveAll(full); err != nil {
-			return fileStat{}, err
+			return walk.Stat{}, err
 		}
 	} else if err == nil {
 		if err := os.Remove(full); err != nil {
-			return fileStat{}, err
+			return walk.Stat{}, err
 		}
 	}
 	data, err := r.objects().Blob(h)
 	if err != nil {
-		return fileStat{}, err
+		return walk.Stat{}, err
 	}
 	if mode == filemode.Symlink {
 		if err := os.Symlink(string(data), full); err != nil {
-			return fileStat{}, err
+			return walk.Stat{}, err
 		}
-		return lstat(full) // a symlink is never changed in place
+		return walk.Lstat(full) // a symlink is never changed in place
 	}
 	perm := os.FileMode(0o644)
 	if mode == filemode.Executable {
@@ -303,7 +304,7 @@ func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) 
 	}
 	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return fileStat{}, err
+		return walk.Stat{}, err
 	}
 	_, err = f.Write(data)
 	var fi os.FileInfo
@@ -314,9 +315,9 @@ func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) 
 		err = cerr
 	}
 	if err != nil {
-		return fileStat{}, err
+		return walk.Stat{}, err
 	}
-	return infoStat(fi), nil
+	return walk.InfoStat(fi), nil
 }
 
 // removeEmptyParents removes the directories above p that became empty.

@@ -17,10 +17,6 @@ import (
 // under refs/hgate/worktrees/<id>/, <id> being git's own name for it (the folder under
 // .git/worktrees/). Callers name refs as the main worktree does ("refs/hgate/ledger");
 // Repo maps them, so every package sees its worktree's refs under the same names.
-const (
-	hgateRefs    = "refs/hgate/"
-	worktreeRefs = hgateRefs + "worktrees/"
-)
 
 // worktreeID is git's name for a linked worktree whose own git folder is gitDir, or ""
 // for the main worktree (and a submodule, which has no common folder of its own).
@@ -44,10 +40,10 @@ func (r *Repo) Worktree() string { return r.worktree }
 // RefName returns where a ref hgate names ("refs/hgate/gated") is stored in this
 // worktree: for messages that tell a human which git command to run.
 func (r *Repo) RefName(name string) string {
-	if r.worktree == "" || !strings.HasPrefix(name, hgateRefs) {
+	if r.worktree == "" || !strings.HasPrefix(name, RefPrefix) {
 		return name
 	}
-	return worktreeRefs + r.worktree + "/" + strings.TrimPrefix(name, hgateRefs)
+	return worktreeRefs + r.worktree + "/" + strings.TrimPrefix(name, RefPrefix)
 }
 
 // MainRef reads a ref as the main worktree names it, whichever worktree this is.
@@ -60,7 +56,7 @@ func (r *Repo) refAsNamed(stored string) (string, bool) {
 		return stored, !strings.HasPrefix(stored, worktreeRefs)
 	}
 	if rest, ok := strings.CutPrefix(stored, worktreeRefs+r.worktree+"/"); ok {
-		return hgateRefs + rest, true
+		return RefPrefix + rest, true
 	}
-	return stored, !strings.HasPrefix(stored, hgateRefs)
+	return stored, !strings.HasPrefix(stored, RefPrefix)
 }

@@ -24,14 +24,8 @@ import (
 	"github.com/hgate/hgate/gitguard"
 )
 
-// Anchor refs.
-const (
-	GatedRef = gitguard.GatedRef
-	BestRef  = "refs/hgate/best"
-)
-
 // anchorRefs are every ref the ledger keeps, in the order messages list them.
-var anchorRefs = []string{GatedRef, BestRef}
+var anchorRefs = []string{gitguard.GatedRef, gitguard.BestRef}
 
 // Meta files live in the ledger's tree beside the state files; they are never written
 // to the workspace (Tracked is false for them).
@@ -106,7 +100,7 @@ type MovedRef struct {
 	At   plumbing.Hash // where it is (zero: deleted)
 	Want plumbing.Hash // where hgate last put it (zero: hgate never set it)
 
-	stored string // where git keeps Ref in this worktree (gitguard.Repo.RefName)
+	stored string // where git keeps the ledger ref in this worktree (gitguard.Repo.RefName)
 }
 
 func (m MovedRef) phrase() string {
@@ -146,7 +140,7 @@ func (m *Moved) Expected(ref string) (plumbing.Hash, bool) {
 
 func (m *Moved) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "hgate's trust anchors were moved outside hgate (the ledger %s records where hgate last put them):", Ref)
+	fmt.Fprintf(&b, "hgate's trust anchors were moved outside hgate (the ledger %s records where hgate last put them):", gitguard.LedgerRef)
 	var cmds []string
 	for _, r := range m.Refs {
 		b.WriteString("\n  " + r.phrase())
@@ -251,7 +245,7 @@ func RestoreRefs(repo *gitguard.Repo) ([]string, error) {
 // ExpectedRef returns where the ledger last put an anchor ref; ok is false when the
 // ledger does not record it (no ledger, or one older than anchors).
 func ExpectedRef(repo *gitguard.Repo, ref string) (h plumbing.Hash, ok bool, err error) {
-	tip, err := repo.Ref(Ref)
+	tip, err := repo.Ref(gitguard.LedgerRef)
 	if err != nil {
 		return plumbing.ZeroHash, false, fmt.Errorf("ledger: %w", err)
 	}
@@ -291,7 +285,7 @@ func sortedRefs(m map[string]plumbing.Hash) []string {
 // anchorsNow reads the ledger tip, where it puts the anchors, and where they are; want is
 // nil when the ledger predates anchors (nothing to compare).
 func anchorsNow(repo *gitguard.Repo) (tip plumbing.Hash, want, cur refSet, err error) {
-	if tip, err = repo.Ref(Ref); err != nil {
+	if tip, err = repo.Ref(gitguard.LedgerRef); err != nil {
 		return tip, nil, nil, fmt.Errorf("ledger: %w", err)
 	}
 	want, ok, err := refsAt(repo, tip)

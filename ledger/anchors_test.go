@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/gitguard"
 )
 
 // oldLedger is a fixture whose ledger predates anchors (commits made by record, as an
@@ -22,7 +24,7 @@ func oldLedger(t *testing.T) (*fixture, plumbing.Hash) {
 	if err := f.l.write(state()); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.l.repo.SetRef(GatedRef, head, plumbing.ZeroHash); err != nil {
+	if err := f.l.repo.SetRef(gitguard.GatedRef, head, plumbing.ZeroHash); err != nil {
 		t.Fatal(err)
 	}
 	return f, head
@@ -37,19 +39,19 @@ func TestAnchorsAdoptedOnNextWrite(t *testing.T) {
 	if err := f.l.Commit(Update{Message: "gate: tree ccc pass", Files: map[string][]byte{"receipts/ccc.json": []byte("{}\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	if h, ok, err := ExpectedRef(f.l.repo, GatedRef); err != nil || !ok || h != head {
+	if h, ok, err := ExpectedRef(f.l.repo, gitguard.GatedRef); err != nil || !ok || h != head {
 		t.Fatalf("after the first write the ledger says %s, %v, %v; want %s", h, ok, err, head)
 	}
 	// From now on a move is caught.
 	f.g.Write("b.txt", "b\n")
 	next := plumbing.NewHash(f.g.Commit("two"))
-	f.g.Git("update-ref", GatedRef, next.String())
+	f.g.Git("update-ref", gitguard.GatedRef, next.String())
 	_, err := CheckRefs(f.l.repo)
 	var m *Moved
 	if !errors.As(err, &m) || len(m.Refs) != 1 || m.Refs[0].At != next || m.Refs[0].Want != head {
 		t.Fatalf("moved ref: %v", err)
 	}
-	if !strings.Contains(err.Error(), "git update-ref "+GatedRef+" "+head.String()) {
+	if !strings.Contains(err.Error(), "git update-ref "+gitguard.GatedRef+" "+head.String()) {
 		t.Errorf("no way out in %q", err)
 	}
 	if names, err := RestoreRefs(f.l.repo); err != nil || len(names) != 1 {
@@ -69,7 +71,7 @@ func TestAnchorsAdoptedBeforeAMove(t *testing.T) {
 	before, _ := f.l.Log(0)
 	crashed := func() (crashed bool) {
 		defer func() { crashed = recover() != nil }()
-		f.l.Commit(Update{Message: "record: iteration 1", Refs: map[string]plumbing.Hash{GatedRef: next, BestRef: next},
+		f.l.Commit(Update{Message: "record: iteration 1", Refs: map[string]plumbing.Hash{gitguard.GatedRef: next, gitguard.BestRef: next},
 			BeforeRefs: func() { panic("crash") }})
 		return false
 	}()
@@ -97,14 +99,14 @@ func TestRollForwardNeverAdopts(t *testing.T) {
 	f, head := oldLedger(t)
 	f.g.Write("b.txt", "b\n")
 	next := plumbing.NewHash(f.g.Commit("two"))
-	if err := f.l.Commit(Update{Message: "record", Refs: map[string]plumbing.Hash{GatedRef: next}}); err != nil {
+	if err := f.l.Commit(Update{Message: "record", Refs: map[string]plumbing.Hash{gitguard.GatedRef: next}}); err != nil {
 		t.Fatal(err)
 	}
-	f.g.Git("update-ref", GatedRef, head.String())
+	f.g.Git("update-ref", gitguard.GatedRef, head.String())
 	if rolled, err := CheckRefs(f.l.repo); err != nil || len(rolled) != 1 {
 		t.Fatalf("%q, %v", rolled, err)
 	}
-	if h, _ := f.l.repo.Ref(GatedRef); h != next {
+	if h, _ := f.l.repo.Ref(gitguard.GatedRef); h != next {
 		t.Errorf("gated at %s, want %s", h, next)
 	}
 }
@@ -174,7 +176,7 @@ func BenchmarkCheckRefs(b *testing.B) {
 	f := newFixture(b)
 	f.g.Write("a.txt", "a\n")
 	head := plumbing.NewHash(f.g.Commit("one"))
-	if err := f.l.Commit(Update{Message: "prepare", Files: state(), Refs: map[string]plumbing.Hash{GatedRef: head}}); err != nil {
+	if err := f.l.Commit(Update{Message: "prepare", Files: state(), Refs: map[string]plumbing.Hash{gitguard.GatedRef: head}}); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -191,16 +193,16 @@ func TestReadRefsWritesNothing(t *testing.T) {
 	f, head := oldLedger(t)
 	f.g.Write("b.txt", "b\n")
 	next := plumbing.NewHash(f.g.Commit("two"))
-	lock := f.g.Path(".git/" + GatedRef + ".lock")
-	err := f.l.Commit(Update{Message: "record: iteration 1", Refs: map[string]plumbing.Hash{GatedRef: next},
+	lock := f.g.Path(".git/" + gitguard.GatedRef + ".lock")
+	err := f.l.Commit(Update{Message: "record: iteration 1", Refs: map[string]plumbing.Hash{gitguard.GatedRef: next},
 		BeforeRefs: func() {
-			f.g.Write(".git/"+GatedRef+".lock", "writer's\n")
+			f.g.Write(".git/"+gitguard.GatedRef+".lock", "writer's\n")
 			pending, err := ReadRefs(f.l.repo)
-			if err != nil || len(pending) != 1 || pending[0].Ref != GatedRef || pending[0].Want != next || pending[0].At != head {
+			if err != nil || len(pending) != 1 || pending[0].Ref != gitguard.GatedRef || pending[0].Want != next || pending[0].At != head {
 				t.Errorf("ReadRefs mid-move: %+v, %v", pending, err)
 			}
-			if h, _ := f.l.repo.Ref(GatedRef); h != head {
-				t.Errorf("a reader moved %s to %s", GatedRef, h)
+			if h, _ := f.l.repo.Ref(gitguard.GatedRef); h != head {
+				t.Errorf("a reader moved %s to %s", gitguard.GatedRef, h)
 			}
 			if data, err := os.ReadFile(lock); err != nil || string(data) != "writer's\n" {
 				t.Errorf("a reader touched the writer's lock: %q, %v", data, err)
@@ -210,7 +212,7 @@ func TestReadRefsWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the writer failed: %v", err)
 	}
-	if h, _ := f.l.repo.Ref(GatedRef); h != next {
+	if h, _ := f.l.repo.Ref(gitguard.GatedRef); h != next {
 		t.Errorf("gated at %s after the write, want %s", h, next)
 	}
 	if pending, err := ReadRefs(f.l.repo); err != nil || pending != nil {

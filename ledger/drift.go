@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/gitguard"
 )
 
 // Kinds of Change.
@@ -116,7 +118,7 @@ func (c Change) phrase() string {
 
 // missingDrift reports state files found without a ledger.
 func (l *Ledger) missingDrift(d *disk) *Drift {
-	dr := &Drift{Ref: l.repo.RefName(Ref), NoLedger: true, Workspace: l.prefix}
+	dr := &Drift{Ref: l.repo.RefName(gitguard.LedgerRef), NoLedger: true, Workspace: l.prefix}
 	if d.receiptsKind != kindNone {
 		dr.Changes = append(dr.Changes, Change{File: receiptsDir, Kind: KindNoLedger})
 	}
@@ -136,7 +138,7 @@ func (l *Ledger) missingDrift(d *disk) *Drift {
 // drift builds the error for changes Verify could not explain, describing
 // what changed inside modified files.
 func (l *Ledger) drift(tip plumbing.Hash, d *disk, cs []Change) *Drift {
-	dr := &Drift{Ref: l.repo.RefName(Ref), Workspace: l.prefix}
+	dr := &Drift{Ref: l.repo.RefName(gitguard.LedgerRef), Workspace: l.prefix}
 	folderGone := d.receiptsKind != kindNone
 	for _, c := range cs {
 		// Behind a receipts folder that is a symlink every receipt reads as

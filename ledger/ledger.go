@@ -82,9 +82,6 @@ import (
 	"github.com/hgate/hgate/workspace"
 )
 
-// Ref is the ref whose commits hold the workspace state.
-const Ref = "refs/hgate/ledger"
-
 // files are the tracked state files other than receipts.
 var files = []string{workspace.Baseline, workspace.Harness, workspace.Results, workspace.Split, workspace.Suite, workspace.TrainResults}
 
@@ -144,7 +141,7 @@ func (l *Ledger) Display(name string) string { return l.prefix + name }
 
 // Tip returns the ledger's newest commit, or the zero hash when there is no
 // ledger yet.
-func (l *Ledger) Tip() (plumbing.Hash, error) { return l.repo.Ref(Ref) }
+func (l *Ledger) Tip() (plumbing.Hash, error) { return l.repo.Ref(gitguard.LedgerRef) }
 
 // File returns a state file as the tip holds it; nil when it holds none.
 func (l *Ledger) File(name string) ([]byte, error) {
@@ -157,7 +154,9 @@ func (l *Ledger) File(name string) ([]byte, error) {
 
 // Log returns up to max ledger commits, newest first (max <= 0: all). The
 // Changed paths are relative to the workspace.
-func (l *Ledger) Log(max int) ([]gitguard.RefEntry, error) { return l.repo.LogRef(Ref, max) }
+func (l *Ledger) Log(max int) ([]gitguard.RefEntry, error) {
+	return l.repo.LogRef(gitguard.LedgerRef, max)
+}
 
 // Update is one change of hgate's state, recorded as one ledger commit.
 type Update struct {
@@ -274,7 +273,7 @@ func (l *Ledger) record(message string, changes map[string][]byte) error {
 		return fmt.Errorf("ledger: %s: not a state file (expected %s or receipts/NAME.json)",
 			strings.Join(bad, ", "), strings.Join(files, ", "))
 	}
-	tip, err := l.repo.CommitFiles(Ref, changes, message)
+	tip, err := l.repo.CommitFiles(gitguard.LedgerRef, changes, message)
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
@@ -485,7 +484,7 @@ func (l *Ledger) Restore() ([]string, error) {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	if tip.IsZero() {
-		return nil, fmt.Errorf("ledger: nothing to restore from: %s does not exist (run `hgate state accept` to adopt the files as they are)", Ref)
+		return nil, fmt.Errorf("ledger: nothing to restore from: %s does not exist (run `hgate state accept` to adopt the files as they are)", gitguard.LedgerRef)
 	}
 	d, err := l.scan()
 	if err != nil {
@@ -637,7 +636,7 @@ func (l *Ledger) Accept(who string, check func(name string, data []byte) error) 
 		}
 		changes[refsFile] = cur.marshal()
 	}
-	if _, err := l.repo.CommitFiles(Ref, changes, msg); err != nil {
+	if _, err := l.repo.CommitFiles(gitguard.LedgerRef, changes, msg); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	return names, refused

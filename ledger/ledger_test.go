@@ -204,7 +204,7 @@ func TestAttacks(t *testing.T) {
 			f.g.Write("workspace/receipts/fff.json", "{\"tree\": \"fff\", \"val_score\": 1.0}\n")
 		}, "receipts/fff.json", KindAdded, "workspace/receipts/fff.json: added outside hgate"},
 		{"ledger ref deleted", func(f *fixture) {
-			f.g.Git("update-ref", "-d", Ref)
+			f.g.Git("update-ref", "-d", gitguard.LedgerRef)
 		}, "suite.json", KindNoLedger, "the ledger refs/hgate/ledger is missing"},
 	}
 	for _, tt := range tests {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 )
 
@@ -45,7 +46,7 @@ func (l *Ledger) Reset(gated plumbing.Hash, message string) (*ResetReport, error
 	if err != nil {
 		return nil, err
 	}
-	rep := &ResetReport{Previous: tip, Gated: cur[GatedRef], Best: cur[BestRef]}
+	rep := &ResetReport{Previous: tip, Gated: cur[gitguard.GatedRef], Best: cur[gitguard.BestRef]}
 	old, err := l.repo.BlobHashesAt(tip)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
@@ -56,7 +57,7 @@ func (l *Ledger) Reset(gated plumbing.Hash, message string) (*ResetReport, error
 			changes[name] = nil
 		}
 	}
-	refs := refSet{GatedRef: gated, BestRef: plumbing.ZeroHash}
+	refs := refSet{gitguard.GatedRef: gated, gitguard.BestRef: plumbing.ZeroHash}
 	changes[refsFile] = refs.marshal()
 	if err := l.record(message, changes); err != nil {
 		return nil, err

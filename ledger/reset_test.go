@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/gitguard"
 )
 
 // TestReset: a reset ends the state in one commit whose parent is the old tip, removes
@@ -19,7 +21,7 @@ func TestReset(t *testing.T) {
 	one := plumbing.NewHash(f.g.Commit("one"))
 	f.g.Write("b.txt", "b\n")
 	two := plumbing.NewHash(f.g.Commit("two"))
-	if err := f.l.Commit(Update{Message: "record: 1", Refs: map[string]plumbing.Hash{GatedRef: one, BestRef: one}}); err != nil {
+	if err := f.l.Commit(Update{Message: "record: 1", Refs: map[string]plumbing.Hash{gitguard.GatedRef: one, gitguard.BestRef: one}}); err != nil {
 		t.Fatal(err)
 	}
 	old, _ := f.l.Tip()
@@ -54,10 +56,10 @@ func TestReset(t *testing.T) {
 	if f.read(t, "learnings.md") != "notes\n" {
 		t.Error("learnings.md touched")
 	}
-	if g, _ := f.l.repo.Ref(GatedRef); g != two {
+	if g, _ := f.l.repo.Ref(gitguard.GatedRef); g != two {
 		t.Errorf("gated %s, want %s", g, two)
 	}
-	if b, _ := f.l.repo.Ref(BestRef); !b.IsZero() {
+	if b, _ := f.l.repo.Ref(gitguard.BestRef); !b.IsZero() {
 		t.Errorf("best %s, want cleared", b)
 	}
 	if rolled, err := CheckRefs(f.l.repo); err != nil || rolled != nil {
@@ -80,7 +82,7 @@ func TestResetCrash(t *testing.T) {
 	if err := f.l.record("manual reset: start over", map[string][]byte{
 		"suite.json": nil, "results.tsv": nil, "split.json": nil, "train_results.json": nil,
 		"receipts/aaa.json": nil, "receipts/bbb.json": nil,
-		refsFile: refSet{GatedRef: head}.marshal(),
+		refsFile: refSet{gitguard.GatedRef: head}.marshal(),
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/gitguard"
 )
 
 // AdoptShared moves a linked worktree onto a ledger of its own. Before hgate kept one
@@ -21,7 +23,7 @@ func (l *Ledger) AdoptShared() (string, error) {
 	if err != nil || !own.IsZero() {
 		return "", err
 	}
-	shared, err := l.repo.MainRef(Ref)
+	shared, err := l.repo.MainRef(gitguard.LedgerRef)
 	if err != nil || shared.IsZero() {
 		return "", err
 	}
@@ -59,8 +61,8 @@ func (l *Ledger) AdoptShared() (string, error) {
 			return "", err
 		}
 	}
-	if err := l.repo.SetRef(Ref, shared, plumbing.ZeroHash); err != nil {
+	if err := l.repo.SetRef(gitguard.LedgerRef, shared, plumbing.ZeroHash); err != nil {
 		return "", fmt.Errorf("ledger: %w", err)
 	}
-	return fmt.Sprintf("%s: this linked worktree now keeps its own ledger (%s), started from the shared %s its state files match", l.prefix, l.repo.RefName(Ref), Ref), nil
+	return fmt.Sprintf("%s: this linked worktree now keeps its own ledger (%s), started from the shared %s its state files match", l.prefix, l.repo.RefName(gitguard.LedgerRef), gitguard.LedgerRef), nil
 }

@@ -54,7 +54,7 @@ func (r *runner) addSpend(it *Iteration, out agentout.Run) {
 // addGateSpend adds what the benchmark reported it spent on a gate: its train runs
 // (rep.Spend) to the iteration and the run, the test split's (rep.TestSpend) to the run's
 // total alone, so no iteration's own numbers tell what the held-out tasks cost.
-func (r *runner) addGateSpend(it *Iteration, rep *gate.Report) {
+func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) {
 	if rep == nil {
 		return
 	}

@@ -56,7 +56,7 @@ func TestSpendAndBudget(t *testing.T) {
 	if why := r.overBudget(); why != "" {
 		t.Fatalf("over budget at $2.20, 3.1M tokens: %s", why)
 	}
-	r.addGateSpend(it, &gate.Report{Spend: &benchmark.Spend{CostUSD: 1.5, InputTokens: 1_000_000, OutputTokens: 900_000}})
+	r.addGateSpend(it, &gate.Answer{Spend: &benchmark.Spend{CostUSD: 1.5, InputTokens: 1_000_000, OutputTokens: 900_000}})
 	if *it.BenchCostUSD != 1.5 || it.BenchTokens != 1_900_000 || r.j.SpendUSD != 3.7 || r.j.SpendTokens != 5_000_000 {
 		t.Fatalf("with the benchmark's spend: %+v, run %v %v", it, r.j.SpendUSD, r.j.SpendTokens)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
-	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
 )
@@ -67,7 +66,7 @@ type Iteration struct {
 	// CostPriced: CostUSD is the agent's tokens at its model's loop.prices entry (codex
 	// reports tokens only).
 	CostPriced bool `json:"cost_priced,omitempty"`
-	// What the benchmark reported it spent on the iteration's gates (gate.Report's spend).
+	// What the benchmark reported it spent on the iteration's gates (gate.Answer's spend).
 	BenchCostUSD *float64 `json:"bench_cost_usd,omitempty"`
 	BenchTokens  int64    `json:"bench_tokens,omitempty"`
 	// The iteration's spend, the agent's and the benchmark's, and the run's up to its end.
@@ -84,7 +83,7 @@ func (r *runner) iterDir(n int) string {
 }
 
 func (r *runner) attemptRef(n int) string {
-	return AttemptsRef + r.j.RunID + "/" + strconv.Itoa(n)
+	return gitguard.AttemptsRef + r.j.RunID + "/" + strconv.Itoa(n)
 }
 
 // iterate runs (or, resumed, finishes) one iteration.
@@ -113,12 +112,12 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 	} else {
 		j.Current.Resumed = true
 		// The previous hgate was killed, maybe holding a ref lock.
-		r.repo.BreakRefLocks(r.attemptRef(n), ledger.Ref, gitguard.GatedRef, gate.BestRef, gate.HarnessRef)
+		r.repo.BreakRefLocks(r.attemptRef(n), gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
 	}
 	it := j.Current
 	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
 
-	var rep *gate.Report
+	var rep *gate.Answer
 	for {
 		switch j.Phase {
 		case phaseAgent:
@@ -204,7 +203,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return err
 			}
 		case phaseRecord:
-			rr, err := gate.Record(r.env, gate.RecordOptions{})
+			rr, err := gate.RecordRow(r.env, gate.RecordOptions{})
 			if err != nil {
 				return fmt.Errorf("iteration %d: record: %w", n, err)
 			}
@@ -297,7 +296,7 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 // snapshot of refs/hgate/* that the phase is checked against, so a resume that finds the
 // phase without one knows it was removed.
 func (r *runner) enterAgent() error {
-	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return err
 	}
@@ -497,7 +496,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(jl.tmp, c.Answer))
 		c.Keep = append(c.Keep, c.Answer)
 	}
-	snap, err := r.repo.SnapshotRefs(refsPrefix)
+	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
@@ -593,7 +592,7 @@ func (r *runner) resumeFailed(ctx context.Context, n, repair int, dir, session, 
 
 // gate runs the gate on what the agent left and keeps its report as
 // gate.json. A nil report means the agent changed nothing at all.
-func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
+func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 	j, it := r.j, r.j.Current
 	restored, err := r.env.RestoreState()
 	if err != nil {
@@ -603,7 +602,7 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's state (%s); restored from the ledger\n", n, strings.Join(restored, ", "))
 	}
 	if len(j.Tamper) > 0 {
-		rep := &gate.Report{Verdict: "reject", Reasons: []string{
+		rep := &gate.Answer{Verdict: "reject", Reasons: []string{
 			"the agent changed hgate's refs behind its back (put back): " + strings.Join(j.Tamper, "; "),
 		}}
 		return rep, r.writeGateJSON(n, rep)
@@ -645,7 +644,7 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Report, error) {
 }
 
 // writeGateJSON keeps the gate's report in the iteration's folder (or its repair's).
-func (r *runner) writeGateJSON(n int, rep *gate.Report) error {
+func (r *runner) writeGateJSON(n int, rep *gate.Answer) error {
 	dir := r.iterDir(n)
 	if r.j.Repair > 0 {
 		// A run resumed at a repair's agent phase may not have made the folder yet.

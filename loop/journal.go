@@ -54,7 +54,7 @@ type journal struct {
 	AgentTag    string       `json:"agent_tag,omitempty"`
 	IterStarted string       `json:"iter_started"`
 	Current     *Iteration   `json:"current"`
-	LastReport  *gate.Report `json:"last_report"`
+	LastReport  *gate.Answer `json:"last_report"`
 	Iterations  []Iteration  `json:"iterations"`
 	Baseline    *float64     `json:"baseline"`
 	BestAtStart *float64     `json:"best_at_start"`

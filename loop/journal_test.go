@@ -21,7 +21,7 @@ func TestJournalRoundTrip(t *testing.T) {
 			RunID: "20260102-030405-2", Started: "2026-01-02T03:04:05Z", Deadline: "2026-01-02T05:04:05.5Z",
 			Next: 3, Phase: phaseAttempt, Repair: 1, PreHead: strings.Repeat("a", 40),
 			Current: &Iteration{Iteration: 3, Outcome: OutcomeRejected, Agent: AgentTimeout, Verdict: &verdict, ValScore: &score, Reasons: []string{"step 2"}},
-			LastReport: &gate.Report{Verdict: "reject", ValScore: &score, Steps: gate.Steps{
+			LastReport: &gate.Answer{Verdict: "reject", ValScore: &score, Steps: gate.Steps{
 				Step0: &gate.Step0{OK: true}, Step1: &gate.Step1{OK: false, Failed: []string{"t1"}},
 			}},
 			Iterations: []Iteration{{Iteration: 1, Outcome: OutcomeKept, Agent: AgentOK, Reasons: []string{}}, {Iteration: 2, Outcome: OutcomeUnchanged, Agent: AgentCrashed}},

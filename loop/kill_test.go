@@ -24,7 +24,6 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/lock"
-	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/loop"
 	"github.com/hgate/hgate/mcpserver"
 	"github.com/hgate/hgate/record"
@@ -56,7 +55,7 @@ func child(dir string, resume bool) int {
 		if err != nil {
 			return nil, err
 		}
-		env.Repo.BreakRefLocks(ledger.Ref, gitguard.GatedRef, gate.BestRef)
+		env.Repo.BreakRefLocks(gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef)
 		return func() { l.Release() }, nil
 	}
 	_, err = loop.Run(context.Background(), loop.Options{Env: env, Loop: env.Config.Loop, Resume: resume, Log: os.Stderr, Grace: 100 * time.Millisecond, Lock: lockRepo})

@@ -20,7 +20,7 @@ type promptInput struct {
 	SuiteSize   int
 	Allow       []string
 	MessageFile string // slash path from the repository root
-	Previous    *gate.Report
+	Previous    *gate.Answer
 	PrevOutcome Outcome // how the previous iteration ended, "" for the first
 	Learnings   string  // tail of learnings.md
 	Repair      int     // > 0: a follow-up to make a rejected attempt pass
@@ -93,7 +93,7 @@ func buildPrompt(in promptInput) string {
 // failureReport describes a gate report for the agent: train-side detail
 // (violations, failing suite task ids) and the test split only as its
 // aggregate score.
-func failureReport(r *gate.Report) string {
+func failureReport(r *gate.Answer) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verdict: %s\n", r.Verdict)
 	s := r.Steps

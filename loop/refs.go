@@ -3,11 +3,9 @@ package loop
 import (
 	"fmt"
 	"strings"
-)
 
-// refsPrefix holds every ref hgate trusts: the gated and best commits, the ledger, the
-// saved attempts.
-const refsPrefix = "refs/hgate/"
+	"github.com/hgate/hgate/gitguard"
+)
 
 // checkRefs compares refs/hgate/* with the snapshot taken before the agent's phase (or
 // after the last command served to it). Anything else that moved them was the agent
@@ -25,13 +23,13 @@ func (r *runner) checkRefsLocked(n int) error {
 		// its attempt is set aside unscored (Tamper), so nothing is left to check.
 		return nil
 	}
-	now, err := r.repo.SnapshotRefs(refsPrefix)
+	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return err
 	}
 	changed := j.Refs.Changed(now)
 	if len(changed) > 0 {
-		if err := r.repo.RestoreRefs(refsPrefix, j.Refs); err != nil {
+		if err := r.repo.RestoreRefs(gitguard.RefPrefix, j.Refs); err != nil {
 			return fmt.Errorf("iteration %d: put back the refs the agent changed: %w", n, err)
 		}
 		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's refs behind its back; put back: %s\n", n, strings.Join(changed, "; "))
@@ -65,7 +63,7 @@ func (r *runner) served(fn func()) {
 	if r.j == nil || r.j.Refs == nil {
 		return
 	}
-	if snap, err := r.repo.SnapshotRefs(refsPrefix); err == nil {
+	if snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix); err == nil {
 		r.j.Refs = snap
 		_ = r.save()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/workspace"
@@ -86,22 +87,22 @@ func (r *runner) commitProblem(field, v string) string {
 // snapshotProblem checks the refs snapshot against the ledger it names: hgate takes it
 // with the anchors where that ledger commit put them.
 func (r *runner) snapshotProblem(snap map[string]string) string {
-	tip, err := r.repo.Ref(ledger.Ref)
+	tip, err := r.repo.Ref(gitguard.LedgerRef)
 	if err != nil {
 		return err.Error()
 	}
-	at, ok := snap[ledger.Ref]
+	at, ok := snap[gitguard.LedgerRef]
 	switch {
 	case !ok && tip.IsZero():
 		return "" // no ledger yet, nor then
 	case !ok:
-		return "refs: the snapshot has no " + ledger.Ref
+		return "refs: the snapshot has no " + gitguard.LedgerRef
 	case len(at) != 40 || !plumbing.IsHash(at):
-		return fmt.Sprintf("refs: %s: %q is not a commit id", ledger.Ref, at)
+		return fmt.Sprintf("refs: %s: %q is not a commit id", gitguard.LedgerRef, at)
 	}
 	anchors, ok, err := ledger.AnchorsAt(r.repo, plumbing.NewHash(at))
 	if err != nil {
-		return fmt.Sprintf("refs: %s: %s: %v", ledger.Ref, at[:12], err)
+		return fmt.Sprintf("refs: %s: %s: %v", gitguard.LedgerRef, at[:12], err)
 	}
 	if !ok {
 		return "" // a ledger from before anchors records none

@@ -41,9 +41,6 @@ import (
 	"github.com/hgate/hgate/workspace"
 )
 
-// AttemptsRef is the prefix of the refs holding rejected attempts.
-const AttemptsRef = "refs/hgate/attempts/"
-
 // Options configure a run.
 type Options struct {
 	Env    *gate.Env

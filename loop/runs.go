@@ -21,7 +21,7 @@ type RunRecord struct {
 	Finished bool
 	// Gates holds each iteration's gate reports (iterations/<n>/gate.json, then each
 	// repair's), in the order they ran; an iteration the gate never judged has none.
-	Gates map[int][]*gate.Report
+	Gates map[int][]*gate.Answer
 }
 
 // Runs reads every run folder under the workspace, oldest first. A folder without a
@@ -55,7 +55,7 @@ func Runs(workspaceDir string) ([]RunRecord, error) {
 // readRun reads summary.json, else journal.json (as --resume reads it); nil when the
 // folder holds neither.
 func readRun(dir string) (*RunRecord, error) {
-	rr := &RunRecord{Gates: map[int][]*gate.Report{}}
+	rr := &RunRecord{Gates: map[int][]*gate.Answer{}}
 	if ok, err := readJSON(filepath.Join(dir, "summary.json"), &rr.Summary); err != nil {
 		return nil, err
 	} else if ok {
@@ -87,7 +87,7 @@ func readRun(dir string) (*RunRecord, error) {
 			folders = append(folders, filepath.Join(folders[0], "repair-"+strconv.Itoa(k)))
 		}
 		for _, f := range folders {
-			var rep gate.Report
+			var rep gate.Answer
 			if ok, err := readJSON(filepath.Join(f, "gate.json"), &rep); err != nil {
 				return nil, err
 			} else if ok {

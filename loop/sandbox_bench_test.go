@@ -44,7 +44,7 @@ func BenchmarkAgentSandbox(b *testing.B) {
 			}
 			a.Sandbox = &sandbox.Policy{Write: append(write, dir)}
 		}
-		snap, err := repo.SnapshotRefs(refsPrefix)
+		snap, err := repo.SnapshotRefs(gitguard.RefPrefix)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func BenchmarkAgentSandbox(b *testing.B) {
 			b.Fatalf("agent %s: %s", res.Outcome, res.Detail)
 		}
 		if sandboxed {
-			now, err := repo.SnapshotRefs(refsPrefix)
+			now, err := repo.SnapshotRefs(gitguard.RefPrefix)
 			if err != nil || len(snap.Changed(now)) > 0 {
 				b.Fatalf("refs moved: %v %v", err, snap.Changed(now))
 			}

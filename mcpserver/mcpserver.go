@@ -56,7 +56,7 @@ func New(version string, exec Exec) *mcp.Server {
 			if in.FailFast {
 				args = append(args, "--fail-fast")
 			}
-			return toolResult(ctx, exec, args, (*gate.Report).WriteText)
+			return toolResult(ctx, exec, args, (*gate.Answer).WriteText)
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "guard", Description: "Check that only paths allow names changed (the gate's Step 0), without running any task; lists each other path with how to revert it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, any, error) {

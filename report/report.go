@@ -142,7 +142,7 @@ type RunIteration struct {
 }
 
 // ErrNoState says the ledger holds no prepared state.
-var ErrNoState = fmt.Errorf("the ledger %s holds no hgate state: run hgate prepare first", ledger.Ref)
+var ErrNoState = fmt.Errorf("the ledger %s holds no hgate state: run hgate prepare first", gitguard.LedgerRef)
 
 // Build reads the history of the workspace at workspaceDir in repo.
 func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
@@ -371,7 +371,7 @@ func attemptOf(rc *gate.Receipt, s *suite.Suite, n int) Attempt {
 // linkRecord marks the attempt that results.tsv row `row` records: the newest attempt
 // so far of the tree of the commit the entry made gated.
 func linkRecord(l *ledger.Ledger, repo *gitguard.Repo, rep *Report, entry plumbing.Hash, row int) error {
-	head, ok, err := l.AnchorAt(entry, ledger.GatedRef)
+	head, ok, err := l.AnchorAt(entry, gitguard.GatedRef)
 	if err != nil || !ok || head.IsZero() {
 		return err
 	}
@@ -423,7 +423,7 @@ func matrix(train []string, columns []map[string]*float64, s *suite.Suite) []Mat
 // wroteReceipt reports whether a gate got past Step 0, which is when it writes a receipt:
 // a Step 0 rejection's tree leaves the forbidden paths out, so it may be another
 // attempt's tree.
-func wroteReceipt(r *gate.Report) bool {
+func wroteReceipt(r *gate.Answer) bool {
 	s0 := r.Steps.Step0
 	return s0 == nil || s0.OK || s0.Skipped
 }

@@ -105,7 +105,7 @@ func (h *history) build() {
 		"split.json": must((&split.Split{Seed: 1, Train: []string{"old1"}, Test: []string{"old2"}}).Marshal()),
 		"suite.json": suiteFile(t, nil, nil),
 		"receipts/" + strings.Repeat("0", 40) + ".json": receipt(t, gate.Receipt{Tree: strings.Repeat("0", 40), Verdict: "pass"})},
-		map[string]plumbing.Hash{ledger.GatedRef: head})
+		map[string]plumbing.Hash{gitguard.GatedRef: head})
 	h.commit("gate: tree 0000000 pass, val_score 0.3000, promoted 0", map[string][]byte{
 		"receipts/" + strings.Repeat("0", 40) + ".json": receipt(t, gate.Receipt{Tree: strings.Repeat("0", 40), Verdict: "reject"})}, nil)
 	h.commit("manual reset: start over", map[string][]byte{"results.tsv": nil, "split.json": nil, "suite.json": nil,
@@ -115,7 +115,7 @@ func (h *history) build() {
 	h.commit("prepare: baseline val_score 0.5000, 3 train / 2 test", map[string][]byte{
 		"results.tsv": rows(t, 0.5), "split.json": must(sp.Marshal()), "suite.json": suiteFile(t, nil, nil),
 		"train_results.json": must(suite.NewTrainResults(map[string]*float64{"q01": f(1), "q07": f(0), "q09": nil}, time.Now()).Marshal()),
-	}, map[string]plumbing.Hash{ledger.GatedRef: head})
+	}, map[string]plumbing.Hash{gitguard.GatedRef: head})
 
 	// A rejected gate. A test id in last_results (no gate writes one) must not reach the report.
 	h.rejected = strings.Repeat("1", 40)
@@ -141,7 +141,7 @@ func (h *history) build() {
 	}, nil)
 	h.commit("record: iteration 1, commit "+h.kept.String()[:7]+", val_score 0.7500",
 		map[string][]byte{"results.tsv": rows(t, 0.5, 0.75)},
-		map[string]plumbing.Hash{ledger.GatedRef: h.kept, ledger.BestRef: h.kept})
+		map[string]plumbing.Hash{gitguard.GatedRef: h.kept, gitguard.BestRef: h.kept})
 }
 
 // run writes a loop run folder: iteration 1 gated the rejected tree, 2 changed nothing,
@@ -156,7 +156,7 @@ func (h *history) run() {
 			{Iteration: 3, Outcome: "kept", Agent: "ok", AgentSeconds: 4, GateSeconds: 6, Seconds: 10, Reasons: []string{}},
 		}}
 	for n, tree := range map[int]string{1: h.rejected, 3: h.keptTree} {
-		rep := gate.Report{Tree: tree, Reasons: sum.Iterations[n-1].Reasons}
+		rep := gate.Answer{Tree: tree, Reasons: sum.Iterations[n-1].Reasons}
 		writeJSON(t, filepath.Join(dir, "iterations", string(rune('0'+n)), "gate.json"), rep)
 	}
 	writeJSON(t, filepath.Join(dir, "summary.json"), sum)
@@ -269,7 +269,7 @@ func TestBuildNoState(t *testing.T) {
 	}
 	head, _, _ := h.repo.Head()
 	// prepare's first entry marks HEAD gated before any state file exists.
-	h.commit("prepare: "+head.String()[:7]+" is the first gated commit", nil, map[string]plumbing.Hash{ledger.GatedRef: head})
+	h.commit("prepare: "+head.String()[:7]+" is the first gated commit", nil, map[string]plumbing.Hash{gitguard.GatedRef: head})
 	if _, err := Build(h.repo, h.ws); !errors.Is(err, ErrNoState) {
 		t.Fatalf("ledger without state files: %v (expected ErrNoState)", err)
 	}

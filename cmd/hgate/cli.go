@@ -23,7 +23,6 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/lock"
-	"github.com/hgate/hgate/ledger"
 )
 
 // Exit codes, the same for every command (README, "Exit codes").
@@ -490,7 +489,7 @@ func (g *Globals) lock(ctx context.Context, repo *gitguard.Repo, command string)
 	}
 	// Holding the lock, no other hgate is writing its refs: a ref lock file left now
 	// is from an hgate that was killed mid-write, and would block every later write.
-	repo.BreakRefLocks(ledger.Ref, gitguard.GatedRef, gate.BestRef)
+	repo.BreakRefLocks(gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef)
 	return func() { l.Release() }, nil
 }
 

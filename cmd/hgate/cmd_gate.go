@@ -35,7 +35,7 @@ func (c *gateCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 }
 
 // printGate prints the gate's report, as JSON with --json.
-func printGate(g *Globals, rep *gate.Report) error {
+func printGate(g *Globals, rep *gate.Answer) error {
 	if g.JSON {
 		return g.printJSON(rep)
 	}

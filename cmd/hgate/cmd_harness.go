@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/harness"
 )
 
@@ -59,6 +60,6 @@ func (c *harnessListCmd) Run(g *Globals, env *gate.Env) error {
 		}
 		fmt.Fprintln(g.stdout, line)
 	}
-	fmt.Fprintf(g.stdout, "judged %s; artifacts as judged: %s %s\n", reg.UpdatedAt, gate.HarnessRef, reg.Commit[:min(7, len(reg.Commit))])
+	fmt.Fprintf(g.stdout, "judged %s; artifacts as judged: %s %s\n", reg.UpdatedAt, gitguard.HarnessRef, reg.Commit[:min(7, len(reg.Commit))])
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
-	"github.com/hgate/hgate/ledger"
 )
 
 type prepareCmd struct {
@@ -93,5 +92,5 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
 	}
 	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s cleared (was %s)\n",
-		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), ledger.BestRef, gate.ShortOrNone(rs.Best))
+		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), gitguard.BestRef, gate.ShortOrNone(rs.Best))
 }

@@ -19,7 +19,7 @@ func (c *recordCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		return err
 	}
 	defer release()
-	rep, err := gate.Record(env, gate.RecordOptions{ValScore: c.ValScore, EvalsPassed: c.EvalsPassed, EvalsTotal: c.EvalsTotal})
+	rep, err := gate.RecordRow(env, gate.RecordOptions{ValScore: c.ValScore, EvalsPassed: c.EvalsPassed, EvalsTotal: c.EvalsTotal})
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (c *stateLogCmd) Run(g *Globals, env *gate.Env) error {
 		return g.printJSON(ledger.LogJSONOf(entries))
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(g.stdout, "the ledger %s is empty: run hgate prepare\n", ledger.Ref)
+		fmt.Fprintf(g.stdout, "the ledger %s is empty: run hgate prepare\n", gitguard.LedgerRef)
 	}
 	for _, e := range entries {
 		fmt.Fprintf(g.stdout, "%s  %s  %s  [%s]\n", e.Hash.String()[:7], e.When.UTC().Format("2006-01-02 15:04:05"), e.Message, strings.Join(e.Changed, ", "))
@@ -144,9 +144,9 @@ func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) err
 	}
 	fmt.Fprintf(g.stdout, "%s: now HEAD %s (%s); recorded in the ledger as a manual rebase\n", gitguard.GatedRef, rep.Head.String()[:7], was)
 	if rep.BestRestored && rep.Best.IsZero() {
-		fmt.Fprintf(g.stdout, "%s: deleted (hgate never set it)\n", ledger.BestRef)
+		fmt.Fprintf(g.stdout, "%s: deleted (hgate never set it)\n", gitguard.BestRef)
 	} else if rep.BestRestored {
-		fmt.Fprintf(g.stdout, "%s: put back at %s, where hgate last put it\n", ledger.BestRef, gate.ShortOrNone(rep.Best))
+		fmt.Fprintf(g.stdout, "%s: put back at %s, where hgate last put it\n", gitguard.BestRef, gate.ShortOrNone(rep.Best))
 	}
 	if !rep.CarryNamed {
 		fmt.Fprintln(g.stdout, "clean_room.carry: nothing carried")

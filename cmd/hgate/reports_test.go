@@ -31,7 +31,7 @@ func TestJSONKeys(t *testing.T) {
 		report  any
 		keys    string
 	}{
-		{"gate", &gate.Report{Steps: gate.Steps{Step0: &gate.Step0{Violations: violation}, Step1: &gate.Step1{StoppedEarly: true, Traces: "t"},
+		{"gate", &gate.Answer{Steps: gate.Steps{Step0: &gate.Step0{Violations: violation}, Step1: &gate.Step1{StoppedEarly: true, Traces: "t"},
 			Step2: &gate.Step2{StoppedEarly: true, ScoredAt: "s", Trials: 2, Flaky: new(int), Confidence: x, Margin: x, Delta: &x, Interval: []float64{x}, NewBest: true, Replicated: true},
 			Step3: &gate.Step3{Flaky: []string{"t"}}}, Spend: &benchmark.Spend{}, Interrupted: "step 3"},
 			"{verdict tree head val_score best steps:{step0:{ok skipped violations:[{path kind detail hint}]} " +

@@ -1,4 +1,4 @@
-package gitguard
+package index
 
 import (
 	"bytes"
@@ -80,25 +80,25 @@ func compareWithGoGit(t *testing.T, data []byte, mustParse bool) {
 	if err := index.NewDecoder(bytes.NewReader(data)).Decode(&theirs); err != nil {
 		t.Fatalf("lean reader accepted an index go-git rejects: %v", err)
 	}
-	if theirs.Version != ours.version || len(theirs.Entries) != len(ours.entries) {
-		t.Fatalf("version %d/%d, %d/%d entries", ours.version, theirs.Version, len(ours.entries), len(theirs.Entries))
+	if theirs.Version != ours.Version || len(theirs.Entries) != len(ours.Entries) {
+		t.Fatalf("version %d/%d, %d/%d entries", ours.Version, theirs.Version, len(ours.Entries), len(theirs.Entries))
 	}
 	for i, te := range theirs.Entries {
-		oe := &ours.entries[i]
+		oe := &ours.Entries[i]
 		switch {
-		case oe.path != te.Name,
-			oe.hash != te.Hash,
-			oe.mode != uint32(te.Mode),
-			oe.size != te.Size,
-			oe.ino != te.Inode,
-			oe.dev != te.Dev,
-			oe.uid != te.UID,
-			oe.gid != te.GID,
-			int(oe.stage) != int(te.Stage),
-			oe.skipWorktree != te.SkipWorktree,
-			oe.intentToAdd != te.IntentToAdd,
-			!te.ModifiedAt.IsZero() && !te.ModifiedAt.Equal(time.Unix(int64(oe.mtimeS), int64(oe.mtimeN))),
-			!te.CreatedAt.IsZero() && !te.CreatedAt.Equal(time.Unix(int64(oe.ctimeS), int64(oe.ctimeN))):
+		case oe.Path != te.Name,
+			oe.Hash != te.Hash,
+			oe.Mode != uint32(te.Mode),
+			oe.Size != te.Size,
+			oe.Ino != te.Inode,
+			oe.Dev != te.Dev,
+			oe.UID != te.UID,
+			oe.GID != te.GID,
+			int(oe.Stage) != int(te.Stage),
+			oe.SkipWorktree != te.SkipWorktree,
+			oe.IntentToAdd != te.IntentToAdd,
+			!te.ModifiedAt.IsZero() && !te.ModifiedAt.Equal(time.Unix(int64(oe.MtimeS), int64(oe.MtimeN))),
+			!te.CreatedAt.IsZero() && !te.CreatedAt.Equal(time.Unix(int64(oe.CtimeS), int64(oe.CtimeN))):
 			t.Fatalf("entry %d differs:\nours  %+v\ngo-git %+v", i, *oe, *te)
 		}
 	}
@@ -159,11 +159,11 @@ func TestHashIndexTrees(t *testing.T) {
 	r.Git("add", "-N", "new.txt")
 	r.Git("rm", "-q", "--cached", "gone/f")
 	want := strings.TrimSpace(r.Git("write-tree"))
-	idx, err := readIndexFile(r.Path(".git/index"), r.Path(".git"))
+	idx, err := Read(r.Path(".git/index"), r.Path(".git"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, mem, err := hashIndexTrees(idx.entries)
+	got, mem, err := HashTrees(idx.Entries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,15 +174,15 @@ func TestHashIndexTrees(t *testing.T) {
 	if len(mem) != 6 {
 		t.Errorf("%d trees in memory, want 6", len(mem))
 	}
-	e := func(p string) indexEntry { return indexEntry{path: p, mode: 0o100644} }
-	if _, _, err := hashIndexTrees([]indexEntry{e("a"), e("a/x")}); err == nil {
+	e := func(p string) Entry { return Entry{Path: p, Mode: 0o100644} }
+	if _, _, err := HashTrees([]Entry{e("a"), e("a/x")}); err == nil {
 		t.Error("a file and a folder of the same name were accepted")
 	}
-	if h, _, err := hashIndexTrees(nil); err != nil || h != plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
+	if h, _, err := HashTrees(nil); err != nil || h != plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
 		t.Errorf("no entries: %s, %v; want the empty tree", h, err)
 	}
 }
 
 // parseIndex parses a whole index file that needs no shared index (see
-// parseSplitIndex).
-func parseIndex(data []byte) (*indexFile, error) { return parseSplitIndex(data, nil) }
+// Parse).
+func parseIndex(data []byte) (*File, error) { return Parse(data, nil) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package gitguard
+package walk
 
 import (
 	"errors"
@@ -41,7 +41,7 @@ func TestDirStat(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stat %s: %v", name, err)
 		}
-		want, err := lstat(filepath.Join(dir, name))
+		want, err := Lstat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestDirHashFile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("size %d: %v", n, err)
 		}
-		if want := objectHash(plumbing.BlobObject, data); got != want {
+		if want := plumbing.ComputeHash(plumbing.BlobObject, data); got != want {
 			t.Errorf("size %d: hash %s, want %s", n, got, want)
 		}
 		if _, err := dh.hashFile(name, int64(n)+1); err == nil {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package gitguard
+package walk
 
 import (
 	"io/fs"
@@ -51,11 +51,11 @@ func (d *dirHandle) entries(_ []byte, out []dirent) ([]dirent, error) {
 	return out, nil
 }
 
-func (d *dirHandle) stat(name string) (fileStat, error) {
-	return lstat(d.path + "/" + name)
+func (d *dirHandle) stat(name string) (Stat, error) {
+	return Lstat(d.path + "/" + name)
 }
 
 // hashFile hashes the regular file name inside the directory as a blob.
 func (d *dirHandle) hashFile(name string, _ int64) (plumbing.Hash, error) {
-	return hashFile(d.path + "/" + name)
+	return HashFile(d.path + "/" + name)
 }

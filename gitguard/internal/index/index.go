@@ -1,4 +1,10 @@
-package gitguard
+// Package index reads and writes git's index file (versions 2 to 4, split
+// indexes merged with their shared index, the cache-tree extension), and
+// hashes the trees an index describes. It is gitguard's codec: it knows the
+// format, not the guard; what an entry's stat data vouches for is the
+// caller's question. It refuses a sparse index and any required extension
+// it does not know, and writes no extensions.
+package index
 
 import (
 	"bytes"
@@ -9,43 +15,44 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// A lean reader of git's index (versions 2 to 4). go-git's decoder costs
-// over 100 ms per 100k entries; this one slices a single read of the file.
-// FuzzIndex checks it against go-git's decoder.
+// A lean reader: go-git's decoder costs over 100 ms per 100k entries; this
+// one slices a single read of the file. FuzzIndex checks it against go-git's
+// decoder.
 
-// indexEntry is one index entry; the stat fields are git's 32-bit copies.
-type indexEntry struct {
-	path           string
-	ctimeS, ctimeN uint32
-	mtimeS, mtimeN uint32
-	dev, ino       uint32
-	mode           uint32
-	uid, gid       uint32
-	size           uint32
-	hash           plumbing.Hash
-	stage          uint8
-	assumeValid    bool
-	skipWorktree   bool
-	intentToAdd    bool
+// Entry is one index entry; the stat fields are git's 32-bit copies.
+type Entry struct {
+	Path           string
+	CtimeS, CtimeN uint32
+	MtimeS, MtimeN uint32
+	Dev, Ino       uint32
+	Mode           uint32
+	UID, GID       uint32
+	Size           uint32
+	Hash           plumbing.Hash
+	Stage          uint8
+	AssumeValid    bool
+	SkipWorktree   bool
+	IntentToAdd    bool
 }
 
-func (e *indexEntry) fileMode() filemode.FileMode { return filemode.FileMode(e.mode) }
+func (e *Entry) FileMode() filemode.FileMode { return filemode.FileMode(e.Mode) }
 
-type indexFile struct {
-	version uint32
-	entries []indexEntry
-	// shared is the shared index file a split index was merged with, and its
+type File struct {
+	Version uint32
+	Entries []Entry
+	// Shared is the Shared index file a split index was merged with, and its
 	// mtime: its entries are racily clean against that time, not the index's.
-	shared                     string
-	sharedMtimeS, sharedMtimeN int64
-	// cacheTree is the TREE extension's data, unparsed (see cachetree.go).
-	cacheTree []byte
+	Shared                     string
+	SharedMtimeS, SharedMtimeN int64
+	// CacheTree is the TREE extension's data, unparsed (see cachetree.go).
+	CacheTree []byte
 }
 
 const (
@@ -58,34 +65,34 @@ const (
 	entryFixedLength = 62
 )
 
-var errIndexCorrupt = errors.New("index is corrupt")
+var ErrCorrupt = errors.New("index is corrupt")
 
 func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errIndexCorrupt, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// errUnmerged refuses an index holding conflict stages where a commit is
+// Unmerged refuses an index holding conflict stages where a commit is
 // what is asked about.
-func errUnmerged(path string) error {
+func Unmerged(path string) error {
 	return fmt.Errorf("%s is unmerged: resolve the conflict and stage the result first", path)
 }
 
-// readIndexFile reads and parses the index at path; the shared index of a
+// Read reads and parses the index at path; the shared index of a
 // split index is read from gitDir, as git does (sharedindex.<id>).
-func readIndexFile(path, gitDir string) (*indexFile, error) {
+func Read(path, gitDir string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var sharedPath string
-	var sharedStat fileStat
-	idx, err := parseSplitIndex(data, func(id string) ([]byte, error) {
+	var sharedMtime time.Time
+	idx, err := Parse(data, func(id string) ([]byte, error) {
 		sharedPath = filepath.Join(gitDir, "sharedindex."+id)
-		st, err := lstat(sharedPath)
+		fi, err := os.Lstat(sharedPath)
 		if err != nil {
 			return nil, fmt.Errorf("split index: read its shared index: %w", err)
 		}
-		sharedStat = st
+		sharedMtime = fi.ModTime()
 		data, err := os.ReadFile(sharedPath)
 		if err != nil {
 			return nil, fmt.Errorf("split index: read its shared index: %w", err)
@@ -96,18 +103,18 @@ func readIndexFile(path, gitDir string) (*indexFile, error) {
 		return nil, err
 	}
 	if sharedPath != "" {
-		idx.shared, idx.sharedMtimeS, idx.sharedMtimeN = sharedPath, sharedStat.mtimeS, sharedStat.mtimeN
+		idx.Shared, idx.SharedMtimeS, idx.SharedMtimeN = sharedPath, sharedMtime.Unix(), int64(sharedMtime.Nanosecond())
 	}
 	return idx, nil
 }
 
-// parseSplitIndex parses a whole index file, checksum included, and rejects
+// Parse parses a whole index file, checksum included, and rejects
 // what git itself would refuse (unsorted or duplicate entries, bad paths)
 // as well as the sparse format, which it does not read. A split index (a
 // "link" extension) is merged with the shared index that shared returns.
 // The entries' paths share memory with data and the shared index's bytes,
 // which must not change afterwards.
-func parseSplitIndex(data []byte, shared func(id string) ([]byte, error)) (*indexFile, error) {
+func Parse(data []byte, shared func(id string) ([]byte, error)) (*File, error) {
 	idx, link, err := parseIndexFile(data)
 	if err != nil {
 		return nil, err
@@ -117,7 +124,7 @@ func parseSplitIndex(data []byte, shared func(id string) ([]byte, error)) (*inde
 			return nil, err
 		}
 	}
-	if err := checkEntries(idx.entries); err != nil {
+	if err := checkEntries(idx.Entries); err != nil {
 		return nil, err
 	}
 	return idx, nil
@@ -125,7 +132,7 @@ func parseSplitIndex(data []byte, shared func(id string) ([]byte, error)) (*inde
 
 // parseIndexFile parses one index file, checksum included, without the
 // checks of the entries as a whole (a split index holds nameless entries).
-func parseIndexFile(data []byte) (*indexFile, *splitLink, error) {
+func parseIndexFile(data []byte) (*File, *splitLink, error) {
 	if len(data) < 12+sha1.Size {
 		return nil, nil, corrupt("file is too short")
 	}
@@ -152,55 +159,55 @@ func parseIndexFile(data []byte) (*indexFile, *splitLink, error) {
 	return idx, link, err
 }
 
-func parseEntries(body []byte) (*indexFile, *splitLink, error) {
+func parseEntries(body []byte) (*File, *splitLink, error) {
 	// Entries' v2/v3 paths slice the file's bytes without copying: the
-	// caller never changes data after the parse (see parseSplitIndex).
+	// caller never changes data after the parse (see Parse).
 	sbody := unsafe.String(unsafe.SliceData(body), len(body))
 	data := body
-	idx := &indexFile{version: binary.BigEndian.Uint32(data[4:8])}
-	if idx.version < 2 || idx.version > 4 {
-		return nil, nil, corrupt("unsupported version %d", idx.version)
+	idx := &File{Version: binary.BigEndian.Uint32(data[4:8])}
+	if idx.Version < 2 || idx.Version > 4 {
+		return nil, nil, corrupt("unsupported version %d", idx.Version)
 	}
 	count := binary.BigEndian.Uint32(data[8:12])
 	if uint64(count) > uint64(len(body))/entryFixedLength {
 		return nil, nil, corrupt("entry count %d is too large", count)
 	}
-	idx.entries = make([]indexEntry, count)
+	idx.Entries = make([]Entry, count)
 	var link *splitLink
 	var err error
 	off := 12
 	prev := ""
-	for i := range idx.entries {
-		e := &idx.entries[i]
+	for i := range idx.Entries {
+		e := &idx.Entries[i]
 		if off+entryFixedLength > len(body) {
 			return nil, nil, corrupt("entry %d is truncated", i)
 		}
 		b := body[off:]
 		be := binary.BigEndian
-		e.ctimeS, e.ctimeN = be.Uint32(b[0:]), be.Uint32(b[4:])
-		e.mtimeS, e.mtimeN = be.Uint32(b[8:]), be.Uint32(b[12:])
-		e.dev, e.ino = be.Uint32(b[16:]), be.Uint32(b[20:])
-		e.mode = be.Uint32(b[24:])
-		e.uid, e.gid = be.Uint32(b[28:]), be.Uint32(b[32:])
-		e.size = be.Uint32(b[36:])
-		copy(e.hash[:], b[40:60])
+		e.CtimeS, e.CtimeN = be.Uint32(b[0:]), be.Uint32(b[4:])
+		e.MtimeS, e.MtimeN = be.Uint32(b[8:]), be.Uint32(b[12:])
+		e.Dev, e.Ino = be.Uint32(b[16:]), be.Uint32(b[20:])
+		e.Mode = be.Uint32(b[24:])
+		e.UID, e.GID = be.Uint32(b[28:]), be.Uint32(b[32:])
+		e.Size = be.Uint32(b[36:])
+		copy(e.Hash[:], b[40:60])
 		flags := be.Uint16(b[60:])
-		e.assumeValid = flags&flagAssumeValid != 0
-		e.stage = uint8((flags & flagStageMask) >> 12)
+		e.AssumeValid = flags&flagAssumeValid != 0
+		e.Stage = uint8((flags & flagStageMask) >> 12)
 		n := entryFixedLength
 		if flags&flagExtended != 0 {
-			if idx.version < 3 {
+			if idx.Version < 3 {
 				return nil, nil, corrupt("entry %d has extended flags in a version 2 index", i)
 			}
 			if off+n+2 > len(body) {
 				return nil, nil, corrupt("entry %d is truncated", i)
 			}
 			ext := be.Uint16(b[n:])
-			e.skipWorktree = ext&extSkipWorktree != 0
-			e.intentToAdd = ext&extIntentToAdd != 0
+			e.SkipWorktree = ext&extSkipWorktree != 0
+			e.IntentToAdd = ext&extIntentToAdd != 0
 			n += 2
 		}
-		if idx.version == 4 {
+		if idx.Version == 4 {
 			strip, w := readOffsetVarint(b[n:])
 			if w == 0 || strip > uint64(len(prev)) {
 				return nil, nil, corrupt("entry %d has a bad path prefix", i)
@@ -210,7 +217,7 @@ func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 			if end < 0 {
 				return nil, nil, corrupt("entry %d path is not terminated", i)
 			}
-			e.path = prev[:len(prev)-int(strip)] + string(b[n:n+end])
+			e.Path = prev[:len(prev)-int(strip)] + string(b[n:n+end])
 			n += end + 1
 		} else {
 			nameLen := int(flags & flagNameMask)
@@ -224,7 +231,7 @@ func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 			if n+nameLen > len(b) {
 				return nil, nil, corrupt("entry %d is truncated", i)
 			}
-			e.path = sbody[off+n : off+n+nameLen]
+			e.Path = sbody[off+n : off+n+nameLen]
 			// Entries are NUL padded to a multiple of 8 bytes.
 			padded := (n + nameLen + 8) &^ 7
 			if padded > len(b) {
@@ -236,14 +243,14 @@ func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 			n = padded
 		}
 		// Before the path check: a sparse directory entry's path ends in "/".
-		switch filemode.FileMode(e.mode) {
+		switch filemode.FileMode(e.Mode) {
 		case filemode.Regular, filemode.Executable, filemode.Symlink, filemode.Submodule:
 		case filemode.Dir:
-			return nil, nil, fmt.Errorf("sparse index (directory entry %q) is not supported; run git sparse-checkout disable", e.path)
+			return nil, nil, fmt.Errorf("sparse index (directory entry %q) is not supported; run git sparse-checkout disable", e.Path)
 		default:
-			return nil, nil, corrupt("entry %q has mode %o", e.path, e.mode)
+			return nil, nil, corrupt("entry %q has mode %o", e.Path, e.Mode)
 		}
-		prev = e.path
+		prev = e.Path
 		off += n
 	}
 	for off < len(body) {
@@ -264,7 +271,7 @@ func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 				return nil, nil, err
 			}
 		case string(sig) == "TREE":
-			idx.cacheTree = body[off+8 : off+8+int(size)]
+			idx.CacheTree = body[off+8 : off+8+int(size)]
 		case string(sig) == "sdir":
 			return nil, nil, errors.New("sparse index is not supported; run git sparse-checkout disable")
 		case sig[0] < 'A' || sig[0] > 'Z':
@@ -279,20 +286,20 @@ func parseEntries(body []byte) (*indexFile, *splitLink, error) {
 
 // checkEntries applies to a whole index what git's reader does: valid
 // paths, sorted by path then stage, and no stage 0 beside a conflict.
-func checkEntries(es []indexEntry) error {
+func checkEntries(es []Entry) error {
 	for i := range es {
 		e := &es[i]
-		if err := checkIndexPath(e.path); err != nil {
+		if err := checkIndexPath(e.Path); err != nil {
 			return corrupt("entry %d: %v", i, err)
 		}
 		if i > 0 {
 			p := &es[i-1]
-			c := strings.Compare(p.path, e.path)
-			if c > 0 || (c == 0 && p.stage >= e.stage) {
-				return corrupt("entries are not sorted at %q", e.path)
+			c := strings.Compare(p.Path, e.Path)
+			if c > 0 || (c == 0 && p.Stage >= e.Stage) {
+				return corrupt("entries are not sorted at %q", e.Path)
 			}
-			if c == 0 && (p.stage == 0 || e.stage == 0) {
-				return errUnmerged(e.path) // git accepts this index, but cannot commit it
+			if c == 0 && (p.Stage == 0 || e.Stage == 0) {
+				return Unmerged(e.Path) // git accepts this index, but cannot commit it
 			}
 		}
 	}

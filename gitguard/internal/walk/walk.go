@@ -1,4 +1,11 @@
-package gitguard
+// Package walk compares a worktree with git's index: one readdir per
+// directory that is tracked or not ignored, one lstat per tracked file, and a
+// hash of every file whose stat data may not vouch for it (Input.Allow says
+// which may). Ignore rules are the caller's (the base commit's .gitignore
+// files and hgate.yaml's ignore:); the walk applies them as git does, the
+// deepest .gitignore deciding. It is gitguard's walker: what a difference
+// means is the guard's question.
+package walk
 
 import (
 	"errors"
@@ -13,22 +20,25 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hgate/hgate/gitguard/internal/index"
+	"github.com/hgate/hgate/gitguard/internal/pattern"
 )
 
-// wstate is what the worktree holds at a tracked path.
-type wstate struct {
-	present bool
-	mode    filemode.FileMode // Regular, Executable, Symlink, Submodule, Dir; Empty for fifos and such
-	hash    plumbing.Hash     // content hash (zero for directories)
-	nested  bool              // a directory holding its own repository
+// State is what the worktree holds at a tracked path.
+type State struct {
+	Present bool
+	Mode    filemode.FileMode // Regular, Executable, Symlink, Submodule, Dir; Empty for fifos and such
+	Hash    plumbing.Hash     // content hash (zero for directories)
+	Nested  bool              // a directory holding its own repository
 }
 
-// untrackedFile is a file or symlink on disk that the index does not hold
+// Untracked is a file or symlink on disk that the index does not hold
 // and the base's ignore rules do not hide.
-type untrackedFile struct {
-	path   string
-	mode   filemode.FileMode // Regular, Executable, Symlink, or Dir for a nested repository
-	nested bool
+type Untracked struct {
+	Path   string
+	Mode   filemode.FileMode // Regular, Executable, Symlink, or Dir for a nested repository
+	Nested bool
 }
 
 // walker compares the worktree with the index: one readdir per directory
@@ -37,18 +47,15 @@ type untrackedFile struct {
 // stack of jobs, each with its own buffers, so a directory costs no
 // goroutine, map or per-entry string.
 type walker struct {
-	s     *snapshot
-	rules map[string]patternList // .gitignore rules by directory
-	wt    []wstate               // parallel to s.idx.entries
+	in *Input
+	Result
 
 	mu      sync.Mutex
 	cond    sync.Cond
 	jobs    []walkJob
 	pending int // jobs queued or running
 
-	untracked  []untrackedFile
-	nestedDirs []string // tracked directories with a .git inside
-	errs       []error
+	errs []error
 }
 
 // walkJob is a directory to read, or a chunk of tracked files to check in a
@@ -57,7 +64,7 @@ type walkJob struct {
 	d       string // "" or "a/b/"
 	lo, hi  int    // d's index entries
 	ignored bool   // d is ignored: only its tracked files matter
-	st      ignoreStack
+	st      Stack
 
 	open  *sharedDir
 	stats []int
@@ -89,19 +96,38 @@ type walkScratch struct {
 // uses every core.
 const statChunk = 256
 
-// walk returns the snapshot's walk, walking now if it was not done yet.
-func (s *snapshot) walk() (*walker, error) {
-	if s.walked != nil {
-		return s.walked.w, s.walked.err
-	}
-	return s.walkWith(s.ignores)
+// Input is what a walk compares: the worktree under Root with the index's
+// entries, as the base's ignore rules see it.
+type Input struct {
+	Root    string
+	Entries []index.Entry
+	Rules   map[string]pattern.List // .gitignore rules by directory ("" or "a/b/")
+	Extra   pattern.List            // patterns that ignore on their own (hgate.yaml ignore:)
+	// Allow is the paths whose stat data may spare hashing: only an allowed
+	// file, whose edits are no violation, is trusted to the index's copy.
+	Allow *pattern.Matcher
+	// IndexMtimeS and IndexMtimeN are when the index (or its shared index)
+	// was written: an entry not older is racily clean and always hashed.
+	IndexMtimeS, IndexMtimeN int64
+	// Submodule is the commit the repository at full has checked out, or
+	// recorded when it has none.
+	Submodule func(full string, recorded plumbing.Hash) plumbing.Hash
 }
 
-// walkWith walks the worktree with the given .gitignore rules by directory.
-func (s *snapshot) walkWith(rules map[string]patternList) (*walker, error) {
-	w := &walker{s: s, rules: rules, wt: make([]wstate, len(s.idx.entries))}
+// Result is what the worktree holds: one State per index entry, the
+// untracked files that are not ignored, and the tracked directories that
+// hold a .git of their own.
+type Result struct {
+	WT         []State // parallel to Input.Entries
+	Untracked  []Untracked
+	NestedDirs []string // tracked directories with a .git inside
+}
+
+// Walk walks the worktree.
+func Walk(in *Input) (*Result, error) {
+	w := &walker{in: in, Result: Result{WT: make([]State, len(in.Entries))}}
 	w.cond.L = &w.mu
-	w.jobs = append(w.jobs, walkJob{hi: len(s.idx.entries), st: pushRules(rules, nil, "")})
+	w.jobs = append(w.jobs, walkJob{hi: len(in.Entries), st: Push(in.Rules, nil, "")})
 	w.pending = 1
 	// Syscalls on cached metadata keep a core busy; one extra worker covers
 	// the time another waits on the disk.
@@ -118,7 +144,7 @@ func (s *snapshot) walkWith(rules map[string]patternList) (*walker, error) {
 	if len(w.errs) > 0 {
 		return nil, errors.Join(w.errs...)
 	}
-	return w, nil
+	return &w.Result, nil
 }
 
 func (w *walker) work() {
@@ -195,9 +221,8 @@ func find(ents []dirent, name string) int {
 
 // dir walks directory j.d, whose index entries are j.lo..j.hi.
 func (w *walker) dir(j walkJob, sc *walkScratch) {
-	s := w.s
 	d := j.d
-	full := s.r.root + "/" + d
+	full := w.in.Root + "/" + d
 	dh, err := openDir(full)
 	if err == nil {
 		sc.ents, err = dh.entries(sc.buf, sc.ents[:0])
@@ -220,11 +245,11 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 		t := dtOther
 		if st, err := dh.stat(ents[i].name); err == nil {
 			switch {
-			case st.isDir():
+			case st.IsDir():
 				t = dtDir
-			case st.isReg():
+			case st.IsReg():
 				t = dtReg
-			case st.isLink():
+			case st.IsLink():
 				t = dtLink
 			}
 		}
@@ -237,22 +262,22 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 	}
 	sc.seen = seen
 
-	es := s.idx.entries
+	es := w.in.Entries
 	stats := sc.stats[:0]
 	subs := sc.subs[:0]
 	for i := j.lo; i < j.hi; {
-		rest := es[i].path[len(d):]
+		rest := es[i].Path[len(d):]
 		if slash := strings.IndexByte(rest, '/'); slash >= 0 {
 			name := rest[:slash]
 			k := i + 1
-			for k < j.hi && inChild(es[k].path, len(d), name) {
+			for k < j.hi && inChild(es[k].Path, len(d), name) {
 				k++
 			}
 			if at := find(ents, name); at >= 0 && ents[at].typ == dtDir {
 				seen[at] = true
-				sub := es[i].path[:len(d)+len(name)+1]
-				subIgnored := j.ignored || s.ignored(j.st, sub[:len(sub)-1], true)
-				subs = append(subs, walkJob{d: sub, lo: i, hi: k, ignored: subIgnored, st: pushRules(w.rules, j.st, sub)})
+				sub := es[i].Path[:len(d)+len(name)+1]
+				subIgnored := j.ignored || Ignored(w.in.Extra, j.st, sub[:len(sub)-1], true)
+				subs = append(subs, walkJob{d: sub, lo: i, hi: k, ignored: subIgnored, st: Push(w.in.Rules, j.st, sub)})
 			}
 			// Otherwise the tracked files below are gone (or behind a
 			// symlink, which git does not follow either) and whatever
@@ -262,7 +287,7 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 		}
 		if at := find(ents, rest); at >= 0 {
 			seen[at] = true
-			for ; i < j.hi && es[i].path[len(d):] == rest; i++ {
+			for ; i < j.hi && es[i].Path[len(d):] == rest; i++ {
 				stats = append(stats, i)
 			}
 			continue
@@ -280,7 +305,7 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 		if name == ".git" {
 			if d != "" {
 				w.mu.Lock()
-				w.nestedDirs = append(w.nestedDirs, strings.TrimSuffix(d, "/"))
+				w.NestedDirs = append(w.NestedDirs, strings.TrimSuffix(d, "/"))
 				w.mu.Unlock()
 			}
 			continue
@@ -291,33 +316,33 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 		switch typ {
 		case dtDir:
 			p := d + name
-			if s.ignored(j.st, p, true) {
+			if Ignored(w.in.Extra, j.st, p, true) {
 				continue
 			}
-			if _, err := lstat(full + name + "/.git"); err == nil {
-				w.addUntracked(untrackedFile{path: p, mode: filemode.Dir, nested: true})
+			if _, err := Lstat(full + name + "/.git"); err == nil {
+				w.addUntracked(Untracked{Path: p, Mode: filemode.Dir, Nested: true})
 				continue
 			}
 			sub := p + "/"
-			w.push([]walkJob{{d: sub, ignored: false, st: pushRules(w.rules, j.st, sub)}})
+			w.push([]walkJob{{d: sub, ignored: false, st: Push(w.in.Rules, j.st, sub)}})
 		case dtReg, dtLink:
 			p := d + name
-			if s.ignored(j.st, p, false) {
+			if Ignored(w.in.Extra, j.st, p, false) {
 				continue
 			}
 			mode := filemode.Regular
 			if typ == dtLink {
 				mode = filemode.Symlink
 			}
-			w.addUntracked(untrackedFile{path: p, mode: mode})
+			w.addUntracked(Untracked{Path: p, Mode: mode})
 		default:
 			// A fifo, socket or device: git skips them, but a tree cannot hold one and
 			// opening a fifo blocks, so Step 0 reports it (mode Empty) and never reads it.
 			p := d + name
-			if s.ignored(j.st, p, false) {
+			if Ignored(w.in.Extra, j.st, p, false) {
 				continue
 			}
-			w.addUntracked(untrackedFile{path: p, mode: filemode.Empty})
+			w.addUntracked(Untracked{Path: p, Mode: filemode.Empty})
 		}
 	}
 
@@ -341,9 +366,9 @@ func (w *walker) dir(j walkJob, sc *walkScratch) {
 	sd.release()
 }
 
-func (w *walker) addUntracked(u untrackedFile) {
+func (w *walker) addUntracked(u Untracked) {
 	w.mu.Lock()
-	w.untracked = append(w.untracked, u)
+	w.Untracked = append(w.Untracked, u)
 	w.mu.Unlock()
 }
 
@@ -359,19 +384,18 @@ var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775a8c2d48c53391")
 
 // statEntry fills wt[k] for a tracked path present in its directory.
 func (w *walker) statEntry(dh *dirHandle, k int) error {
-	s := w.s
-	e := &s.idx.entries[k]
-	st, err := dh.stat(e.path[strings.LastIndexByte(e.path, '/')+1:])
+	e := &w.in.Entries[k]
+	st, err := dh.stat(e.Path[strings.LastIndexByte(e.Path, '/')+1:])
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil
 		}
-		return fmt.Errorf("stat %s: %w", e.path, err)
+		return fmt.Errorf("stat %s: %w", e.Path, err)
 	}
-	full := func() string { return s.r.root + "/" + e.path }
-	ws := &w.wt[k]
-	ws.present = true
-	em := e.fileMode()
+	full := func() string { return w.in.Root + "/" + e.Path }
+	ws := &w.WT[k]
+	ws.Present = true
+	em := e.FileMode()
 	// The stat data vouches for the content only for a path the guard does
 	// not count (an allowed one: its edits are no violation) and a merged
 	// entry of the same type whose cached stat matches and which is not
@@ -379,68 +403,50 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 	// edit of equal size could carry the same times). Index flags play no
 	// part. Every other path is hashed: the agent runs as the same user and
 	// can rewrite the index's stat fields, or put an edited file's mtime back.
-	cacheOK := e.stage == 0 && s.allow.Match(e.path, false) && st.matches(e) && !w.racy(e) && (e.size != 0 || e.hash == emptyBlob)
+	cacheOK := e.Stage == 0 && w.in.Allow.Match(e.Path, false) && st.Matches(e) && !w.racy(e) && (e.Size != 0 || e.Hash == emptyBlob)
 	switch {
-	case st.isReg():
-		ws.mode = filemode.Regular
-		if st.mode&0o100 != 0 {
-			ws.mode = filemode.Executable
+	case st.IsReg():
+		ws.Mode = filemode.Regular
+		if st.Mode&0o100 != 0 {
+			ws.Mode = filemode.Executable
 		}
 		if cacheOK && (em == filemode.Regular || em == filemode.Executable) {
-			ws.hash = e.hash
+			ws.Hash = e.Hash
 			return nil
 		}
-		ws.hash, err = dh.hashFile(e.path[strings.LastIndexByte(e.path, '/')+1:], st.size)
+		ws.Hash, err = dh.hashFile(e.Path[strings.LastIndexByte(e.Path, '/')+1:], st.Size)
 		if err != nil {
-			return fmt.Errorf("hash %s: %w", e.path, err)
+			return fmt.Errorf("hash %s: %w", e.Path, err)
 		}
-	case st.isLink():
-		ws.mode = filemode.Symlink
+	case st.IsLink():
+		ws.Mode = filemode.Symlink
 		if cacheOK && em == filemode.Symlink {
-			ws.hash = e.hash
+			ws.Hash = e.Hash
 			return nil
 		}
-		ws.hash, _, err = hashLink(full())
+		ws.Hash, _, err = HashLink(full())
 		if err != nil {
-			return fmt.Errorf("read symlink %s: %w", e.path, err)
+			return fmt.Errorf("read symlink %s: %w", e.Path, err)
 		}
-	case st.isDir():
+	case st.IsDir():
 		if em != filemode.Submodule {
-			ws.mode = filemode.Dir
-			if _, err := lstat(full() + "/.git"); err == nil {
-				ws.nested = true
+			ws.Mode = filemode.Dir
+			if _, err := Lstat(full() + "/.git"); err == nil {
+				ws.Nested = true
 			}
 			return nil
 		}
-		ws.mode = filemode.Submodule
-		ws.hash = submoduleHead(full(), e.hash)
+		ws.Mode = filemode.Submodule
+		ws.Hash = w.in.Submodule(full(), e.Hash)
 	default:
-		ws.mode = filemode.Empty
+		ws.Mode = filemode.Empty
 	}
 	return nil
 }
 
 // racy is git's is_racy_timestamp: the file changed no earlier than the
 // index was written, so equal stat data proves nothing.
-func (w *walker) racy(e *indexEntry) bool {
-	ms, mn := int64(e.mtimeS), int64(e.mtimeN)
-	return w.s.idxMtimeS < ms || (w.s.idxMtimeS == ms && w.s.idxMtimeN <= mn)
-}
-
-// submoduleHead is the commit a submodule's worktree has checked out; an
-// unpopulated submodule counts as unchanged, as git counts it, and one that
-// cannot be read counts as changed.
-func submoduleHead(full string, recorded plumbing.Hash) plumbing.Hash {
-	if _, err := lstat(full + "/.git"); err != nil {
-		return recorded
-	}
-	r, err := openAt(full)
-	if err != nil {
-		return plumbing.ZeroHash
-	}
-	h, err := r.refStore().Resolve("HEAD")
-	if err != nil {
-		return plumbing.ZeroHash
-	}
-	return h
+func (w *walker) racy(e *index.Entry) bool {
+	ms, mn := int64(e.MtimeS), int64(e.MtimeN)
+	return w.in.IndexMtimeS < ms || (w.in.IndexMtimeS == ms && w.in.IndexMtimeN <= mn)
 }

@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !arm64
 
-package gitguard
+package walk
 
 import "golang.org/x/sys/unix"
 

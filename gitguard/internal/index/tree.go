@@ -1,4 +1,4 @@
-package gitguard
+package index
 
 import (
 	"crypto/sha1"
@@ -13,11 +13,11 @@ import (
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 )
 
-// hashIndexTrees hashes the index's merged entries into trees in memory, as
+// HashTrees hashes the index's merged entries into trees in memory, as
 // git write-tree would without a cache tree, and returns the root hash;
 // unmerged and intent-to-add entries are left out. Entries must be sorted as
 // the index sorts them.
-func hashIndexTrees(entries []indexEntry) (plumbing.Hash, map[plumbing.Hash][]objstore.Entry, error) {
+func HashTrees(entries []Entry) (plumbing.Hash, map[plumbing.Hash][]objstore.Entry, error) {
 	b := &treeBuilder{entries: entries, mem: map[plumbing.Hash][]objstore.Entry{}}
 	root, err := b.build("", 0, len(entries), nil)
 	if err != nil {
@@ -27,7 +27,7 @@ func hashIndexTrees(entries []indexEntry) (plumbing.Hash, map[plumbing.Hash][]ob
 }
 
 type treeBuilder struct {
-	entries []indexEntry
+	entries []Entry
 	mem     map[plumbing.Hash][]objstore.Entry
 	levels  [][]objstore.Entry // scratch entries per depth, reused across trees
 	buf     []byte             // scratch tree object
@@ -41,7 +41,7 @@ type treeBuilder struct {
 // build hashes entries[lo:hi], which all start with prefix; n is the cache
 // tree's node for prefix, or nil, and its valid subtrees stand in for their
 // entries.
-func (b *treeBuilder) build(prefix string, lo, hi int, n *ctNode) (plumbing.Hash, error) {
+func (b *treeBuilder) build(prefix string, lo, hi int, n *CacheTree) (plumbing.Hash, error) {
 	depth := strings.Count(prefix, "/")
 	for len(b.levels) <= depth {
 		b.levels = append(b.levels, nil)
@@ -49,15 +49,15 @@ func (b *treeBuilder) build(prefix string, lo, hi int, n *ctNode) (plumbing.Hash
 	es := b.levels[depth][:0]
 	for i := lo; i < hi; {
 		e := &b.entries[i]
-		rest := e.path[len(prefix):]
+		rest := e.Path[len(prefix):]
 		if slash := strings.IndexByte(rest, '/'); slash >= 0 {
 			dir := rest[:slash]
-			sub := e.path[:len(prefix)+slash+1]
+			sub := e.Path[:len(prefix)+slash+1]
 			// Sorted entries: sub's run ends at the first without its prefix,
 			// found by halving, as a trusted node below spares reading the run.
-			j := i + 1 + sort.Search(hi-i-1, func(k int) bool { return !strings.HasPrefix(b.entries[i+1+k].path, sub) })
+			j := i + 1 + sort.Search(hi-i-1, func(k int) bool { return !strings.HasPrefix(b.entries[i+1+k].Path, sub) })
 			b.levels[depth] = es // keep the grown buffer for the next tree at this depth
-			var subNode *ctNode
+			var subNode *CacheTree
 			if n != nil {
 				subNode = n.subs[dir]
 			}
@@ -80,10 +80,10 @@ func (b *treeBuilder) build(prefix string, lo, hi int, n *ctNode) (plumbing.Hash
 			continue
 		}
 		i++
-		if e.stage != 0 || e.intentToAdd {
+		if e.Stage != 0 || e.IntentToAdd {
 			continue
 		}
-		es = append(es, objstore.Entry{Name: rest, Mode: e.fileMode(), Hash: e.hash})
+		es = append(es, objstore.Entry{Name: rest, Mode: e.FileMode(), Hash: e.Hash})
 	}
 	b.levels[depth] = es
 	if len(es) == 0 {
@@ -109,11 +109,11 @@ func (b *treeBuilder) hash(es []objstore.Entry) plumbing.Hash {
 	return plumbing.Hash(sha1.Sum(buf))
 }
 
-// commitTree is the tree git commit makes of the index: the cache tree's
+// CommitTree is the tree git commit makes of the index: the cache tree's
 // valid nodes (see cachetree.go) where their objects exist, the entries
 // hashed elsewhere. trusted counts the nodes used; mem holds the trees
 // computed.
-func commitTree(entries []indexEntry, cache *ctNode, has func(plumbing.Hash) (bool, error)) (root plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry, trusted int, err error) {
+func CommitTree(entries []Entry, cache *CacheTree, has func(plumbing.Hash) (bool, error)) (root plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry, trusted int, err error) {
 	b := &treeBuilder{entries: entries, mem: map[plumbing.Hash][]objstore.Entry{}, has: has}
 	root, ok, err := b.cached(cache, "", 0, len(entries))
 	if err == nil && !ok {

@@ -1,15 +1,15 @@
 //go:build linux || darwin
 
-package gitguard
+package walk
 
 import (
 	"os"
 	"syscall"
 )
 
-// lstat returns the fields git keeps in the index, without following a
+// Lstat returns the fields git keeps in the index, without following a
 // final symlink.
-func lstat(path string) (fileStat, error) {
+func Lstat(path string) (Stat, error) {
 	var st syscall.Stat_t
 	for {
 		err := syscall.Lstat(path, &st)
@@ -17,17 +17,17 @@ func lstat(path string) (fileStat, error) {
 			continue
 		}
 		if err != nil {
-			return fileStat{}, err
+			return Stat{}, err
 		}
 		break
 	}
 	return statT(&st), nil
 }
 
-// infoStat is the stat data of an open file from its FileInfo (fstat).
-func infoStat(fi os.FileInfo) fileStat {
+// InfoStat is the stat data of an open file from its FileInfo (fstat).
+func InfoStat(fi os.FileInfo) Stat {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return statT(st)
 	}
-	return fileStat{noCache: true}
+	return Stat{NoCache: true}
 }

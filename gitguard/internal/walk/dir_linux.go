@@ -1,6 +1,6 @@
 //go:build linux
 
-package gitguard
+package walk
 
 import (
 	"crypto/sha1"
@@ -89,7 +89,7 @@ func (d *dirHandle) entries(buf []byte, out []dirent) ([]dirent, error) {
 }
 
 // stat is lstat of a name inside the directory.
-func (d *dirHandle) stat(name string) (fileStat, error) {
+func (d *dirHandle) stat(name string) (Stat, error) {
 	var st unix.Stat_t
 	for {
 		err := fstatat(d.fd, name, &st)
@@ -97,15 +97,15 @@ func (d *dirHandle) stat(name string) (fileStat, error) {
 			continue
 		}
 		if err != nil {
-			return fileStat{}, err
+			return Stat{}, err
 		}
 		break
 	}
-	return fileStat{
-		mode:   st.Mode,
-		ctimeS: int64(st.Ctim.Sec), ctimeN: int64(st.Ctim.Nsec), // int32 on 32-bit platforms
-		mtimeS: int64(st.Mtim.Sec), mtimeN: int64(st.Mtim.Nsec),
-		ino: uint64(st.Ino), uid: st.Uid, gid: st.Gid, size: int64(st.Size),
+	return Stat{
+		Mode:   st.Mode,
+		CtimeS: int64(st.Ctim.Sec), CtimeN: int64(st.Ctim.Nsec), // int32 on 32-bit platforms
+		MtimeS: int64(st.Mtim.Sec), MtimeN: int64(st.Mtim.Nsec),
+		Ino: uint64(st.Ino), UID: st.Uid, GID: st.Gid, Size: int64(st.Size),
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package gitguard
+package index
 
 import (
 	"bytes"
@@ -70,18 +70,18 @@ func lsFiles(t testing.TB, r *gittest.Repo) string {
 	return strings.TrimSpace(b.String()) + "\n"
 }
 
-func formatEntries(es []indexEntry) string {
+func formatEntries(es []Entry) string {
 	var b strings.Builder
 	for _, e := range es {
 		var flags uint32
-		if e.skipWorktree {
+		if e.SkipWorktree {
 			flags |= 1 << 30
 		}
-		if e.intentToAdd {
+		if e.IntentToAdd {
 			flags |= 1 << 29
 		}
 		fmt.Fprintf(&b, "%06o %s %d\t%s ctime: %d:%d mtime: %d:%d dev: %d ino: %d uid: %d gid: %d size: %d flags: %x\n",
-			e.mode, e.hash, e.stage, e.path, e.ctimeS, e.ctimeN, e.mtimeS, e.mtimeN, e.dev, e.ino, e.uid, e.gid, e.size, flags)
+			e.Mode, e.Hash, e.Stage, e.Path, e.CtimeS, e.CtimeN, e.MtimeS, e.MtimeN, e.Dev, e.Ino, e.UID, e.GID, e.Size, flags)
 	}
 	return b.String()
 }
@@ -101,16 +101,16 @@ func TestSplitIndexMatchesGit(t *testing.T) {
 	shared, _ := os.ReadFile(r.Path(".git/sharedindex." + link.base.String()))
 	base, _, _ := parseIndexFile(shared)
 	for name, bm := range map[string][]byte{"delete": link.deleted, "replace": link.replace} {
-		if bits, err := ewahBits(bm, len(base.entries)); err != nil || len(bits) == 0 {
+		if bits, err := ewahBits(bm, len(base.Entries)); err != nil || len(bits) == 0 {
 			t.Errorf("%s bitmap: %v %v; the test wants it used", name, bits, err)
 		}
 	}
-	idx, err := readIndexFile(r.Path(".git/index"), r.Path(".git"))
+	idx, err := Read(r.Path(".git/index"), r.Path(".git"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// git ls-files --debug prints flags for extended bits only; compare the rest.
-	got := formatEntries(idx.entries)
+	got := formatEntries(idx.Entries)
 	want := lsFiles(t, r)
 	if strip := func(s string) string {
 		var out []string
@@ -126,16 +126,16 @@ func TestSplitIndexMatchesGit(t *testing.T) {
 	}
 	// Unsplit, the same entries.
 	r.Git("update-index", "--no-split-index")
-	whole, err := readIndexFile(r.Path(".git/index"), r.Path(".git"))
+	whole, err := Read(r.Path(".git/index"), r.Path(".git"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(whole.entries) != len(idx.entries) {
-		t.Fatalf("%d entries unsplit, %d split", len(whole.entries), len(idx.entries))
+	if len(whole.Entries) != len(idx.Entries) {
+		t.Fatalf("%d entries unsplit, %d split", len(whole.Entries), len(idx.Entries))
 	}
-	for i := range whole.entries {
-		a, b := &whole.entries[i], &idx.entries[i]
-		if a.path != b.path || a.hash != b.hash || a.mode != b.mode || a.intentToAdd != b.intentToAdd {
+	for i := range whole.Entries {
+		a, b := &whole.Entries[i], &idx.Entries[i]
+		if a.Path != b.Path || a.Hash != b.Hash || a.Mode != b.Mode || a.IntentToAdd != b.IntentToAdd {
 			t.Errorf("entry %d: unsplit %+v, split %+v", i, *a, *b)
 		}
 	}
@@ -210,7 +210,7 @@ func FuzzSplitIndex(f *testing.F) {
 	f.Add(data[:len(data)-sha1.Size])
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sum := sha1.Sum(body)
-		idx, err := parseSplitIndex(append(body[:len(body):len(body)], sum[:]...), func(got string) ([]byte, error) {
+		idx, err := Parse(append(body[:len(body):len(body)], sum[:]...), func(got string) ([]byte, error) {
 			if got != id {
 				return nil, os.ErrNotExist
 			}
@@ -219,10 +219,10 @@ func FuzzSplitIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := checkEntries(idx.entries); err != nil {
+		if err := checkEntries(idx.Entries); err != nil {
 			t.Fatalf("accepted an index that fails its checks: %v", err)
 		}
-		if bytes.Contains([]byte(formatEntries(idx.entries)), []byte("\t ")) {
+		if bytes.Contains([]byte(formatEntries(idx.Entries)), []byte("\t ")) {
 			t.Fatalf("nameless entry accepted")
 		}
 	})

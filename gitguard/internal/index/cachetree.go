@@ -1,4 +1,4 @@
-package gitguard
+package index
 
 import (
 	"bytes"
@@ -17,17 +17,17 @@ import (
 // the entries do not hold. The pre-commit hook computes that same tree; the
 // nodes it trusts also spare it hashing the unchanged directories.
 
-// ctNode is one directory's node of the cache tree.
-type ctNode struct {
+// CacheTree is one directory's node of the cache tree.
+type CacheTree struct {
 	count int // entries the tree covers; negative: invalid (recomputed)
 	hash  plumbing.Hash
-	subs  map[string]*ctNode
+	subs  map[string]*CacheTree
 }
 
-// parseCacheTree parses the TREE extension's data. Where git would drop the
+// ParseCacheTree parses the TREE extension's data. Where git would drop the
 // extension or die reading it, this is an error: the hook cannot tell what
 // git would commit, so it does not vouch for the commit.
-func parseCacheTree(data []byte) (*ctNode, error) {
+func ParseCacheTree(data []byte) (*CacheTree, error) {
 	n, _, rest, err := readCTNode(data, 0)
 	if err == nil && len(rest) != 0 {
 		err = fmt.Errorf("%d bytes after the root", len(rest))
@@ -40,7 +40,7 @@ func parseCacheTree(data []byte) (*ctNode, error) {
 
 // readCTNode reads one node and its subtrees, written by git as
 // "NAME\0COUNT SUBTREES\n" then the hash when COUNT is not negative.
-func readCTNode(b []byte, depth int) (*ctNode, string, []byte, error) {
+func readCTNode(b []byte, depth int) (*CacheTree, string, []byte, error) {
 	if depth > 4096 {
 		return nil, "", nil, fmt.Errorf("nested too deep")
 	}
@@ -61,7 +61,7 @@ func readCTNode(b []byte, depth int) (*ctNode, string, []byte, error) {
 		return nil, "", nil, fmt.Errorf("node %q: bad header", name)
 	}
 	b = b[nl+1:]
-	n := &ctNode{count: count}
+	n := &CacheTree{count: count}
 	if count >= 0 {
 		if len(b) < len(n.hash) {
 			return nil, "", nil, fmt.Errorf("node %q: hash truncated", name)
@@ -70,7 +70,7 @@ func readCTNode(b []byte, depth int) (*ctNode, string, []byte, error) {
 		b = b[len(n.hash):]
 	}
 	if nsub > 0 {
-		n.subs = make(map[string]*ctNode, min(nsub, 64))
+		n.subs = make(map[string]*CacheTree, min(nsub, 64))
 	}
 	for range nsub {
 		sub, subName, rest, err := readCTNode(b, depth+1)
@@ -90,7 +90,7 @@ func readCTNode(b []byte, depth int) (*ctNode, string, []byte, error) {
 // without reading them: the node's when it is valid, its object exists, and
 // it covers exactly those entries (git would skip as many entries as the
 // node claims, so another count is an error).
-func (b *treeBuilder) cached(n *ctNode, prefix string, lo, hi int) (plumbing.Hash, bool, error) {
+func (b *treeBuilder) cached(n *CacheTree, prefix string, lo, hi int) (plumbing.Hash, bool, error) {
 	if n == nil || n.count < 0 {
 		return plumbing.ZeroHash, false, nil
 	}

@@ -1,4 +1,4 @@
-package gitguard
+package index
 
 import (
 	"bytes"
@@ -119,8 +119,8 @@ func ewahBits(b []byte, limit int) ([]int, error) {
 }
 
 // mergeShared applies idx, a split index, to the shared index it links to.
-func (idx *indexFile) mergeShared(l *splitLink, shared func(id string) ([]byte, error)) error {
-	own := idx.entries
+func (idx *File) mergeShared(l *splitLink, shared func(id string) ([]byte, error)) error {
+	own := idx.Entries
 	if l.base.IsZero() {
 		// No shared index: every entry is here.
 		return nil
@@ -142,7 +142,7 @@ func (idx *indexFile) mergeShared(l *splitLink, shared func(id string) ([]byte, 
 	if !bytes.Equal(data[len(data)-sha1.Size:], l.base[:]) {
 		return corrupt("shared index sharedindex.%s has another checksum", l.base)
 	}
-	out := append([]indexEntry(nil), base.entries...)
+	out := append([]Entry(nil), base.Entries...)
 	deleted, err := ewahBits(l.deleted, len(out))
 	if err != nil {
 		return corrupt("link extension: delete bitmap: %v", err)
@@ -158,11 +158,11 @@ func (idx *indexFile) mergeShared(l *splitLink, shared func(id string) ([]byte, 
 		if k >= len(own) {
 			return corrupt("link extension replaces more entries than the index holds")
 		}
-		if own[k].path != "" {
+		if own[k].Path != "" {
 			return corrupt("replacing entry %d has a name", k)
 		}
 		e := own[k]
-		e.path = out[pos].path
+		e.Path = out[pos].Path
 		out[pos] = e
 	}
 	drop := make(map[int]bool, len(deleted))
@@ -174,13 +174,13 @@ func (idx *indexFile) mergeShared(l *splitLink, shared func(id string) ([]byte, 
 	}
 	added := own[min(len(replace), len(own)):]
 	for k := range added {
-		if added[k].path == "" {
+		if added[k].Path == "" {
 			return corrupt("added entry %d has no name", k)
 		}
 	}
 	// git adds each new entry in place, replacing one of equal path and stage.
 	sort.SliceStable(added, func(i, j int) bool { return entryLess(&added[i], &added[j]) })
-	merged := make([]indexEntry, 0, len(out)-len(drop)+len(added))
+	merged := make([]Entry, 0, len(out)-len(drop)+len(added))
 	a := 0
 	for i := range out {
 		if drop[i] {
@@ -190,19 +190,19 @@ func (idx *indexFile) mergeShared(l *splitLink, shared func(id string) ([]byte, 
 			merged = append(merged, added[a])
 			a++
 		}
-		if a < len(added) && added[a].path == out[i].path && added[a].stage == out[i].stage {
+		if a < len(added) && added[a].Path == out[i].Path && added[a].Stage == out[i].Stage {
 			continue // replaced by the added entry, which comes next
 		}
 		merged = append(merged, out[i])
 	}
 	merged = append(merged, added[a:]...)
-	idx.entries = merged
+	idx.Entries = merged
 	return nil
 }
 
-func entryLess(a, b *indexEntry) bool {
-	if c := strings.Compare(a.path, b.path); c != 0 {
+func entryLess(a, b *Entry) bool {
+	if c := strings.Compare(a.Path, b.Path); c != 0 {
 		return c < 0
 	}
-	return a.stage < b.stage
+	return a.Stage < b.Stage
 }
