@@ -116,7 +116,8 @@ func TestRunSandboxedTimeout(t *testing.T) {
 	if got := describe(out.Results["hang"]); got != "null (timed out after 300ms)" {
 		t.Errorf("hang: %s", got)
 	}
-	if pid := readPid(t, filepath.Join(dir, "hang.pid")); !dead(pid) {
-		t.Errorf("the daemon (pid %d) outlived its task", pid)
-	}
+	// On timeout the shim's second SIGTERM sends SIGKILL to the whole tree; on a loaded
+	// machine the daemon may take a moment to die of it (assertDead waits for that, and
+	// fails only when no SIGKILL came).
+	assertDead(t, "the daemon", readPid(t, filepath.Join(dir, "hang.pid")))
 }
