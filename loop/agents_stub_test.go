@@ -30,6 +30,9 @@ import (
 // resumed thread taken once); the transcript is agent.stdout; and a resume by hand of the
 // session reaches the stub as the same session too.
 func TestPresetsAgainstModelStubs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the real claude or codex")
+	}
 	for _, name := range []string{"claude", "codex"} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := exec.LookPath(name); err != nil {

@@ -27,6 +27,9 @@ import (
 // of mcp__good__lookup reaches the server through hgate-mcp's proxy in the agent's sandbox,
 // which logs it to mcp_calls.jsonl.
 func TestHarnessPhasesAgainstClaude(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the real claude or codex")
+	}
 	if _, err := exec.LookPath("claude"); err != nil {
 		t.Skipf("claude is not installed (.ci/run: npm install -g --ignore-scripts @anthropic-ai/claude-code): %v", err)
 	}

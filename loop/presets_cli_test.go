@@ -40,6 +40,9 @@ var cliStarted = map[string]*regexp.Regexp{
 // printed must hold no refusal, so a release that drops or renames a flag the preset
 // passes, or moves its home folder, fails here.
 func TestPresetsAgainstInstalledCLIs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the real claude or codex")
+	}
 	if _, err := sandbox.Available(); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
