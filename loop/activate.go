@@ -13,6 +13,7 @@ import (
 
 	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/proc"
 )
@@ -285,7 +286,7 @@ func reportTools(root string, reg *harness.Registry) map[string][]string {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(root, p)
 		}
-		data, err := os.ReadFile(p)
+		data, _, err := statefile.ReadHead(p, 64<<20) // hgate's report, but in the workspace
 		if err != nil {
 			continue
 		}
