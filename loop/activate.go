@@ -13,9 +13,9 @@ import (
 
 	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gate"
-	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/internal/statefile"
 )
 
 // activationName is the file in the iteration's activation folder that says what the
