@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -72,75 +71,26 @@ func nsInit(p Policy, unset []string, path string, argv []string) int {
 	if err != nil {
 		return fail(err.Error())
 	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	attr := &syscall.SysProcAttr{Setpgid: true}
-	fg := foregroundTTY()
-	if fg >= 0 {
-		attr.Foreground, attr.Ctty = true, fg
-	}
-	leader, err := os.StartProcess("/proc/self/exe", append([]string{shimName, enc, "--", path}, argv...), &os.ProcAttr{
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   attr,
-	})
+	// No Pdeathsig for the leader: this shim is its namespace's init, whose death the
+	// kernel answers by killing every process of the namespace.
+	l, err := startLeader(enc, path, argv, &syscall.SysProcAttr{}, killNamespace)
 	if err != nil {
 		return fail("start: " + err.Error())
 	}
-	pid := leader.Pid
-	var mu sync.Mutex
-	reaped, asked := false, false
-	go func() {
-		for sig := range sigs {
-			mu.Lock()
-			switch {
-			case reaped:
-			case asked:
-				syscall.Kill(-1, syscall.SIGKILL) // every process of the namespace but this one
-			default:
-				asked = true
-				syscall.Kill(-pid, sig.(syscall.Signal))
-			}
-			mu.Unlock()
-		}
-	}()
-	// Learn that the leader exited without reaping it: while it is a zombie its pid
-	// answers, so nothing that waits for it to be gone (kill -0) acts before the rest
-	// of the namespace is killed. Other processes are reaped as they end.
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fail("wait: " + err.Error())
-		}
-		if wpid := siginfoPid(&info); wpid != pid {
-			var ws unix.WaitStatus
-			unix.Wait4(wpid, &ws, 0, nil)
-			continue
-		}
-		break
+	if err := l.awaitExit(); err != nil {
+		return fail("wait: " + err.Error())
 	}
-	syscall.Kill(-1, syscall.SIGKILL) // every process of the namespace but this one
-	mu.Lock()
-	reaped = true
-	mu.Unlock()
-	var ws unix.WaitStatus
-	for {
-		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
-			break
-		}
-	}
-	if fg >= 0 {
-		signal.Ignore(syscall.SIGTTOU)
-		unix.IoctlSetPointerInt(fg, unix.TIOCSPGRP, unix.Getpgrp())
-	}
+	killNamespace(0)
+	ws := l.reap()
 	if ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
 }
+
+// killNamespace kills every process of this shim's namespace but itself, the leader
+// included.
+func killNamespace(int) { syscall.Kill(-1, syscall.SIGKILL) }
 
 // dieWithParent asks for SIGKILL when the parent dies, then checks that the parent is
 // still the one that started the shim: one that died before the request was made

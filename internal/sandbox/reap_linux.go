@@ -2,10 +2,8 @@ package sandbox
 
 import (
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -36,80 +34,16 @@ func reap(p Policy, unset []string, path string, argv []string) int {
 	if err != nil {
 		return fail(err.Error())
 	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	fg := foregroundTTY()
-	if fg >= 0 {
-		// Keep the terminal with the command, as if it ran without the shim.
-		attr.Foreground, attr.Ctty = true, fg
-	}
-	leader, err := os.StartProcess("/proc/self/exe", append([]string{shimName, enc, "--", path}, argv...), &os.ProcAttr{
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   attr,
-	})
+	l, err := startLeader(enc, path, argv, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}, killTree)
 	if err != nil {
 		return fail("start: " + err.Error())
 	}
-	pid := leader.Pid
-
-	// mu keeps signals from being forwarded once the leader is reaped, when its pid
-	// (and group id) may belong to someone else.
-	var mu sync.Mutex
-	reaped, asked := false, false
-	go func() {
-		for sig := range sigs {
-			mu.Lock()
-			switch {
-			case reaped:
-			case asked:
-				killTree(pid)
-			default:
-				// The first signal asks politely; a second one ends the tree now.
-				asked = true
-				syscall.Kill(-pid, sig.(syscall.Signal))
-			}
-			mu.Unlock()
-		}
-	}()
-
-	// Learn that the leader exited without reaping it: while it is a zombie its
-	// pid still answers, so nothing in the tree that waits for the checker to be
-	// gone (kill -0) can act before the tree is killed. Other children are
-	// reaped as they end.
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fail("wait: " + err.Error())
-		}
-		if wpid := siginfoPid(&info); wpid != pid {
-			var ws unix.WaitStatus
-			unix.Wait4(wpid, &ws, 0, nil)
-			continue
-		}
-		break
+	if err := l.awaitExit(); err != nil {
+		return fail("wait: " + err.Error())
 	}
-	killTree(pid)
-	mu.Lock()
-	reaped = true
-	mu.Unlock()
-	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(pid, &ws, 0, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	killTree(l.pid)
+	ws := l.reap()
 	killTree(-1)
-	if fg >= 0 {
-		signal.Ignore(syscall.SIGTTOU)
-		unix.IoctlSetPointerInt(fg, unix.TIOCSPGRP, unix.Getpgrp())
-	}
 	if ws.Signaled() {
 		dieOf(ws.Signal())
 	}
