@@ -136,8 +136,9 @@ func bestTrialsOnDisk(ws workspace.Dir, repo *gitguard.Repo) (Trials, error) {
 		return nil, err
 	}
 	var b Baseline
-	if err := statefile.DecodeJSON(ws.Path(workspace.Baseline), data, &b); err != nil {
+	path := ws.Path(workspace.Baseline)
+	if err := statefile.DecodeJSON(path, data, &b); err != nil {
 		return nil, err
 	}
-	return b.Test, nil
+	return b.Test, b.unseal(ws, path)
 }

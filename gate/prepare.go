@@ -274,7 +274,7 @@ func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 				base.Test[id] = testTrials[id]
 			}
 		}
-		if err := c.add(workspace.Baseline, base.marshal); err != nil {
+		if err := c.add(workspace.Baseline, sealedBaseline(e.ws(), base)); err != nil {
 			return nil, err
 		}
 	}

@@ -37,9 +37,11 @@ type Receipt struct {
 	// are what later gates compare with), trials per task, flaky test tasks, and whether
 	// this tree is a confident, replicated improvement that record makes the new best.
 	Trials      int    `json:"trials,omitempty"`
-	TestResults Trials `json:"test_results,omitempty"`
-	Flaky       int    `json:"flaky,omitempty"`
-	NewBest     bool   `json:"new_best,omitempty"`
+	TestResults Trials `json:"test_results,omitempty"` // only in receipts from older versions (see heldout.go)
+	// TestResultsSHA names the held-out record of TestResults (see heldout.go).
+	TestResultsSHA string `json:"test_results_sha256,omitempty"`
+	Flaky          int    `json:"flaky,omitempty"`
+	NewBest        bool   `json:"new_best,omitempty"`
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
@@ -56,10 +58,8 @@ func loadReceipt(ws workspace.Dir, tree string) (*Receipt, error) {
 	if err := statefile.DecodeJSON(path, data, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return &r, r.unseal(ws, path)
 }
-
-func (r *Receipt) marshal() ([]byte, error) { return statefile.EncodeJSON(r) }
 
 // workspace.Baseline is the gate's own record of which train tasks failed at baseline,
 // written once by prepare and kept by the ledger; unlike train_results.json, no bench
@@ -72,7 +72,9 @@ type Baseline struct {
 	TrainFailing []string `json:"train_failing"` // train tasks that did not pass at baseline, sorted
 	// Test holds the baseline's test trials (gate.trials.max of them per task), the best
 	// Step 2 compares with until a new best is recorded; absent without trials.
-	Test Trials `json:"test,omitempty"`
+	Test Trials `json:"test,omitempty"` // only in files from older versions (see heldout.go)
+	// TestSHA names the held-out record of Test (see heldout.go).
+	TestSHA string `json:"test_sha256,omitempty"`
 	// ValMean is the baseline's val_score before rounding (see ExactScore); absent in
 	// files from older versions.
 	ValMean *float64 `json:"val_mean,omitempty"`
@@ -83,8 +85,6 @@ type Baseline struct {
 	// hgate.yaml set the trials, and in files from older versions.
 	Trials *TrialsChoice `json:"trials,omitempty"`
 }
-
-func (b *Baseline) marshal() ([]byte, error) { return statefile.EncodeJSON(b) }
 
 // promotionCandidates are the train tasks Step 3 re-runs: those that failed at the last
 // gated commit by the gate's own record and are not in the suite. A task that failed at
@@ -116,8 +116,9 @@ func (e *Env) ledgerBaseline() (*Baseline, error) {
 		return nil, err
 	}
 	var b Baseline
-	if err := statefile.DecodeJSON(e.ws().Path(workspace.Baseline), data, &b); err != nil {
+	path := e.ws().Path(workspace.Baseline)
+	if err := statefile.DecodeJSON(path, data, &b); err != nil {
 		return nil, err
 	}
-	return &b, nil
+	return &b, b.unseal(e.ws(), path)
 }

@@ -238,8 +238,9 @@ func (e *Env) ledgerReceipt(tree string) (*Receipt, error) {
 		return nil, err
 	}
 	var r Receipt
-	if err := statefile.DecodeJSON(e.ws().Receipt(tree), data, &r); err != nil {
+	path := e.ws().Receipt(tree)
+	if err := statefile.DecodeJSON(path, data, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return &r, r.unseal(e.ws(), path)
 }

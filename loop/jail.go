@@ -14,6 +14,7 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/scratch"
+	"github.com/hgate/hgate/workspace"
 )
 
 // presetWritable are the folders (ending in /) and files each preset's tool keeps its
@@ -264,6 +265,14 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	if r.hiddenTmp != "" {
 		hidden = append(hidden, r.hiddenTmp) // the rooms and private traces of the gates it asks for
 	}
+	// The test split's per-task rewards (gate/heldout.go): made now, so that it is hidden
+	// even when the first record is written during the agent's phase.
+	heldout := r.ws.Path(workspace.HeldOut)
+	if err := os.MkdirAll(heldout, 0o700); err != nil {
+		jl.close()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	hidden = append(hidden, heldout)
 	for _, h := range r.cfg.Sandbox.Hidden {
 		p, err := expandPath(h, root)
 		if err != nil {

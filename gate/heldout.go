@@ -1,0 +1,106 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/workspace"
+)
+
+// The test split's per-task rewards (a receipt's test_results, baseline.json's test) are
+// what gate.trials compares with, and exactly what the agent must never see: one task's
+// result is the per-task signal the test split exists to withhold. So receipts and
+// baseline.json, which the agent can read in the workspace and in the ledger's objects,
+// hold only the SHA-256 of the record; the record itself is workspace/heldout/<sum>.json,
+// a folder the agent's sandbox hides and no task may read. The digest keeps it as
+// tamper-evident as the ledger: a changed record no longer matches its sum.
+
+// sealTrials writes t to the held-out folder and returns its digest.
+func sealTrials(ws workspace.Dir, t Trials) (string, error) {
+	data, err := statefile.EncodeJSON(t)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	name := hex.EncodeToString(sum[:])
+	path := ws.HeldOut(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	if err := statefile.WriteAtomic(path, data); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// openTrials reads the record whose digest owner (a state file's display name) holds.
+func openTrials(ws workspace.Dir, owner, name string) (Trials, error) {
+	path := ws.HeldOut(name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: the held-out record %s is missing (removed outside hgate); take a new baseline with `hgate prepare --reset`", owner, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != name {
+		return nil, fmt.Errorf("%s: the held-out record %s does not match its SHA-256 (changed outside hgate); take a new baseline with `hgate prepare --reset`", owner, path)
+	}
+	var t Trials
+	if err := statefile.DecodeJSON(path, data, &t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// sealedReceipt renders r with its test results sealed.
+func sealedReceipt(ws workspace.Dir, r *Receipt) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		c := *r
+		if c.TestResults != nil {
+			sum, err := sealTrials(ws, c.TestResults)
+			if err != nil {
+				return nil, err
+			}
+			c.TestResults, c.TestResultsSHA = nil, sum
+		}
+		return statefile.EncodeJSON(&c)
+	}
+}
+
+// sealedBaseline renders b with its test trials sealed.
+func sealedBaseline(ws workspace.Dir, b *Baseline) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		c := *b
+		if c.Test != nil {
+			sum, err := sealTrials(ws, c.Test)
+			if err != nil {
+				return nil, err
+			}
+			c.Test, c.TestSHA = nil, sum
+		}
+		return statefile.EncodeJSON(&c)
+	}
+}
+
+// unseal fills r's test results from the held-out record it names (file is r's path).
+func (r *Receipt) unseal(ws workspace.Dir, file string) (err error) {
+	if r.TestResultsSHA != "" {
+		r.TestResults, err = openTrials(ws, file, r.TestResultsSHA)
+	}
+	return err
+}
+
+// unseal fills b's test trials from the held-out record it names.
+func (b *Baseline) unseal(ws workspace.Dir, file string) (err error) {
+	if b.TestSHA != "" {
+		b.Test, err = openTrials(ws, file, b.TestSHA)
+	}
+	return err
+}
