@@ -17,6 +17,7 @@ import (
 	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/workspace"
@@ -146,6 +147,7 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err := statefile.WriteAtomic(filepath.Join(opts.ReportDir, "qualification.json"), data); err != nil {
 		return nil, err
 	}
+	fault.Point("qualify-checked") // judged, nothing registered: the next run judges again
 	if err := e.registerQualification(q, bundle, data, opts); err != nil {
 		return nil, err
 	}
@@ -177,6 +179,7 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 	if err != nil {
 		return fmt.Errorf("qualify: record %s: %w", gitguard.HarnessRef, err)
 	}
+	fault.Point("qualify-committed") // on the ref, not in harness.json: the ref's tip is evidence only
 	reg := &harness.Registry{UpdatedAt: q.CreatedAt, Commit: commit.String(), Artifacts: []harness.Entry{}}
 	for _, a := range q.Artifacts {
 		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))

@@ -3,6 +3,7 @@ package loop
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -38,6 +39,9 @@ type activation struct {
 	PluginDir string `json:"plugin_dir,omitempty"`
 	// SkillsDir holds a copy of each active skill's folder ("" = none).
 	SkillsDir string `json:"skills_dir,omitempty"`
+	// CodexHome is the codex home the codex preset's runs get as CODEX_HOME: the user's,
+	// linked entry by entry, with the active skills added ("" = none, the user's own).
+	CodexHome string `json:"codex_home,omitempty"`
 	// Log is where the active servers' proxies append one line per tools/call (the
 	// run's mcp_calls.jsonl); Proxy is hgate-mcp ("" = not installed: no log).
 	Log   string `json:"mcp_calls,omitempty"`
@@ -149,6 +153,11 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 		if err := act.claudePlugin(dir); err != nil {
 			return nil, err
 		}
+		if isPreset(r.cfg.Agent, "codex") {
+			if err := act.codexHome(dir); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if len(act.MCP) > 0 {
 		act.Log = filepath.Join(r.dir, mcpCallsName)
@@ -189,6 +198,64 @@ func (act *activation) claudePlugin(dir string) error {
 		return err
 	}
 	return copyTree(act.SkillsDir, filepath.Join(act.PluginDir, "skills"))
+}
+
+// codexHome makes the activation's codex home. codex-cli 0.169.0 reads skills only from
+// its home ($CODEX_HOME/skills), the user's ~/.agents/skills and the project's
+// .agents/skills — none of them a place hgate may write. So the codex preset's runs get
+// CODEX_HOME = this folder, which links every entry of the user's codex home (auth.json:
+// the login; config.toml; sessions/: every session stays where codex keeps it) except
+// skills/, which links each of the user's skills and holds the active ones in
+// skills/hgate-harness/. What codex creates that the user's home does not hold yet stays
+// here, in the run's folder.
+func (act *activation) codexHome(dir string) error {
+	user := os.Getenv("CODEX_HOME")
+	if user == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return err
+		}
+		user = filepath.Join(home, ".codex")
+	}
+	user, err := filepath.Abs(user)
+	if err != nil {
+		return err
+	}
+	home := filepath.Join(dir, "codex-home")
+	if err := os.MkdirAll(filepath.Join(home, "skills"), 0o700); err != nil {
+		return err
+	}
+	link := func(from, to string) error {
+		ents, err := os.ReadDir(from)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, e := range ents {
+			if from == user && e.Name() == "skills" {
+				continue
+			}
+			if err := os.Symlink(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := link(user, home); err != nil {
+		return err
+	}
+	if err := link(filepath.Join(user, "skills"), filepath.Join(home, "skills")); err != nil {
+		return err
+	}
+	if err := copyTree(act.SkillsDir, filepath.Join(home, "skills", "hgate-harness")); err != nil {
+		return err
+	}
+	act.CodexHome = home
+	return nil
+}
+
+// isPreset reports whether the configured agent is the preset name.
+func isPreset(agent []string, name string) bool {
+	return len(agent) == 1 && strings.TrimSpace(agent[0]) == name
 }
 
 // serverCommand is how an active server is started: in its cwd, behind hgate-mcp's proxy
@@ -242,6 +309,9 @@ func (act *activation) apply(agent, args []string) ([]string, []string) {
 			}
 		}
 		out = slices.Insert(out, 2, kv...)
+		if act.CodexHome != "" {
+			env = append(env, "CODEX_HOME="+act.CodexHome)
+		}
 	}
 	return out, env
 }

@@ -465,6 +465,10 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	args, actEnv := act.apply(r.cfg.Agent, args)
+	if act.CodexHome != "" && jl.policy != nil {
+		// codex writes its state there (what the user's home links to, it writes there).
+		jl.policy.Write = append(jl.policy.Write, act.CodexHome)
+	}
 	args, resumed := Resume(r.cfg.Agent, args, session)
 	msgFile := r.ws.Message()
 	// The tag reaches the journal before the agent starts, so a resumed run can end

@@ -11,11 +11,17 @@
 # the refs holding rejected attempts and summary.json. Set HGATE to use an
 # hgate binary instead of building one. Needs Go, git and a POSIX sh.
 #
+# The loop also runs the harness phases (hgate.yaml loop.harness): the scripted
+# agent builds an MCP server and a skill in iteration 1, which hgate qualifies and
+# gives to the later attempts, and a broken server in iteration 2, which hgate
+# quarantines after one repair; loop.sh prints `hgate harness list`.
+#
 # Exit status: 0 every candidate ended as its `expect` file says (pass: a
 # commit on main; reject: an attempt ref; `expect-loop`, where a candidate has
 # one, says what differs under the loop's sandbox: unchanged, the sandbox
-# refused the write), 1 some did not, 2 something failed
-# before an answer (build, prepare, git, the loop itself).
+# refused the write), the tools ops and answer-format are qualified, words is
+# quarantined and the later attempts called ops at least once; 1 some did not;
+# 2 something failed before an answer (build, prepare, git, the loop itself).
 set -eu
 
 script=loop.sh
@@ -79,6 +85,32 @@ for cand in candidates/*/; do
 	fi
 	printf '%-30s %-7s %s\n' "${cand#candidates/}" "$got" "$mark"
 done
+
+# The harness phases: iteration 1's server and skill qualified (and given to the
+# later attempts, whose calls of ops hgate's proxy logged), iteration 2's broken
+# server quarantined. The verdicts are hgate's registry, as harness list prints it.
+echo
+echo "== the tools the agent built for itself (hgate harness list)"
+"$hgate" harness list
+list=$("$hgate" harness list --json | tr -d ' \n')
+for want in mcp/ops:qualified skills/answer-format:qualified mcp/words:quarantined; do
+	path=${want%%:*}
+	status=${want#*:}
+	got=$(printf '%s' "$list" | sed -n "s|.*\"path\":\"$path\",\"status\":\"\([a-z]*\)\".*|\1|p")
+	mark=ok
+	if [ "$got" != "$status" ]; then
+		mark="UNEXPECTED (wanted $status)"
+		mismatches=$((mismatches + 1))
+	fi
+	printf '%-30s %-11s %s\n' "$path" "${got:-missing}" "$mark"
+done
+calls=$(grep -c '"tool":"ops","status":"completed"' "workspace/runs/$run/mcp_calls.jsonl" 2>/dev/null) || calls=0
+mark=ok
+if [ "$calls" -eq 0 ]; then
+	mark="UNEXPECTED (wanted at least one)"
+	mismatches=$((mismatches + 1))
+fi
+printf '%-30s %-11s %s\n' "calls of ops (mcp_calls.jsonl)" "$calls" "$mark"
 if [ -n "$(git status --porcelain)" ]; then
 	echo "loop.sh: the worktree is not clean after the loop:" >&2
 	git status --short >&2
@@ -88,4 +120,4 @@ if [ "$mismatches" -ne 0 ]; then
 	echo "loop.sh: $mismatches unexpected outcome(s)" >&2
 	exit 1
 fi
-echo "loop.sh: every candidate ended as expected"
+echo "loop.sh: every candidate and every tool ended as expected"

@@ -10,6 +10,7 @@
 #   sh selftest.sh [REWARDS.tsv]
 #
 # With an argument it also writes every reward as "config<TAB>task<TAB>reward".
+# It also runs the self-tests of tools/ (ops passes, words fails).
 # Exit status: 0 every count as expected, 1 some count differs.
 set -eu
 
@@ -185,6 +186,19 @@ for config in baseline "$here"/candidates/*/; do
 	if [ -f "$config/expect" ] && [ "$(cut -d: -f1 "$config/expect")" = pass ]; then
 		rm -rf "$tmp/accepted"
 		mv "$tmp/trial" "$tmp/accepted"
+	fi
+done
+
+# The tools the scripted agent builds in the harness phases: ops's self-test passes
+# (hgate qualifies it), words's fails (hgate quarantines it).
+for want in ops:0 words:1; do
+	tool=${want%%:*}
+	st=0
+	(cd "$here/tools/$tool" && sh server.sh --self-test) </dev/null >/dev/null 2>&1 || st=$?
+	[ "$st" -ne 0 ] && st=1
+	if [ "$st" != "${want#*:}" ]; then
+		echo "  tools/$tool: self-test exit status $st, expected ${want#*:}" >&2
+		fails=$((fails + 1))
 	fi
 done
 

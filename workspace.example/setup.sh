@@ -37,10 +37,11 @@ export GIT_CONFIG_NOSYSTEM GIT_CONFIG_GLOBAL GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
 if [ -n "${HGATE:-}" ]; then
 	hgate=$HGATE
 else
-	echo "== building hgate and hgate-sandbox"
+	echo "== building hgate, hgate-sandbox and hgate-mcp"
 	hgate=$tmp/bin/hgate
-	# hgate-sandbox next to hgate is the shim of every sandboxed task (README, Install).
-	(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/hgate ./cmd/hgate-sandbox) || die "go build failed"
+	# hgate-sandbox next to hgate is the shim of every sandboxed task (README, Install);
+	# hgate-mcp qualifies the agent's MCP servers and logs their calls (loop.harness).
+	(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/hgate ./cmd/hgate-sandbox ./cmd/hgate-mcp) || die "go build failed"
 fi
 
 echo "== copying the example into $proj"

@@ -70,7 +70,7 @@ func (s *Server) anthropic(w http.ResponseWriter, hr *http.Request) {
 	s.add(r)
 	turn := Turn{Text: "ok"}
 	if r.Main {
-		turn = s.turn(r.Turn)
+		turn = s.turn(r)
 	}
 	id := "msg_stub_" + strconv.Itoa(len(s.Requests()))
 	if !req.Stream {

@@ -40,7 +40,7 @@ type Request struct {
 	ToolResult string // the tool output the CLI sent back, if any
 	Tools      []string
 	Session    string // the session id the CLI sent (claude's X-Claude-Code-Session-Id, codex's Session-Id)
-	System     string // claude: the request's system prompt, first user message and tool descriptions, as JSON text
+	System     string // claude: the system prompt, first user message and tool descriptions, as JSON text; codex: the instructions, developer messages and user context
 	Header     http.Header
 }
 
@@ -48,8 +48,27 @@ type Request struct {
 type Server struct {
 	URL    string
 	script []Turn
-	mu     sync.Mutex
-	reqs   []Request
+	// scripts are played instead of script by the conversations whose first user text
+	// holds their key (Script).
+	scripts []keyed
+	mu      sync.Mutex
+	reqs    []Request
+}
+
+type keyed struct {
+	match string
+	turns []Turn
+}
+
+// Script has the conversations whose first user text (the session's prompt) contains
+// match play turns instead of the stub's script — one script per session, so a run of
+// several fresh sessions (the loop's iterations) can script each. Call it before the CLI
+// runs.
+func (s *Server) Script(match string, turns ...Turn) *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scripts = append(s.scripts, keyed{match, turns})
+	return s
 }
 
 // Requests returns the calls so far.
@@ -78,10 +97,19 @@ func (s *Server) add(r Request) {
 	}
 }
 
-// turn is the script's turn for a conversation holding n assistant turns; past the
+// turn is the script's turn for a conversation holding r.Turn assistant turns; past the
 // script's end its last turn repeats.
-func (s *Server) turn(n int) Turn {
-	return s.script[min(n, len(s.script)-1)]
+func (s *Server) turn(r Request) Turn {
+	s.mu.Lock()
+	script := s.script
+	for _, k := range s.scripts {
+		if strings.Contains(r.FirstUser, k.match) && len(k.turns) > 0 {
+			script = k.turns
+			break
+		}
+	}
+	s.mu.Unlock()
+	return script[min(r.Turn, len(script)-1)]
 }
 
 // maxBody bounds a request the stubs read.

@@ -19,8 +19,9 @@ func OpenAI(t testing.TB, script ...Turn) *Server {
 }
 
 type responsesReq struct {
-	Model string `json:"model"`
-	Input []struct {
+	Model        string `json:"model"`
+	Instructions string `json:"instructions"`
+	Input        []struct {
 		Type    string          `json:"type"`
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -43,7 +44,7 @@ func (s *Server) responses(w http.ResponseWriter, hr *http.Request) {
 		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
-	r := Request{Header: hr.Header.Clone(), Main: true, Session: hr.Header.Get("Session-Id")}
+	r := Request{Header: hr.Header.Clone(), Main: true, Session: hr.Header.Get("Session-Id"), System: req.Instructions}
 	namespaces := map[string][2]string{} // flat name → namespace, function
 	for _, tl := range req.Tools {
 		r.Tools = append(r.Tools, tl.Name)
@@ -63,8 +64,13 @@ func (s *Server) responses(w http.ResponseWriter, hr *http.Request) {
 				out = text(in.Output)
 			}
 			r.ToolResult = out
+		case in.Role == "developer":
+			r.System += "\n" + text(in.Content)
 		case in.Role == "user":
 			t := text(in.Content)
+			if strings.HasPrefix(t, "<") || strings.HasPrefix(t, "# AGENTS.md") {
+				r.System += "\n" + t
+			}
 			if t == "" || strings.HasPrefix(t, "<environment_context>") || strings.HasPrefix(t, "# AGENTS.md") || strings.HasPrefix(t, "<user_instructions>") {
 				continue
 			}
@@ -75,7 +81,7 @@ func (s *Server) responses(w http.ResponseWriter, hr *http.Request) {
 		}
 	}
 	s.add(r)
-	turn := s.turn(r.Turn)
+	turn := s.turn(r)
 	id := "resp_stub_" + strconv.Itoa(len(s.Requests()))
 	w.Header().Set("Content-Type", "text/event-stream")
 	sse(w, "response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
