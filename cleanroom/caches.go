@@ -49,3 +49,26 @@ func (rs *Rooms) caches() ([]Cache, error) {
 	}
 	return out, nil
 }
+
+// cacheDirs are the caches' folders.
+func cacheDirs(caches []Cache) []string {
+	out := make([]string, len(caches))
+	for i, c := range caches {
+		out[i] = c.Dir
+	}
+	return out
+}
+
+// privateCaches gives each cache an empty folder of its own in lane: where no private
+// layer can be had, a test-split run never writes the shared folder.
+func privateCaches(caches []Cache, lane string) ([]Cache, error) {
+	out := make([]Cache, len(caches))
+	for i, c := range caches {
+		dir := filepath.Join(lane, "cache-"+filepath.Base(c.Dir))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("clean room: cache %s: %w", filepath.Base(c.Dir), err)
+		}
+		out[i] = Cache{Env: c.Env, Dir: dir}
+	}
+	return out, nil
+}

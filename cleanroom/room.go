@@ -50,17 +50,21 @@ type Rooms struct {
 // may write, and nothing it starts outlives it. Each run request (Step 1, Step 2, Step 3,
 // a bench, a baseline) is a lane of its own: tasks of the test split never share a
 // writable folder with train tasks. A lane reuses the room's tree only while no task can
-// write it.
+// write it. The room's tree is the train split's: the paths only test runs may see
+// (clean_room.test_only, loop.sandbox.hidden) are absent from it, and test lanes get a
+// tree of their own that has them.
 type Room struct {
-	// Dir is the project root the commands see (the shared, read-only tree).
+	// Dir is the project root the commands see (the shared, read-only train tree).
 	Dir     string
 	base    string // the temporary folder to remove; "" when not a clean room
 	tree    plumbing.Hash
 	sandbox bool // tasks run under Landlock
 	owner   *Rooms
+	scoped  []string // paths of the tree absent from Dir (see scoped.room)
 
 	mu      sync.Mutex
-	claimed bool // a lane whose tasks may write took the shared tree
+	testDir string          // the test split's tree, made on first use; Dir when nothing is scoped
+	claimed map[string]bool // trees a lane whose tasks may write took
 }
 
 // Open prepares the place to run the candidate tree. The caller must Close it.
@@ -72,16 +76,24 @@ func (rs *Rooms) Open(tree plumbing.Hash) (*Room, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clean room: %w", err)
 	}
-	r := &Room{Dir: filepath.Join(base, "repo"), base: base, tree: tree, sandbox: rs.Sandboxed(), owner: rs}
-	if err := rs.materialize(tree, r.Dir); err != nil {
+	sc, err := rs.scope()
+	if err != nil {
+		benchmark.RemoveAll(base)
+		return nil, err
+	}
+	r := &Room{Dir: filepath.Join(base, "repo"), base: base, tree: tree, sandbox: rs.Sandboxed(), owner: rs, scoped: sc.room}
+	if err := rs.materialize(tree, r.Dir, r.trainOnly()); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// materialize writes the tree and the carried paths into dir.
-func (rs *Rooms) materialize(tree plumbing.Hash, dir string) error {
+// trainOnly is what a train tree leaves out.
+func (r *Room) trainOnly() []string { return r.scoped }
+
+// materialize writes the tree and the carried paths into dir, less the paths in leave.
+func (rs *Rooms) materialize(tree plumbing.Hash, dir string, leave []string) error {
 	if err := rs.Repo.Materialize(tree, dir); err != nil {
 		return fmt.Errorf("clean room: %w", err)
 	}
@@ -91,7 +103,7 @@ func (rs *Rooms) materialize(tree plumbing.Hash, dir string) error {
 			return fmt.Errorf("clean room: carry %s: %w", p, err)
 		}
 	}
-	return nil
+	return removeScoped(dir, leave)
 }
 
 // sandboxAvailable is sandbox.Available; tests replace it to see the fallback.
@@ -147,10 +159,10 @@ func (r *Room) Close() {
 	}
 }
 
-// Runner builds a benchmark runner for one run request in this room: a lane with its
-// own HOME, a private TMPDIR per task, the clean_room.caches variables, and (in the
-// sandbox) the policy of Policy.
-func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
+// Runner builds a benchmark runner for one run request of split s in this room: a lane
+// with its own HOME, a private TMPDIR per task, the clean_room.caches variables, and (in
+// the sandbox) the policy of policy.
+func (r *Room) Runner(pool *benchmark.Pool, s Split) (*benchmark.Runner, error) {
 	rs := r.owner
 	run := rs.InRepo(pool)
 	if r.base == "" {
@@ -161,20 +173,9 @@ func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
 		return nil, fmt.Errorf("clean room: %w", err)
 	}
 	cr := rs.Config.CleanRoom
-	dir := r.Dir
-	if !r.sandbox || len(cr.Writable) > 0 {
-		// Tasks may write this tree: the first such lane takes the room's, later
-		// ones get their own.
-		r.mu.Lock()
-		shared := !r.claimed
-		r.claimed = true
-		r.mu.Unlock()
-		if !shared {
-			dir = filepath.Join(lane, "repo")
-			if err := rs.materialize(r.tree, dir); err != nil {
-				return nil, err
-			}
-		}
+	dir, err := r.laneTree(s, lane)
+	if err != nil {
+		return nil, err
 	}
 	home := cr.Home
 	if home == "" {
@@ -192,20 +193,61 @@ func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s == Test && !r.sandbox {
+		// Nothing would keep a test task's writes out of the shared caches: it gets
+		// empty ones of its own.
+		if caches, err = privateCaches(caches, lane); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range caches {
 		run.Env = append(run.Env, c.Env+"="+c.Dir)
 	}
 	if r.sandbox {
-		if run.Sandbox, err = rs.policy(Lane{Tree: dir, Home: home, Caches: caches, Path: envValue(run.Env, "PATH")}); err != nil {
+		if run.Sandbox, err = rs.policy(Lane{Split: s, Tree: dir, Home: home, Caches: caches, Path: envValue(run.Env, "PATH")}); err != nil {
 			return nil, err
 		}
 	}
 	return run, nil
 }
 
+// laneTree is the tree a lane of split s runs in: the room's own tree for its split
+// while no task can write it; where tasks may write, the first such lane of a split
+// takes it and later ones get their own.
+func (r *Room) laneTree(s Split, lane string) (string, error) {
+	rs := r.owner
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	view, leave := r.Dir, r.trainOnly()
+	if s == Test && len(r.scoped) > 0 {
+		leave = nil
+		if r.testDir == "" {
+			d := filepath.Join(r.base, "test-repo")
+			if err := rs.materialize(r.tree, d, nil); err != nil {
+				return "", err
+			}
+			r.testDir = d
+		}
+		view = r.testDir
+	}
+	if r.sandbox && len(rs.Config.CleanRoom.Writable) == 0 {
+		return view, nil
+	}
+	if !r.claimed[view] {
+		if r.claimed == nil {
+			r.claimed = map[string]bool{}
+		}
+		r.claimed[view] = true
+		return view, nil
+	}
+	dir := filepath.Join(lane, "repo")
+	return dir, rs.materialize(r.tree, dir, leave)
+}
+
 // Lane is what one run request's policy is made from: the tree its tasks see, their
 // HOME and the caches.
 type Lane struct {
+	Split      Split
 	Tree, Home string
 	Caches     []Cache
 	Path       string // the tasks' PATH
@@ -215,8 +257,12 @@ type Lane struct {
 // may write its HOME, the caches and the clean_room.writable folders of its tree (made
 // here, empty or writable), and nothing else; the benchmark runner adds its TMPDIR and
 // {trace_dir}. It may read only those, its tree, the system's folders, its PATH (see
-// pathRead) and clean_room.read. It runs in PID (its own /proc), IPC and mount
-// namespaces of its own, and with clean_room.network: false a network one with loopback.
+// pathRead) and clean_room.read; a test lane also clean_room.test_only, while a train
+// lane cannot read test_only or loop.sandbox.hidden even where clean_room.read covers
+// them. It runs in PID (its own /proc), IPC and mount namespaces of its own, and with
+// clean_room.network: false a network one with loopback. A test lane's writes to the
+// caches go to a private layer (sandbox.Policy.Layered); without a mount namespace of
+// its own, the caches are read-only to it.
 func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	read := append([]string{l.Tree}, sandbox.SystemRead()...)
 	read = append(read, pathRead(l.Path)...)
@@ -227,14 +273,30 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 		}
 		read = append(read, p)
 	}
-	p, err := rs.writePolicy(l)
+	sc, err := rs.scope()
 	if err != nil {
 		return nil, err
+	}
+	test := l.Split == Test
+	p, err := rs.writePolicy(l, !test || rs.nsOK)
+	if err != nil {
+		return nil, err
+	}
+	if test {
+		read = append(read, sc.testRead...)
+		if !rs.nsOK {
+			read = append(read, cacheDirs(l.Caches)...)
+		}
+	} else {
+		p.Hidden = sc.trainHidden
 	}
 	if !rs.nsOK {
 		// Without namespaces the system's /proc is the only one: tasks need it.
 		p.Read = append(read, "/proc")
 		return p, nil
+	}
+	if test {
+		p.Layered = cacheDirs(l.Caches)
 	}
 	p.Read, p.Isolate, p.NoNetwork = read, true, !rs.Config.CleanRoom.Network
 	return p, nil
@@ -288,11 +350,11 @@ func envValue(env []string, key string) string {
 	return v
 }
 
-// writePolicy is what a lane's tasks may write.
-func (rs *Rooms) writePolicy(l Lane) (*sandbox.Policy, error) {
+// writePolicy is what a lane's tasks may write; the caches only with caches.
+func (rs *Rooms) writePolicy(l Lane, caches bool) (*sandbox.Policy, error) {
 	write := []string{l.Home}
-	for _, c := range l.Caches {
-		write = append(write, c.Dir)
+	if caches {
+		write = append(write, cacheDirs(l.Caches)...)
 	}
 	for _, w := range rs.Config.CleanRoom.Writable {
 		p := filepath.Join(l.Tree, filepath.FromSlash(w))
