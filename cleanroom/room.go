@@ -219,16 +219,12 @@ func (r *Room) laneTree(s Split, lane string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	view, leave := r.Dir, r.trainOnly()
-	if s == Test && len(r.scoped) > 0 {
-		leave = nil
-		if r.testDir == "" {
-			d := filepath.Join(r.base, "test-repo")
-			if err := rs.materialize(r.tree, d, nil); err != nil {
-				return "", err
-			}
-			r.testDir = d
+	if s == Test {
+		var err error
+		if view, err = r.testTree(); err != nil {
+			return "", err
 		}
-		view = r.testDir
+		leave = nil
 	}
 	if r.sandbox && len(rs.Config.CleanRoom.Writable) == 0 {
 		return view, nil
@@ -242,6 +238,29 @@ func (r *Room) laneTree(s Split, lane string) (string, error) {
 	}
 	dir := filepath.Join(lane, "repo")
 	return dir, rs.materialize(r.tree, dir, leave)
+}
+
+// TestDir is the test split's tree: Dir plus the paths only test runs may see (Dir
+// itself when there are none). It holds every carried path: the one to check them in.
+func (r *Room) TestDir() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.testTree()
+}
+
+// testTree makes the test split's tree on first use; r.mu is held.
+func (r *Room) testTree() (string, error) {
+	if len(r.scoped) == 0 || r.base == "" {
+		return r.Dir, nil
+	}
+	if r.testDir == "" {
+		d := filepath.Join(r.base, "test-repo")
+		if err := r.owner.materialize(r.tree, d, nil); err != nil {
+			return "", err
+		}
+		r.testDir = d
+	}
+	return r.testDir, nil
 }
 
 // Lane is what one run request's policy is made from: the tree its tasks see, their

@@ -146,7 +146,11 @@ func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 	}
 	defer rm.Close()
 	// The carried paths as prepared become the accepted ones; a re-run checks them.
-	carried, err := e.checkCarry(rm.Dir)
+	full, err := rm.TestDir() // every carried path, the test-only ones included
+	if err != nil {
+		return nil, err
+	}
+	carried, err := e.checkCarry(full)
 	if err != nil {
 		return nil, err
 	}
