@@ -18,7 +18,8 @@ type Cache struct{ Env, Dir string }
 
 // caches creates the clean_room.caches folders that do not exist yet and returns
 // them by variable name. A cache is shared by every run request and every run, so
-// what a task leaves there (a build output, a download) serves the next one.
+// what a train task leaves there (a build output, a download) serves the next one; a
+// test-split task's writes stay in its private layer (see Rooms.policy).
 func (rs *Rooms) caches() ([]Cache, error) {
 	named := rs.Config.CleanRoom.Caches
 	names := slices.Sorted(maps.Keys(named))

@@ -1,7 +1,9 @@
 // Package cleanroom owns the rooms benchmark commands run in: a fresh, private temporary
 // directory holding exactly the candidate tree (materialized from git objects) plus the
 // ignored paths clean_room.carry names, copied read-only; the sandbox policy of the tasks
-// run there; a scrubbed environment; and the clean_room.caches folders every run shares.
+// run there; a scrubbed environment; and the clean_room.caches folders every run shares
+// (a test-split run through a private layer). What only test-split runs may read
+// (clean_room.test_only, loop.sandbox.hidden) is kept out of every other run (split.go).
 // Untracked or ignored files, a stale cache, a gitignored module or a GIT_* variable
 // cannot sway a score. Off, commands run in the repository itself.
 package cleanroom
