@@ -1,0 +1,92 @@
+package cleanroom
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/hgate/hgate/internal/sandbox"
+)
+
+// TestSplitLanes: a train lane's tree lacks the room paths of clean_room.test_only and
+// loop.sandbox.hidden (a carried one included) and its policy hides their folders even
+// where clean_room.read covers them; a test lane's tree has them, its allowlist names the
+// test_only folders, and its caches are layered. Where the sandbox is off, a test lane
+// gets empty caches of its own.
+func TestSplitLanes(t *testing.T) {
+	e, tree := roomEnv(t)
+	root := e.Repo.Root()
+	outside := t.TempDir()
+	e.Config.CleanRoom.TestOnly = []string{"bench/lib.sh", outside}
+	e.Config.CleanRoom.Read = []string{filepath.Dir(outside)}
+	e.Config.Loop.Sandbox.Hidden = []string{"data/hidden"}
+	e.Config.CleanRoom.Carry = []string{"data"}
+	e.Config.CleanRoom.Caches = map[string]string{"MY_CACHE": "mine"}
+	if err := os.MkdirAll(filepath.Join(root, "data", "hidden"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "data", "hidden", "q"), []byte("q\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "data", "keep"), []byte("k\n"), 0o644)
+	rm, err := e.Open(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.Close()
+	train, err := rm.Runner(nil, Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := rm.Runner(nil, Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(dir, rel string) bool {
+		_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+		return err == nil
+	}
+	for _, rel := range []string{"bench/lib.sh", "data/hidden"} {
+		if has(train.Dir, rel) {
+			t.Errorf("the train tree holds %s", rel)
+		}
+		if !has(test.Dir, rel) {
+			t.Errorf("the test tree lacks %s", rel)
+		}
+	}
+	if !has(train.Dir, "data/keep") || !has(train.Dir, "agent.sh") {
+		t.Error("the train tree lost more than the scoped paths")
+	}
+	if train.Dir == test.Dir {
+		t.Error("train and test lanes share one tree")
+	}
+	if !e.Sandboxed() {
+		// Without Landlock: the test lane's caches are its own, empty folders.
+		if v := envValue(test.Env, "MY_CACHE"); v == envValue(train.Env, "MY_CACHE") {
+			t.Errorf("unsandboxed test lane shares the cache %s", v)
+		}
+		return
+	}
+	tp, sp := train.Sandbox, test.Sandbox
+	for _, h := range []string{outside, filepath.Join(root, "bench/lib.sh"), filepath.Join(root, "data/hidden")} {
+		if !slices.Contains(tp.Hidden, h) {
+			t.Errorf("train policy does not hide %s: %v", h, tp.Hidden)
+		}
+		if slices.Contains(sp.Hidden, h) {
+			t.Errorf("test policy hides %s", h)
+		}
+	}
+	if !slices.Contains(sp.Read, outside) || slices.Contains(tp.Read, outside) {
+		t.Errorf("test_only folder: test read %v, train read %v", sp.Read, tp.Read)
+	}
+	cache := envValue(test.Env, "MY_CACHE")
+	if sandbox.Namespaces() == nil {
+		if !slices.Equal(sp.Layered, []string{cache}) || len(tp.Layered) != 0 {
+			t.Errorf("layered: test %v, train %v", sp.Layered, tp.Layered)
+		}
+	} else if slices.Contains(sp.Write, cache) || !slices.Contains(sp.Read, cache) {
+		t.Errorf("no namespaces: the test lane's cache must be read-only: write %v", sp.Write)
+	}
+	if !slices.Contains(tp.Write, cache) {
+		t.Errorf("train lane cannot write its cache: %v", tp.Write)
+	}
+}
