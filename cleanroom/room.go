@@ -9,6 +9,7 @@
 package cleanroom
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +44,7 @@ type Rooms struct {
 	sandboxChecked bool   // Sandboxed has looked for Landlock (and warned)
 	sandboxOK      bool
 	nsOK           bool // tasks get namespaces of their own (sandbox.Namespaces)
+	layersChecked  bool // checkLayers has looked for overlayfs (and warned)
 }
 
 // Room is where benchmark commands run. Where Landlock is available, every task runs in
@@ -131,6 +133,25 @@ func (rs *Rooms) Sandboxed() bool {
 	return rs.sandboxOK
 }
 
+// sandboxLayers is sandbox.Layers, replaced in tests.
+var sandboxLayers = sandbox.Layers
+
+// checkLayers warns once when a test-split task's writes to the caches cannot go to a
+// private layer: the caches are read-only to it then.
+func (rs *Rooms) checkLayers() {
+	if rs.layersChecked {
+		return
+	}
+	rs.layersChecked = true
+	err := errors.New("no mount namespace")
+	if rs.nsOK {
+		err = sandboxLayers()
+	}
+	if err != nil {
+		fmt.Fprintf(rs.log(), "hgate: warning: clean_room.caches are read-only to test-split tasks here: their writes cannot go to a private layer (%v)\n", err)
+	}
+}
+
 func (rs *Rooms) log() io.Writer {
 	if rs.Log == nil {
 		return io.Discard
@@ -204,6 +225,9 @@ func (r *Room) Runner(pool *benchmark.Pool, s Split) (*benchmark.Runner, error) 
 	}
 	for _, c := range caches {
 		run.Env = append(run.Env, c.Env+"="+c.Dir)
+	}
+	if s == Test && r.sandbox && len(caches) > 0 {
+		rs.checkLayers()
 	}
 	if r.sandbox {
 		if run.Sandbox, err = rs.policy(Lane{Split: s, Tree: dir, Home: home, Caches: caches, Path: envValue(run.Env, "PATH")}); err != nil {

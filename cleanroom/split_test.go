@@ -1,9 +1,11 @@
 package cleanroom
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hgate/hgate/internal/sandbox"
@@ -88,5 +90,37 @@ func TestSplitLanes(t *testing.T) {
 	}
 	if !slices.Contains(tp.Write, cache) {
 		t.Errorf("train lane cannot write its cache: %v", tp.Write)
+	}
+}
+
+// TestLayersWarning: where no overlay can be had, the first test lane with caches warns
+// once that they are read-only to test tasks; a train lane never asks.
+func TestLayersWarning(t *testing.T) {
+	saved := sandboxLayers
+	defer func() { sandboxLayers = saved }()
+	sandboxLayers = func() error { return errors.New("no overlay: mount: permission denied") }
+	e, tree := roomEnv(t)
+	e.Config.CleanRoom.Caches = map[string]string{"MY_CACHE": "mine"}
+	var log strings.Builder
+	e.Log = &log
+	rm, err := e.Open(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.Close()
+	for _, s := range []Split{Train, Test, Test} {
+		if _, err := rm.Runner(nil, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := ""
+	if e.Sandboxed() {
+		want = "hgate: warning: clean_room.caches are read-only to test-split tasks here: their writes cannot go to a private layer (no overlay: mount: permission denied)\n"
+		if !e.nsOK {
+			want = strings.Replace(want, "no overlay: mount: permission denied", "no mount namespace", 1)
+		}
+	}
+	if got := log.String(); !strings.HasSuffix(got, want) || strings.Count(got, "read-only to test-split") != strings.Count(want, "read-only to test-split") {
+		t.Errorf("log %q, want it to end with %q", got, want)
 	}
 }

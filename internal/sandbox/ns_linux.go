@@ -144,6 +144,7 @@ func mountProc() error {
 func layer(p Policy) Policy {
 	for i, dir := range p.Layered {
 		if err := mountLayer(dir, filepath.Join(p.LayerDir, strconv.Itoa(i))); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v; the folder is read-only to this command\n", shimName, err)
 			p.Write = slices.DeleteFunc(slices.Clone(p.Write), func(w string) bool { return w == dir })
 			if len(p.Read) > 0 {
 				p.Read = append(p.Read, dir)
@@ -301,4 +302,47 @@ func Namespaces() error {
 		}
 	})
 	return nsErr
+}
+
+var (
+	layersOnce sync.Once
+	layersErr  error
+)
+
+// Layers reports whether Layered folders get their private overlay here: nil, or why not
+// (they are read-only to the tree then). It runs the shim once with a layered folder in
+// a temporary one and looks for the work folder overlayfs makes when it mounts.
+func Layers() error {
+	layersOnce.Do(func() {
+		if layersErr = Namespaces(); layersErr != nil {
+			return
+		}
+		dir, err := os.MkdirTemp("", "hgate-layers-")
+		if err != nil {
+			layersErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		lower, layers := filepath.Join(dir, "lower"), filepath.Join(dir, "layers")
+		for _, d := range []string{lower, layers} {
+			if layersErr = os.Mkdir(d, 0o700); layersErr != nil {
+				return
+			}
+		}
+		cmd := exec.Command(shimPath(), probeArg)
+		cmd.Args[0] = shimName
+		if layersErr = Wrap(cmd, Policy{Write: []string{lower}, Isolate: true, Layered: []string{lower}, LayerDir: layers}); layersErr != nil {
+			return
+		}
+		out, err := cmd.CombinedOutput()
+		if _, serr := os.Stat(filepath.Join(layers, "0", "work", "work")); serr != nil {
+			msg := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0], shimName+": "))
+			if msg == "" && err != nil {
+				msg = err.Error()
+			}
+			layersErr = fmt.Errorf("no overlay: %s", msg)
+		}
+		os.Chmod(filepath.Join(layers, "0", "work", "work"), 0o700) // made mode 0 by overlayfs
+	})
+	return layersErr
 }
