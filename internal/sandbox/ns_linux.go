@@ -172,11 +172,15 @@ func mountLayer(dir, base string) error {
 			return fmt.Errorf("layer: %w", err)
 		}
 	}
-	opts := "lowerdir=" + dir + ",upperdir=" + upper + ",workdir=" + work
-	err := unix.Mount("overlay", dir, "overlay", 0, opts)
-	if err != nil && os.Geteuid() != 0 {
-		// In a user namespace, overlayfs keeps its own attributes as user.* xattrs.
-		err = unix.Mount("overlay", dir, "overlay", 0, opts+",userxattr")
+	// volatile (Linux 5.10): the layer is thrown away, so its writes need never be synced
+	// (without it, the unmount when the namespace ends syncs the upper folder's filesystem).
+	// In a user namespace overlayfs keeps its own attributes as user.* xattrs (userxattr).
+	dirs := "lowerdir=" + dir + ",upperdir=" + upper + ",workdir=" + work
+	var err error
+	for _, opts := range []string{dirs + ",volatile", dirs + ",volatile,userxattr", dirs} {
+		if err = unix.Mount("overlay", dir, "overlay", 0, opts); err == nil {
+			break
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("layer: mount overlay on %s: %w", dir, err)
@@ -322,7 +326,7 @@ func Layers() error {
 			layersErr = err
 			return
 		}
-		defer os.RemoveAll(dir)
+		defer removeLayers(dir)
 		lower, layers := filepath.Join(dir, "lower"), filepath.Join(dir, "layers")
 		for _, d := range []string{lower, layers} {
 			if layersErr = os.Mkdir(d, 0o700); layersErr != nil {
@@ -342,7 +346,18 @@ func Layers() error {
 			}
 			layersErr = fmt.Errorf("no overlay: %s", msg)
 		}
-		os.Chmod(filepath.Join(layers, "0", "work", "work"), 0o700) // made mode 0 by overlayfs
 	})
 	return layersErr
+}
+
+// removeLayers removes a folder that held overlay layers: overlayfs makes folders of mode
+// 0 in a work folder, which their owner must open up first.
+func removeLayers(dir string) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
 }

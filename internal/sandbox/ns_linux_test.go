@@ -227,6 +227,7 @@ func testLayered(t *testing.T) {
 		dir := writableTemp(t)
 		cache := filepath.Join(dir, name)
 		layers := filepath.Join(dir, "layers")
+		t.Cleanup(func() { removeLayers(layers) }) // before TempDir's: overlayfs leaves mode-0 folders
 		for _, d := range []string{cache, layers} {
 			if err := os.Mkdir(d, 0o777); err != nil {
 				t.Fatal(err)
