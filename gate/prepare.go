@@ -247,6 +247,7 @@ func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 				return nil, err
 			}
 			second = nil
+			rep.Passed, _ = passedCount(tasks, out.Results)
 		}
 	}
 	rep.Train, rep.Test = sp.Train, sp.Test
