@@ -75,19 +75,13 @@ func (rs *Rooms) scope() (scoped, error) {
 	return sc, nil
 }
 
-// TestOnly is every path the loop's agent must not read because only test-split runs
-// may: clean_room.test_only resolved against the repository root.
-func (rs *Rooms) TestOnly() ([]string, error) {
-	sc, err := rs.scope()
-	return sc.testRead, err
-}
-
 // removeScoped takes the room paths only test runs may see out of a train room's tree,
-// carried read-only folders included.
+// carried read-only folders included. A symlink on the way (the tree may hold one) is
+// removed itself: nothing outside the room is ever touched through it.
 func removeScoped(dir string, room []string) error {
 	for _, rel := range room {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if _, err := os.Lstat(p); err != nil {
+		p, ok := inRoom(dir, filepath.FromSlash(rel))
+		if !ok {
 			continue // not in this tree
 		}
 		parent := filepath.Dir(p)
@@ -107,6 +101,23 @@ func removeScoped(dir string, room []string) error {
 		}
 	}
 	return nil
+}
+
+// inRoom returns the first of dir's entries along rel that is a symlink, or rel itself,
+// and whether it exists.
+func inRoom(dir, rel string) (string, bool) {
+	p := dir
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", false
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return p, true
+		}
+	}
+	return p, true
 }
 
 // TestScoped reports whether a test lane reads more than a train lane: a clean room

@@ -124,3 +124,23 @@ func TestLayersWarning(t *testing.T) {
 		t.Errorf("log %q, want it to end with %q", got, want)
 	}
 }
+
+// TestRemoveScopedSymlink: a symlink of the tree on the way to a scoped path is removed
+// itself; what it points to, outside the room, is left alone.
+func TestRemoveScopedSymlink(t *testing.T) {
+	room, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(outside, "test"), 0o755)
+	os.WriteFile(filepath.Join(outside, "test", "keep"), []byte("k\n"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(room, "data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeScoped(room, []string{"data/test", "absent/x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(room, "data")); err == nil {
+		t.Error("the symlink on the way is still in the room")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "test", "keep")); err != nil {
+		t.Errorf("a file outside the room was removed: %v", err)
+	}
+}
