@@ -45,6 +45,7 @@ type Rooms struct {
 	sandboxOK      bool
 	nsOK           bool // tasks get namespaces of their own (sandbox.Namespaces)
 	layersChecked  bool // checkLayers has looked for overlayfs (and warned)
+	trackedWarned  bool // warnTracked has warned
 }
 
 // Room is where benchmark commands run. Where Landlock is available, every task runs in
@@ -101,6 +102,7 @@ func (rs *Rooms) materialize(tree plumbing.Hash, dir string, leave []string) err
 	if err := rs.Repo.Materialize(tree, dir); err != nil {
 		return fmt.Errorf("clean room: %w", err)
 	}
+	rs.warnTracked(dir)
 	root := rs.Repo.Root()
 	for _, p := range rs.Config.CleanRoom.Carry {
 		if err := carry(filepath.Join(root, filepath.FromSlash(p)), filepath.Join(dir, filepath.FromSlash(p))); err != nil {

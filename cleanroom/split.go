@@ -125,3 +125,27 @@ func inRoom(dir, rel string) (string, bool) {
 func (rs *Rooms) TestScoped() bool {
 	return rs.Enabled && len(rs.Config.CleanRoom.TestOnly)+len(rs.Config.Loop.Sandbox.Hidden) > 0
 }
+
+// warnTracked warns once when a clean_room.test_only path of the room is in the tree
+// just materialized into dir (before the carried paths): git's objects hold it, and the
+// loop's agent may read .git.
+func (rs *Rooms) warnTracked(dir string) {
+	if rs.trackedWarned {
+		return
+	}
+	for _, p := range rs.Config.CleanRoom.TestOnly {
+		abs, err := Expand(p, rs.Repo.Root())
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(rs.Repo.Root(), abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, rel)); err == nil {
+			rs.trackedWarned = true
+			fmt.Fprintf(rs.log(), "hgate: warning: clean_room.test_only: %s is tracked by git: train runs never see it, but the loop's agent can read it from .git's objects (git show); keep test-only files untracked and carry them (clean_room.carry)\n", p)
+			return
+		}
+	}
+}

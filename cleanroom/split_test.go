@@ -144,3 +144,22 @@ func TestRemoveScopedSymlink(t *testing.T) {
 		t.Errorf("a file outside the room was removed: %v", err)
 	}
 }
+
+// TestWarnTracked: a test_only path git tracks is named once, with the way on.
+func TestWarnTracked(t *testing.T) {
+	e, tree := roomEnv(t)
+	e.Config.CleanRoom.TestOnly = []string{"bench/lib.sh", "/elsewhere"}
+	var log strings.Builder
+	e.Log = &log
+	for range 2 {
+		rm, err := e.Open(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm.Close()
+	}
+	want := "hgate: warning: clean_room.test_only: bench/lib.sh is tracked by git: train runs never see it, but the loop's agent can read it from .git's objects (git show); keep test-only files untracked and carry them (clean_room.carry)\n"
+	if log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+}
