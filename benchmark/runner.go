@@ -367,6 +367,16 @@ func (r *Runner) isolate(spec *procSpec, traceDir string) (cleanup func(), err e
 		p.Write = append(slices.Clone(p.Write), tmp, traceDir)
 		p.Reap = true
 		spec.sandbox = &p
+		if len(p.Layered) > 0 {
+			// The private layers of the caches: beside TMPDIR, out of the task's reach.
+			layers, err := os.MkdirTemp(root, "layers-")
+			if err != nil {
+				RemoveAll(tmp)
+				return func() {}, fmt.Errorf("private cache layer: %w", err)
+			}
+			p.LayerDir = layers
+			return func() { RemoveAll(tmp); RemoveAll(layers) }, nil
+		}
 	}
 	return func() { RemoveAll(tmp) }, nil
 }

@@ -18,7 +18,8 @@ type Cache struct{ Env, Dir string }
 
 // caches creates the clean_room.caches folders that do not exist yet and returns
 // them by variable name. A cache is shared by every run request and every run, so
-// what a task leaves there (a build output, a download) serves the next one.
+// what a train task leaves there (a build output, a download) serves the next one; a
+// test-split task's writes stay in its private layer (see Rooms.policy).
 func (rs *Rooms) caches() ([]Cache, error) {
 	named := rs.Config.CleanRoom.Caches
 	names := slices.Sorted(maps.Keys(named))
@@ -46,6 +47,29 @@ func (rs *Rooms) caches() ([]Cache, error) {
 			}
 		}
 		out = append(out, Cache{Env: env, Dir: dir})
+	}
+	return out, nil
+}
+
+// cacheDirs are the caches' folders.
+func cacheDirs(caches []Cache) []string {
+	out := make([]string, len(caches))
+	for i, c := range caches {
+		out[i] = c.Dir
+	}
+	return out
+}
+
+// privateCaches gives each cache an empty folder of its own in lane: where no private
+// layer can be had, a test-split run never writes the shared folder.
+func privateCaches(caches []Cache, lane string) ([]Cache, error) {
+	out := make([]Cache, len(caches))
+	for i, c := range caches {
+		dir := filepath.Join(lane, "cache-"+filepath.Base(c.Dir))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("clean room: cache %s: %w", filepath.Base(c.Dir), err)
+		}
+		out[i] = Cache{Env: c.Env, Dir: dir}
 	}
 	return out, nil
 }

@@ -273,7 +273,7 @@ func TestNoSandbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 2 {
-			run, err := rm.Runner(nil)
+			run, err := rm.Runner(nil, Train)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,11 +306,11 @@ func TestLanes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := rm.Runner(nil)
+		a, err := rm.Runner(nil, Train)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := rm.Runner(nil)
+		b, err := rm.Runner(nil, Train)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +368,7 @@ func TestCachesPersist(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rm.Close()
-		r, err := rm.Runner(nil)
+		r, err := rm.Runner(nil, Train)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestCacheSymlinkRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rm.Close()
-	_, err = rm.Runner(nil)
+	_, err = rm.Runner(nil, Train)
 	if err == nil || !strings.Contains(err.Error(), "is not a folder (a symlink?)") {
 		t.Errorf("runner over a planted symlink: %v", err)
 	}
@@ -453,7 +453,7 @@ func TestNoNamespaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := rm.Runner(nil)
+		run, err := rm.Runner(nil, Train)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,15 @@
 // Package cleanroom owns the rooms benchmark commands run in: a fresh, private temporary
 // directory holding exactly the candidate tree (materialized from git objects) plus the
 // ignored paths clean_room.carry names, copied read-only; the sandbox policy of the tasks
-// run there; a scrubbed environment; and the clean_room.caches folders every run shares.
+// run there; a scrubbed environment; and the clean_room.caches folders every run shares
+// (a test-split run through a private layer). What only test-split runs may read
+// (clean_room.test_only, loop.sandbox.hidden) is kept out of every other run (split.go).
 // Untracked or ignored files, a stale cache, a gitignored module or a GIT_* variable
 // cannot sway a score. Off, commands run in the repository itself.
 package cleanroom
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +44,8 @@ type Rooms struct {
 	sandboxChecked bool   // Sandboxed has looked for Landlock (and warned)
 	sandboxOK      bool
 	nsOK           bool // tasks get namespaces of their own (sandbox.Namespaces)
+	layersChecked  bool // checkLayers has looked for overlayfs (and warned)
+	trackedWarned  bool // warnTracked has warned
 }
 
 // Room is where benchmark commands run. Where Landlock is available, every task runs in
@@ -50,17 +55,21 @@ type Rooms struct {
 // may write, and nothing it starts outlives it. Each run request (Step 1, Step 2, Step 3,
 // a bench, a baseline) is a lane of its own: tasks of the test split never share a
 // writable folder with train tasks. A lane reuses the room's tree only while no task can
-// write it.
+// write it. The room's tree is the train split's: the paths only test runs may see
+// (clean_room.test_only, loop.sandbox.hidden) are absent from it, and test lanes get a
+// tree of their own that has them.
 type Room struct {
-	// Dir is the project root the commands see (the shared, read-only tree).
+	// Dir is the project root the commands see (the shared, read-only train tree).
 	Dir     string
 	base    string // the temporary folder to remove; "" when not a clean room
 	tree    plumbing.Hash
 	sandbox bool // tasks run under Landlock
 	owner   *Rooms
+	scoped  []string // paths of the tree absent from Dir (see scoped.room)
 
 	mu      sync.Mutex
-	claimed bool // a lane whose tasks may write took the shared tree
+	testDir string          // the test split's tree, made on first use; Dir when nothing is scoped
+	claimed map[string]bool // trees a lane whose tasks may write took
 }
 
 // Open prepares the place to run the candidate tree. The caller must Close it.
@@ -72,26 +81,35 @@ func (rs *Rooms) Open(tree plumbing.Hash) (*Room, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clean room: %w", err)
 	}
-	r := &Room{Dir: filepath.Join(base, "repo"), base: base, tree: tree, sandbox: rs.Sandboxed(), owner: rs}
-	if err := rs.materialize(tree, r.Dir); err != nil {
+	sc, err := rs.scope()
+	if err != nil {
+		benchmark.RemoveAll(base)
+		return nil, err
+	}
+	r := &Room{Dir: filepath.Join(base, "repo"), base: base, tree: tree, sandbox: rs.Sandboxed(), owner: rs, scoped: sc.room}
+	if err := rs.materialize(tree, r.Dir, r.trainOnly()); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// materialize writes the tree and the carried paths into dir.
-func (rs *Rooms) materialize(tree plumbing.Hash, dir string) error {
+// trainOnly is what a train tree leaves out.
+func (r *Room) trainOnly() []string { return r.scoped }
+
+// materialize writes the tree and the carried paths into dir, less the paths in leave.
+func (rs *Rooms) materialize(tree plumbing.Hash, dir string, leave []string) error {
 	if err := rs.Repo.Materialize(tree, dir); err != nil {
 		return fmt.Errorf("clean room: %w", err)
 	}
+	rs.warnTracked(dir)
 	root := rs.Repo.Root()
 	for _, p := range rs.Config.CleanRoom.Carry {
 		if err := carry(filepath.Join(root, filepath.FromSlash(p)), filepath.Join(dir, filepath.FromSlash(p))); err != nil {
 			return fmt.Errorf("clean room: carry %s: %w", p, err)
 		}
 	}
-	return nil
+	return removeScoped(dir, leave)
 }
 
 // sandboxAvailable is sandbox.Available; tests replace it to see the fallback.
@@ -115,6 +133,25 @@ func (rs *Rooms) Sandboxed() bool {
 		}
 	}
 	return rs.sandboxOK
+}
+
+// sandboxLayers is sandbox.Layers, replaced in tests.
+var sandboxLayers = sandbox.Layers
+
+// checkLayers warns once when a test-split task's writes to the caches cannot go to a
+// private layer: the caches are read-only to it then.
+func (rs *Rooms) checkLayers() {
+	if rs.layersChecked {
+		return
+	}
+	rs.layersChecked = true
+	err := errors.New("no mount namespace")
+	if rs.nsOK {
+		err = sandboxLayers()
+	}
+	if err != nil {
+		fmt.Fprintf(rs.log(), "hgate: warning: clean_room.caches are read-only to test-split tasks here: their writes cannot go to a private layer (%v)\n", err)
+	}
 }
 
 func (rs *Rooms) log() io.Writer {
@@ -147,10 +184,10 @@ func (r *Room) Close() {
 	}
 }
 
-// Runner builds a benchmark runner for one run request in this room: a lane with its
-// own HOME, a private TMPDIR per task, the clean_room.caches variables, and (in the
-// sandbox) the policy of Policy.
-func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
+// Runner builds a benchmark runner for one run request of split s in this room: a lane
+// with its own HOME, a private TMPDIR per task, the clean_room.caches variables, and (in
+// the sandbox) the policy of policy.
+func (r *Room) Runner(pool *benchmark.Pool, s Split) (*benchmark.Runner, error) {
 	rs := r.owner
 	run := rs.InRepo(pool)
 	if r.base == "" {
@@ -161,20 +198,9 @@ func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
 		return nil, fmt.Errorf("clean room: %w", err)
 	}
 	cr := rs.Config.CleanRoom
-	dir := r.Dir
-	if !r.sandbox || len(cr.Writable) > 0 {
-		// Tasks may write this tree: the first such lane takes the room's, later
-		// ones get their own.
-		r.mu.Lock()
-		shared := !r.claimed
-		r.claimed = true
-		r.mu.Unlock()
-		if !shared {
-			dir = filepath.Join(lane, "repo")
-			if err := rs.materialize(r.tree, dir); err != nil {
-				return nil, err
-			}
-		}
+	dir, err := r.laneTree(s, lane)
+	if err != nil {
+		return nil, err
 	}
 	home := cr.Home
 	if home == "" {
@@ -192,20 +218,83 @@ func (r *Room) Runner(pool *benchmark.Pool) (*benchmark.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s == Test && !r.sandbox {
+		// Nothing would keep a test task's writes out of the shared caches: it gets
+		// empty ones of its own.
+		if caches, err = privateCaches(caches, lane); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range caches {
 		run.Env = append(run.Env, c.Env+"="+c.Dir)
 	}
+	if s == Test && r.sandbox && len(caches) > 0 {
+		rs.checkLayers()
+	}
 	if r.sandbox {
-		if run.Sandbox, err = rs.policy(Lane{Tree: dir, Home: home, Caches: caches, Path: envValue(run.Env, "PATH")}); err != nil {
+		if run.Sandbox, err = rs.policy(Lane{Split: s, Tree: dir, Home: home, Caches: caches, Path: envValue(run.Env, "PATH")}); err != nil {
 			return nil, err
 		}
 	}
 	return run, nil
 }
 
+// laneTree is the tree a lane of split s runs in: the room's own tree for its split
+// while no task can write it; where tasks may write, the first such lane of a split
+// takes it and later ones get their own.
+func (r *Room) laneTree(s Split, lane string) (string, error) {
+	rs := r.owner
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	view, leave := r.Dir, r.trainOnly()
+	if s == Test {
+		var err error
+		if view, err = r.testTree(); err != nil {
+			return "", err
+		}
+		leave = nil
+	}
+	if r.sandbox && len(rs.Config.CleanRoom.Writable) == 0 {
+		return view, nil
+	}
+	if !r.claimed[view] {
+		if r.claimed == nil {
+			r.claimed = map[string]bool{}
+		}
+		r.claimed[view] = true
+		return view, nil
+	}
+	dir := filepath.Join(lane, "repo")
+	return dir, rs.materialize(r.tree, dir, leave)
+}
+
+// TestDir is the test split's tree: Dir plus the paths only test runs may see (Dir
+// itself when there are none). It holds every carried path: the one to check them in.
+func (r *Room) TestDir() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.testTree()
+}
+
+// testTree makes the test split's tree on first use; r.mu is held.
+func (r *Room) testTree() (string, error) {
+	if len(r.scoped) == 0 || r.base == "" {
+		return r.Dir, nil
+	}
+	if r.testDir == "" {
+		d := filepath.Join(r.base, "test-repo")
+		if err := r.owner.materialize(r.tree, d, nil); err != nil {
+			return "", err
+		}
+		r.testDir = d
+	}
+	return r.testDir, nil
+}
+
 // Lane is what one run request's policy is made from: the tree its tasks see, their
 // HOME and the caches.
 type Lane struct {
+	Split      Split
 	Tree, Home string
 	Caches     []Cache
 	Path       string // the tasks' PATH
@@ -215,8 +304,12 @@ type Lane struct {
 // may write its HOME, the caches and the clean_room.writable folders of its tree (made
 // here, empty or writable), and nothing else; the benchmark runner adds its TMPDIR and
 // {trace_dir}. It may read only those, its tree, the system's folders, its PATH (see
-// pathRead) and clean_room.read. It runs in PID (its own /proc), IPC and mount
-// namespaces of its own, and with clean_room.network: false a network one with loopback.
+// pathRead) and clean_room.read; a test lane also clean_room.test_only, while a train
+// lane cannot read test_only or loop.sandbox.hidden even where clean_room.read covers
+// them. It runs in PID (its own /proc), IPC and mount namespaces of its own, and with
+// clean_room.network: false a network one with loopback. A test lane's writes to the
+// caches go to a private layer (sandbox.Policy.Layered); without a mount namespace of
+// its own, the caches are read-only to it.
 func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	read := append([]string{l.Tree}, sandbox.SystemRead()...)
 	read = append(read, pathRead(l.Path)...)
@@ -227,14 +320,30 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 		}
 		read = append(read, p)
 	}
-	p, err := rs.writePolicy(l)
+	sc, err := rs.scope()
 	if err != nil {
 		return nil, err
+	}
+	test := l.Split == Test
+	p, err := rs.writePolicy(l, !test || rs.nsOK)
+	if err != nil {
+		return nil, err
+	}
+	if test {
+		read = append(read, sc.testRead...)
+		if !rs.nsOK {
+			read = append(read, cacheDirs(l.Caches)...)
+		}
+	} else {
+		p.Hidden = sc.trainHidden
 	}
 	if !rs.nsOK {
 		// Without namespaces the system's /proc is the only one: tasks need it.
 		p.Read = append(read, "/proc")
 		return p, nil
+	}
+	if test {
+		p.Layered = cacheDirs(l.Caches)
 	}
 	p.Read, p.Isolate, p.NoNetwork = read, true, !rs.Config.CleanRoom.Network
 	return p, nil
@@ -288,11 +397,11 @@ func envValue(env []string, key string) string {
 	return v
 }
 
-// writePolicy is what a lane's tasks may write.
-func (rs *Rooms) writePolicy(l Lane) (*sandbox.Policy, error) {
+// writePolicy is what a lane's tasks may write; the caches only with caches.
+func (rs *Rooms) writePolicy(l Lane, caches bool) (*sandbox.Policy, error) {
 	write := []string{l.Home}
-	for _, c := range l.Caches {
-		write = append(write, c.Dir)
+	if caches {
+		write = append(write, cacheDirs(l.Caches)...)
 	}
 	for _, w := range rs.Config.CleanRoom.Writable {
 		p := filepath.Join(l.Tree, filepath.FromSlash(w))

@@ -218,6 +218,11 @@ type CleanRoom struct {
 	// their PATH, HOME, TMPDIR, {trace_dir} and the caches: ~/ for the home folder,
 	// absolute, or relative to the repository root (a data folder outside the tree).
 	Read []string
+	// TestOnly are read by test-split runs alone: files of the room (relative to the root)
+	// are absent from every other run's room, and these paths, as folders of the repository
+	// or outside it (~/, absolute, relative), are readable by test-split tasks and hidden
+	// from train tasks and the loop's agent.
+	TestOnly []string
 	// Network: false gives every task a network namespace with only loopback.
 	Network bool
 }

@@ -93,6 +93,7 @@ func TestParseValid(t *testing.T) {
 				Writable: []string{"build/", ".cache"},
 				Caches:   map[string]string{"GOCACHE": "go-build", "GOMODCACHE": "go-mod", "PIP_CACHE_DIR": "pip.v2_x"},
 				Read:     []string{"/data/models", "~/.config/tool", "data/"},
+				TestOnly: []string{"data/test/", "~/held-out"},
 				Network:  false,
 			}
 		}),

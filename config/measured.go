@@ -47,6 +47,7 @@ type MeasuredCleanRoom struct {
 	Home     string            `json:"home,omitempty"`
 	Writable []string          `json:"writable,omitempty"`
 	Caches   map[string]string `json:"caches,omitempty"`
+	TestOnly []string          `json:"test_only,omitempty"`
 }
 
 // MeasuredSplit is split.
@@ -78,7 +79,7 @@ func (c *Config) Measured() Measured {
 		},
 		CleanRoom: MeasuredCleanRoom{
 			Enabled: r.Enabled, Carry: sorted(r.Carry), Env: sorted(r.Env), Home: r.Home,
-			Writable: sorted(r.Writable), Caches: none(r.Caches),
+			Writable: sorted(r.Writable), Caches: none(r.Caches), TestOnly: sorted(r.TestOnly),
 		},
 		Split: MeasuredSplit{TestFraction: c.Split.TestFraction, Seed: c.Split.Seed},
 	}

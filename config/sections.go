@@ -217,6 +217,9 @@ var (
 		nodeField("read", func(d *decoder, e entry, p string, c *CleanRoom) {
 			c.Read = d.sandboxPaths(e.val, p, "a list of paths tasks may read, e.g. [/data/models, ~/.config/tool]")
 		}),
+		nodeField("test_only", func(d *decoder, e entry, p string, c *CleanRoom) {
+			c.TestOnly = d.sandboxPaths(e.val, p, "a list of files of the room or folders outside it that only test-split runs may read, e.g. [data/test/, /data/test-answers]")
+		}),
 		boolField("network", func(c *CleanRoom, b bool) { c.Network = b }),
 		// benchmark.env is decoded first (the file's keys are decoded in rootFields' order).
 		nodeField("caches", func(d *decoder, e entry, p string, c *CleanRoom) { c.Caches = d.caches(e.val, p, d.cfg.Benchmark.Env) }),

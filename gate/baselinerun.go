@@ -171,7 +171,7 @@ func headLines(path string) ([]string, error) {
 // takes the second result: a first run often pays for cold caches (a compiler building its
 // standard library, a first download), and a task left out of the split is left out for
 // good. It returns the tasks run again.
-func (e *Env) retryTimedOut(ctx context.Context, run *benchmark.Runner, out *benchmark.Outcome, traceDir string) (map[string]bool, error) {
+func (e *Env) retryTimedOut(ctx context.Context, run requester, out *benchmark.Outcome, traceDir string) (map[string]bool, error) {
 	var again []string
 	for id, r := range out.Results {
 		if timedOut(r) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
@@ -90,7 +91,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 		return nil, err
 	}
 	defer rm.Close()
-	run, err := rm.Runner(nil)
+	run, err := rm.Runner(nil, cleanroom.Train)
 	if err != nil {
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, r
 	if len(rerun) == 0 {
 		return s3, nil
 	}
-	run, err := rm.Runner(nil)
+	run, err := rm.Runner(nil, cleanroom.Train)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, r
 		}
 	}
 	for trial := 2; trial <= trials && len(now) > 0; trial++ {
-		run, err := rm.Runner(nil)
+		run, err := rm.Runner(nil, cleanroom.Train)
 		if err != nil {
 			return nil, err
 		}

@@ -333,7 +333,7 @@ type checkLine struct {
 func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, timeout time.Duration) (Check, checkLine) {
 	name, _, _ := strings.Cut(id, ".")
 	c := Check{Name: name}
-	run, err := qr.room.Runner(benchmark.NewPool(1))
+	run, err := qr.room.Runner(benchmark.NewPool(1), cleanroom.Train)
 	if err != nil {
 		c.Status, c.Message = "failed", err.Error()
 		return c, checkLine{}

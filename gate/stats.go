@@ -312,7 +312,7 @@ func (e *Env) bestRecord() (*bestRecord, error) {
 // charges the candidate's nulls against the commits it is compared with (see charge).
 func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, first, last int, progress string, scored func(string) bool, t Trials) error {
 	for trial := first; trial <= last; trial++ {
-		run, err := rm.Runner(pool)
+		run, err := rm.Runner(pool, cleanroom.Test)
 		if err != nil {
 			return err
 		}

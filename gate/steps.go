@@ -40,12 +40,12 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	var run1, run2 *benchmark.Runner
 	var err error
 	if len(s.Tasks) > 0 {
-		if run1, err = rm.Runner(r.pool); err != nil {
+		if run1, err = rm.Runner(r.pool, cleanroom.Train); err != nil {
 			return nil, err
 		}
 	}
 	if in.runsTest() {
-		if run2, err = rm.Runner(r.pool); err != nil {
+		if run2, err = rm.Runner(r.pool, cleanroom.Test); err != nil {
 			return nil, err
 		}
 	}

@@ -83,7 +83,7 @@ func TrialsOf(cfg *config.Config, repo *gitguard.Repo) (*TrialsSetting, error) {
 // chooseTrials is auto's decision at prepare: it runs tasks a second time (HGATE_TRIAL=2,
 // traces discarded) and compares each reward with first's, then applies the decision to
 // e.Config. It returns the second run's results, which the baseline's trials pool.
-func (e *Env) chooseTrials(ctx context.Context, run *benchmark.Runner, tasks []string, first map[string]benchmark.Result) (*TrialsChoice, map[string]benchmark.Result, error) {
+func (e *Env) chooseTrials(ctx context.Context, run requester, tasks []string, first map[string]benchmark.Result) (*TrialsChoice, map[string]benchmark.Result, error) {
 	traces, err := e.rooms().TempDir("baseline-2-")
 	if err != nil {
 		return nil, nil, err

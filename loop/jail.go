@@ -243,7 +243,7 @@ const SandboxOff = "off"
 // openJail builds the policy of one agent phase: the agent may write where allow can
 // match in the worktree, the message and learnings files, a private TMPDIR and
 // loop.sandbox.writable (plus the preset's own config folders); it cannot read
-// loop.sandbox.hidden. .git, the workspace, hgate's lock and the clean rooms are
+// loop.sandbox.hidden or clean_room.test_only. .git, the workspace, hgate's lock and the clean rooms are
 // outside what it may write. In a harness phase (harness true) it may write the harness
 // folder instead of the worktree's allowed paths and the message file: a tool is all it
 // builds there.
@@ -273,7 +273,8 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	hidden = append(hidden, heldout)
-	for _, h := range r.cfg.Sandbox.Hidden {
+	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
+	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
 		p, err := expandPath(h, root)
 		if err != nil {
 			jl.close()

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,8 +22,8 @@ import (
 // isolate makes cmd start the shim in new namespaces. As root they are made directly; an
 // unprivileged user makes them inside a new user namespace that maps its uid and gid to
 // themselves (so files keep their owners and tools see no root), where the shim is given,
-// as ambient capabilities, just what it needs to mount /proc and bring lo up; the
-// sandboxed leader drops them before it execs the command.
+// as ambient capabilities, just what it needs to mount /proc, bring lo up and mount the
+// Layered folders' overlays; the sandboxed leader drops them before it execs the command.
 func isolate(cmd *exec.Cmd, p Policy) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -37,6 +39,10 @@ func isolate(cmd *exec.Cmd, p Policy) {
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
 		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+		if len(p.Layered) > 0 {
+			// overlayfs works in its work folder, which it makes with mode 0, as its mounter.
+			attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_DAC_OVERRIDE)
+		}
 	}
 	// No Pdeathsig here: Go's check that the parent is still alive compares getppid()
 	// with the parent's pid, and getppid() is 0 in a new PID namespace. The shim sets
@@ -65,6 +71,7 @@ func nsInit(p Policy, unset []string, path string, argv []string) int {
 			return fail(err.Error())
 		}
 	}
+	p = layer(p)
 	// The leader applies the rest of the policy; Isolate tells it /proc is its own.
 	p.Reap, p.parent = false, 0
 	enc, err := encodePolicy(p, unset)
@@ -125,6 +132,58 @@ func mountProc() error {
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("isolate: mount /proc: %w", err)
+	}
+	return nil
+}
+
+// layer mounts an overlay over each Layered folder, its upper and work folders in
+// LayerDir, so what the tree writes there stays in LayerDir. A folder that cannot be
+// layered (no overlayfs here, a kernel before 5.11 as an unprivileged user, a path
+// overlayfs' options cannot spell) is made read-only instead: taken out of Write, kept
+// readable. It returns the policy the leader applies.
+func layer(p Policy) Policy {
+	for i, dir := range p.Layered {
+		if err := mountLayer(dir, filepath.Join(p.LayerDir, strconv.Itoa(i))); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v; the folder is read-only to this command\n", shimName, err)
+			p.Write = slices.DeleteFunc(slices.Clone(p.Write), func(w string) bool { return w == dir })
+			if len(p.Read) > 0 {
+				p.Read = append(p.Read, dir)
+			}
+		}
+	}
+	// A working folder inside a layered one would still be the folder below the overlay.
+	if wd, err := os.Getwd(); err == nil {
+		os.Chdir(wd)
+	}
+	p.Layered, p.LayerDir = nil, ""
+	return p
+}
+
+// mountLayer mounts an overlay over dir with dir as its lower layer, upper and work in base.
+func mountLayer(dir, base string) error {
+	upper, work := filepath.Join(base, "upper"), filepath.Join(base, "work")
+	for _, d := range []string{dir, upper, work} {
+		if strings.ContainsAny(d, ",:\\") {
+			return fmt.Errorf("layer: %s: overlayfs cannot name a path with , : or \\", d)
+		}
+	}
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("layer: %w", err)
+		}
+	}
+	// volatile (Linux 5.10): the layer is thrown away, so its writes need never be synced
+	// (without it, the unmount when the namespace ends syncs the upper folder's filesystem).
+	// In a user namespace overlayfs keeps its own attributes as user.* xattrs (userxattr).
+	dirs := "lowerdir=" + dir + ",upperdir=" + upper + ",workdir=" + work
+	var err error
+	for _, opts := range []string{dirs + ",volatile", dirs + ",volatile,userxattr", dirs} {
+		if err = unix.Mount("overlay", dir, "overlay", 0, opts); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("layer: mount overlay on %s: %w", dir, err)
 	}
 	return nil
 }
@@ -247,4 +306,58 @@ func Namespaces() error {
 		}
 	})
 	return nsErr
+}
+
+var (
+	layersOnce sync.Once
+	layersErr  error
+)
+
+// Layers reports whether Layered folders get their private overlay here: nil, or why not
+// (they are read-only to the tree then). It runs the shim once with a layered folder in
+// a temporary one and looks for the work folder overlayfs makes when it mounts.
+func Layers() error {
+	layersOnce.Do(func() {
+		if layersErr = Namespaces(); layersErr != nil {
+			return
+		}
+		dir, err := os.MkdirTemp("", "hgate-layers-")
+		if err != nil {
+			layersErr = err
+			return
+		}
+		defer removeLayers(dir)
+		lower, layers := filepath.Join(dir, "lower"), filepath.Join(dir, "layers")
+		for _, d := range []string{lower, layers} {
+			if layersErr = os.Mkdir(d, 0o700); layersErr != nil {
+				return
+			}
+		}
+		cmd := exec.Command(shimPath(), probeArg)
+		cmd.Args[0] = shimName
+		if layersErr = Wrap(cmd, Policy{Write: []string{lower}, Isolate: true, Layered: []string{lower}, LayerDir: layers}); layersErr != nil {
+			return
+		}
+		out, err := cmd.CombinedOutput()
+		if _, serr := os.Stat(filepath.Join(layers, "0", "work", "work")); serr != nil {
+			msg := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0], shimName+": "))
+			if msg == "" && err != nil {
+				msg = err.Error()
+			}
+			layersErr = fmt.Errorf("no overlay: %s", msg)
+		}
+	})
+	return layersErr
+}
+
+// removeLayers removes a folder that held overlay layers: overlayfs makes folders of mode
+// 0 in a work folder, which their owner must open up first.
+func removeLayers(dir string) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
 }

@@ -215,3 +215,53 @@ func TestNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// testLayered: a Layered folder reads as it is, takes the tree's writes (which the tree
+// then sees), and holds none of them afterwards: they went to LayerDir. One overlayfs
+// cannot name (a comma in its path) is read-only to the tree instead, and so is every
+// one where Layers says no overlay can be had.
+func testLayered(t *testing.T) {
+	noLayers := Layers()
+	t.Logf("Layers: %v", noLayers)
+	for _, name := range []string{"cache", "ca,che"} {
+		dir := writableTemp(t)
+		cache := filepath.Join(dir, name)
+		layers := filepath.Join(dir, "layers")
+		t.Cleanup(func() { removeLayers(layers) }) // before TempDir's: overlayfs leaves mode-0 folders
+		for _, d := range []string{cache, layers} {
+			if err := os.Mkdir(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(cache, "old"), []byte("old\n"), 0o666)
+		p := &Policy{Write: []string{cache}, Read: append(SystemRead(), cache), Isolate: true, Layered: []string{cache}, LayerDir: layers}
+		out, err := sh(t, p, cache, "cat old; echo marker > new && echo more >> old && cat new old")
+		want := "old\nmarker\nold\nmore\n"
+		if name != "cache" || noLayers != nil {
+			want = "old\n" // read-only: the writes fail
+			if err == nil {
+				t.Errorf("%s: writes to a read-only layer succeeded: %q", name, out)
+			}
+		} else if err != nil {
+			t.Errorf("%s: %v %q", name, err, out)
+		}
+		// A folder left read-only says so on the command's stderr first.
+		if ro := strings.HasPrefix(out, shimName+": layer: "); ro != (name != "cache" || noLayers != nil) {
+			t.Errorf("%s: read-only line %v: %q", name, ro, out)
+		} else if ro {
+			out = strings.SplitN(out, "\n", 2)[1]
+		}
+		if !strings.HasPrefix(out, want) {
+			t.Errorf("%s: got %q, want it to start with %q", name, out, want)
+		}
+		if _, err := os.Stat(filepath.Join(cache, "new")); err == nil {
+			t.Errorf("%s: the tree's new file is in the shared folder", name)
+		}
+		if b, _ := os.ReadFile(filepath.Join(cache, "old")); string(b) != "old\n" {
+			t.Errorf("%s: the shared file changed: %q", name, b)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(cache)); len(entries) != 1 {
+			t.Errorf("%s: the shared folder holds %d entries, want 1", name, len(entries))
+		}
+	}
+}

@@ -37,3 +37,6 @@ func SystemRead() []string { return nil }
 
 // Namespaces reports whether commands can be started with Isolate here.
 func Namespaces() error { return proc.ErrNotSupported }
+
+// Layers reports whether Layered folders get their private overlay here.
+func Layers() error { return proc.ErrNotSupported }

@@ -59,6 +59,13 @@ type Policy struct {
 	// NoNetwork: with Isolate, the tree also gets its own network namespace, where only the
 	// loopback interface exists (and is up).
 	NoNetwork bool
+	// Layered: with Isolate, folders of Write (shared caches) whose changes go to a private
+	// layer the tree alone sees: an overlay mounted over each in its mount namespace, the
+	// folder itself the lower layer (read as it is), the upper and work folders made in
+	// LayerDir, which the caller removes when the command ends. The folder is never written.
+	// Where overlayfs cannot be mounted there, the folder is read-only to the tree instead.
+	Layered  []string
+	LayerDir string
 
 	parent int // with Isolate: the pid of the process that starts the shim (Wrap's)
 }
@@ -71,7 +78,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 3
+const Protocol = 4
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.
@@ -107,6 +114,9 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 	}
 	if p.NoNetwork && !p.Isolate {
 		return errors.New("sandbox: NoNetwork needs Isolate")
+	}
+	if len(p.Layered) > 0 && (!p.Isolate || p.LayerDir == "") {
+		return errors.New("sandbox: Layered needs Isolate and a LayerDir")
 	}
 	if p.Isolate {
 		p.Reap = true // the shim is the namespace's init
@@ -200,6 +210,14 @@ func encodePolicy(p Policy, unset []string) (string, error) {
 	if q.Read, err = abs(p.Read); err != nil {
 		return "", err
 	}
+	if q.Layered, err = abs(p.Layered); err != nil {
+		return "", err
+	}
+	if p.LayerDir != "" {
+		if q.LayerDir, err = filepath.Abs(p.LayerDir); err != nil {
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	b, err := json.Marshal(wirePolicy{Protocol: Protocol, Parent: p.parent, Policy: q, Unset: unset})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode policy: %w", err)
@@ -219,7 +237,11 @@ func decodePolicy(s string) (wirePolicy, error) {
 	if w.Protocol != Protocol {
 		return w, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", w.Protocol, Protocol)
 	}
-	for _, list := range [][]string{p.Write, p.Hidden, p.Read} {
+	lists := [][]string{p.Write, p.Hidden, p.Read, p.Layered}
+	if p.LayerDir != "" {
+		lists = append(lists, []string{p.LayerDir})
+	}
+	for _, list := range lists {
 		for _, s := range list {
 			if !filepath.IsAbs(s) {
 				return w, fmt.Errorf("decode policy: path %q is not absolute", s)
