@@ -54,9 +54,11 @@ type Options struct {
 	Grace time.Duration
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
-	// Lock takes the repository lock; nil: no lock. The loop holds it for its own
-	// work and lets go of it while the agent runs, so the agent can run hgate bench
-	// and hgate gate itself.
+	// Lock takes the repository lock; nil: no lock (the caller vouches that no other
+	// hgate runs here). The loop holds it for its own work and lets go of it while the
+	// agent runs, so the agent can run hgate bench and hgate gate itself. Each time it
+	// takes it, the loop removes the ref lock files a killed hgate left, before it reads
+	// or writes a ref.
 	Lock func(ctx context.Context) (release func(), err error)
 	// Serve runs "hgate ARGS..." for the agent, who reaches it over the loop's socket
 	// (agentapi): bench, gate, guard with the flags agentapi.Check lets through. nil:
@@ -259,14 +261,20 @@ func (r *runner) status() (agentapi.Status, error) {
 }
 
 func (r *runner) lock(ctx context.Context) error {
-	if r.opts.Lock == nil || r.release != nil {
+	if r.release != nil {
 		return nil
 	}
-	release, err := r.opts.Lock(ctx)
-	if err != nil {
-		return err
+	if r.opts.Lock != nil {
+		release, err := r.opts.Lock(ctx)
+		if err != nil {
+			return err
+		}
+		r.release = release
 	}
-	r.release = release
+	// Holding the lock, no other hgate is writing hgate's refs: a ref lock file now is
+	// a killed hgate's (a loop killed mid-write, or a command it served), and would make
+	// the next move of that ref fail. Removed here, before the run is opened or resumed.
+	r.repo.BreakRefLocks(gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
 	return nil
 }
 
