@@ -264,6 +264,7 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	if r.hiddenTmp != "" {
 		hidden = append(hidden, r.hiddenTmp) // the rooms and private traces of the gates it asks for
 	}
+	hidden = append(hidden, r.privateDir()) // the test split's spend (testspend.go)
 	for _, h := range r.cfg.Sandbox.Hidden {
 		p, err := expandPath(h, root)
 		if err != nil {

@@ -85,12 +85,18 @@ type Summary struct {
 	Seconds     float64     `json:"seconds"`
 	Sandbox     string      `json:"sandbox"` // "landlock ABI N", or "off": the agent ran as the user, unsandboxed
 	// SpendUSD and SpendTokens are what the run spent, the agent's and the benchmark's
-	// (an iteration the budget stopped before its gate included); the budgets are the
+	// (an iteration the budget stopped before its gate included; the test split's only in
+	// the summary of a stopped run); the budgets are the
 	// limits it ran under, absent for none.
-	SpendUSD     float64  `json:"spend_usd"`
-	SpendTokens  int64    `json:"spend_tokens"`
-	BudgetUSD    *float64 `json:"budget_usd,omitempty"`
-	BudgetTokens *int64   `json:"budget_tokens,omitempty"`
+	SpendUSD    float64 `json:"spend_usd"`
+	SpendTokens int64   `json:"spend_tokens"`
+	// TestSpendUSD and TestSpendTokens are the test split's share of the spend, over the
+	// whole run: only in the summary of a stopped run (while it runs, spend_usd leaves it
+	// out, so that no figure the agent reads moves after each gate).
+	TestSpendUSD    *float64 `json:"test_spend_usd,omitempty"`
+	TestSpendTokens *int64   `json:"test_spend_tokens,omitempty"`
+	BudgetUSD       *float64 `json:"budget_usd,omitempty"`
+	BudgetTokens    *int64   `json:"budget_tokens,omitempty"`
 }
 
 // runner is one run in progress.
@@ -128,6 +134,8 @@ type runner struct {
 	// act is iteration actIter's activation of the agent's own tools.
 	act     *activation
 	actIter int
+
+	test testSpend // the test split's spend over the run, kept out of the agent's sight
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -164,6 +172,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer r.unlock()
 	if err := r.open(); err != nil {
+		return nil, err
+	}
+	if err := r.openPrivate(); err != nil {
 		return nil, err
 	}
 	r.agentTmp = os.TempDir()
@@ -521,6 +532,12 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	}
 	s := r.summary()
 	s.Seconds = secs(r.now().Sub(started))
+	// Stopped, the run shows its whole spend, the test split's as one total over the run.
+	s.SpendUSD, s.SpendTokens = r.spent()
+	if r.test != (testSpend{}) {
+		usd, tokens := r.test.CostUSD, r.test.Tokens
+		s.TestSpendUSD, s.TestSpendTokens = &usd, &tokens
+	}
 	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
 		err = werr
 	}
