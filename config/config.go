@@ -95,6 +95,9 @@ type Gate struct {
 	Margin               float64 // val_score points a kept change may be worse than the best; default 0
 	MarginSet            bool    // gate.margin is written in hgate.yaml: auto does not choose it
 	Confidence           float64 // one-sided confidence of each decision; default 0.95
+	// MaxFileBytes is gate.max_file_bytes: Step 0 refuses a changed file larger than this
+	// instead of reading it; 0: gitguard.DefaultMaxFileBytes.
+	MaxFileBytes int64
 }
 
 // The trials and margin gate.trials: auto chooses for a benchmark whose rewards differed

@@ -47,7 +47,7 @@ func TestParseValid(t *testing.T) {
 	tests := map[string]Config{
 		"minimal.yaml": with(func(c *Config) { c.Allow = []string{"agent/agent.py"} }),
 		"gate.yaml": with(func(c *Config) {
-			c.Gate = Gate{TrialsMin: 2, TrialsMax: 8, Margin: 0.025, MarginSet: true, Confidence: 0.9}
+			c.Gate = Gate{TrialsMin: 2, TrialsMax: 8, Margin: 0.025, MarginSet: true, Confidence: 0.9, MaxFileBytes: 1 << 20}
 		}),
 		"gate_auto.yaml": with(func(c *Config) { c.Gate.Margin, c.Gate.MarginSet = 0.01, true }),
 		"gate_min_only.yaml": with(func(c *Config) {

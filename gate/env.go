@@ -86,7 +86,7 @@ func (e *Env) ws() workspace.Dir { return workspace.Dir(e.Config.WorkspaceDir())
 // guard and the loop: the allowlist, what counts as ignored, and the workspace no symlink
 // may lead into.
 func GuardOptions(c *config.Config) gitguard.Options {
-	o := gitguard.Options{Allow: c.Allow, Ignore: c.GuardIgnore()}
+	o := gitguard.Options{Allow: c.Allow, Ignore: c.GuardIgnore(), MaxFileBytes: c.Gate.MaxFileBytes}
 	if !filepath.IsAbs(c.Workspace) {
 		o.Workspace = filepath.ToSlash(c.Workspace)
 	}

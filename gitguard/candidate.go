@@ -74,13 +74,16 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]walk.Stat) (pl
 		default:
 			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, objstore.ModeKind(ps.w.mode))
 		}
+		if ps.w.huge > 0 {
+			continue // over gate.max_file_bytes: Step 0 rejects it, and it is never read
+		}
 		mode := ps.w.mode
 		if ps.untracked && mode == filemode.Regular {
 			if fs, err := walk.Lstat(r.root + "/" + p); err == nil && fs.Mode&0o100 != 0 {
 				mode = filemode.Executable
 			}
 		}
-		h, fs, err := r.storeFile(p, mode)
+		h, fs, err := r.storeFile(p, mode, s.maxFile)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -95,7 +98,8 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]walk.Stat) (pl
 // storeFile writes a file or symlink from disk into the object database. The
 // stat data returned was taken before the bytes were read, so it can only
 // match the file as stored or a later edit git must see as racy or changed.
-func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, walk.Stat, error) {
+// A file that grew past max since the walk is an error, not read further.
+func (r *Repo) storeFile(p string, mode filemode.FileMode, max int64) (plumbing.Hash, walk.Stat, error) {
 	full := r.root + "/" + p
 	var data []byte
 	var fs walk.Stat
@@ -108,7 +112,7 @@ func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, walk.
 			data = []byte(t)
 		}
 	} else {
-		data, fs, err = readFileStat(full)
+		data, fs, err = readFileStat(full, max)
 	}
 	if err != nil {
 		return plumbing.ZeroHash, walk.Stat{}, fmt.Errorf("candidate tree: read %s: %w", p, err)
@@ -118,7 +122,8 @@ func (r *Repo) storeFile(p string, mode filemode.FileMode) (plumbing.Hash, walk.
 }
 
 // readFileStat reads a file with the stat data of the open file taken first.
-func readFileStat(full string) ([]byte, walk.Stat, error) {
+// A file over max bytes (by its size, or by what reading it gives) is not read.
+func readFileStat(full string, max int64) ([]byte, walk.Stat, error) {
 	f, err := os.Open(full)
 	if err != nil {
 		return nil, walk.Stat{}, err
@@ -128,7 +133,13 @@ func readFileStat(full string) ([]byte, walk.Stat, error) {
 	if err != nil {
 		return nil, walk.Stat{}, err
 	}
-	data, err := io.ReadAll(f)
+	if fi.Size() > max {
+		return nil, walk.Stat{}, fmt.Errorf("%d bytes, over gate.max_file_bytes (%d)", fi.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("grew past gate.max_file_bytes (%d) while read", max)
+	}
 	if err != nil {
 		return nil, walk.Stat{}, err
 	}

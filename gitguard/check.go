@@ -27,6 +27,7 @@ type layer struct {
 	present bool
 	mode    filemode.FileMode
 	hash    plumbing.Hash
+	huge    int64 // the size of a file over the bound, never read (hash zero); 0 otherwise
 }
 
 func (a layer) same(b layer) bool {
@@ -117,7 +118,7 @@ func (st *state) fill(ps *pathState) error {
 			ps.i = layer{present: true, mode: e.FileMode(), hash: e.Hash}
 		}
 		ws := st.w.WT[k]
-		ps.w = layer{present: ws.Present, mode: ws.Mode, hash: ws.Hash}
+		ps.w = layer{present: ws.Present, mode: ws.Mode, hash: ws.Hash, huge: ws.Huge}
 		ps.nested = ws.Nested
 	}
 	if c, ok := s.headIndex[p]; ok {
@@ -130,7 +131,13 @@ func (st *state) fill(ps *pathState) error {
 	} else {
 		ps.b = ps.h
 	}
-	if ps.untracked {
+	if ps.untracked && ps.w.mode == filemode.Regular {
+		// The walk found it by name only: its size decides whether it may be read at all.
+		if fs, err := walk.Lstat(s.r.root + "/" + p); err == nil && fs.IsReg() && fs.Size > s.maxFile {
+			ps.w.huge = fs.Size
+		}
+	}
+	if ps.untracked && ps.w.huge == 0 {
 		// Only a path that exists elsewhere needs its content compared.
 		if !ps.nested && (ps.b.present || ps.h.present || ps.i.present) {
 			if err := st.hashUntracked(ps); err != nil {
@@ -243,6 +250,9 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 			continue
 		}
 		switch {
+		case l.huge > 0:
+			refused = true
+			notes = appendOnce(notes, fmt.Sprintf("a file of %d bytes, over gate.max_file_bytes (%d): not read", l.huge, s.maxFile))
 		case l.mode == filemode.Submodule:
 			refused = true
 			notes = appendOnce(notes, "submodule (gitlink) added or changed")

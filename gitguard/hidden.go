@@ -17,10 +17,11 @@ type gitView struct {
 	r       *Repo
 	perDir  map[string]patternList // "" or "dir/" → rules, read lazily
 	exclude patternList            // info/exclude, then core.excludesFile: one group in git, last line wins
+	maxFile int64                  // a .gitignore larger than this is not read
 }
 
-func (r *Repo) newGitView() *gitView {
-	v := &gitView{r: r, perDir: map[string]patternList{}}
+func (r *Repo) newGitView(maxFile int64) *gitView {
+	v := &gitView{r: r, perDir: map[string]patternList{}, maxFile: maxFile}
 	if data, err := os.ReadFile(filepath.Join(r.commonDir, "info", "exclude")); err == nil {
 		v.exclude = append(v.exclude, parseList(string(data), ".git/info/exclude", "")...)
 	}
@@ -72,7 +73,8 @@ func (v *gitView) dirRules(dir string) patternList {
 	}
 	var l patternList
 	full := filepath.Join(v.r.root, filepath.FromSlash(dir), ".gitignore")
-	if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() {
+	// An allowed folder's .gitignore is the agent's to write: read only one of a sane size.
+	if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() && fi.Size() <= v.maxFile {
 		if data, err := os.ReadFile(full); err == nil {
 			l = parseList(string(data), dir+".gitignore", dir)
 		}
@@ -120,7 +122,7 @@ func (st *state) explainHidden(vs []Violation) error {
 			continue
 		}
 		if v == nil {
-			v = st.s.r.newGitView()
+			v = st.s.r.newGitView(st.s.maxFile)
 		}
 		if pat := v.hiddenBy(ps.path, ps.nested); pat != nil {
 			vs[i].Detail = joinNonEmpty(fmt.Sprintf("hidden from git by %s:%d (%s)", pat.Source, pat.LineNo, strings.TrimSpace(pat.Line)), vs[i].Detail)

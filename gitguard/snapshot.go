@@ -23,7 +23,13 @@ type Options struct {
 	IndexFile string        // "" = the repository's index; relative paths are taken from the worktree root, as hooks run there
 	Base      plumbing.Hash // zero: GatedRef if set, else HEAD
 	Workspace string        // slash path of hgate's workspace from the root; a symlink may not lead into it
+	// MaxFileBytes bounds the changed files the guard reads (hashes, stores): a larger one
+	// is a violation and is never read. 0: DefaultMaxFileBytes.
+	MaxFileBytes int64
 }
+
+// DefaultMaxFileBytes is gate.max_file_bytes' default: 100 MiB.
+const DefaultMaxFileBytes = 100 << 20
 
 // snapshot is the repository state a check or a candidate is computed from.
 type snapshot struct {
@@ -51,6 +57,7 @@ type snapshot struct {
 	allow   *Matcher
 
 	workspace string // Options.Workspace, cleaned
+	maxFile   int64  // Options.MaxFileBytes, defaulted
 }
 
 // snapshot resolves HEAD, the base and the index, diffs their trees, walks
@@ -74,6 +81,10 @@ func (r *Repo) snapshot(opts Options) (*snapshot, *state, error) {
 // base's rules otherwise.
 func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	s := &snapshot{r: r, allow: NewMatcher(opts.Allow), extra: parseList(strings.Join(opts.Ignore, "\n"), "hgate.yaml ignore", "")}
+	s.maxFile = opts.MaxFileBytes
+	if s.maxFile <= 0 {
+		s.maxFile = DefaultMaxFileBytes
+	}
 	if opts.Workspace != "" {
 		s.workspace = strings.Trim(path.Clean(filepath.ToSlash(opts.Workspace)), "/")
 	}
@@ -168,8 +179,8 @@ func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 			continue
 		}
 		full := s.r.root + "/" + e.Path
-		if st, err := walk.Lstat(full); err != nil || !st.IsReg() {
-			continue
+		if st, err := walk.Lstat(full); err != nil || !st.IsReg() || st.Size > s.maxFile {
+			continue // a guess only: the base's own rules are loaded from git
 		}
 		data, err := os.ReadFile(full)
 		if err != nil {

@@ -139,6 +139,8 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 		switch {
 		case !ps.w.present:
 			root.Set(p, nil)
+		case ps.w.huge > 0:
+			// Over gate.max_file_bytes: never read; the attempt keeps HEAD's entry.
 		case ps.w.mode == filemode.Regular || ps.w.mode == filemode.Executable || ps.w.mode == filemode.Symlink:
 			mode := ps.w.mode
 			if fs, err := walk.Lstat(r.root + "/" + p); err == nil && fs.IsReg() {
@@ -147,7 +149,7 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 					mode = filemode.Executable
 				}
 			}
-			h, _, err := r.storeFile(p, mode)
+			h, _, err := r.storeFile(p, mode, s.maxFile)
 			if errors.Is(err, os.ErrNotExist) {
 				root.Set(p, nil) // removed while we looked: keep what is there
 				continue

@@ -24,14 +24,21 @@ func (b *budgetStop) Error() string { return "budget: " + b.detail }
 // overBudget says how the run's budget is spent, or "" while some of it is left: spent
 // reaches the budget, so no attempt or gate starts with nothing left.
 func (r *runner) overBudget() string {
-	c, j := r.cfg, r.j
+	c := r.cfg
+	usd, tokens := r.spent()
 	switch {
-	case c.BudgetUSD > 0 && j.SpendUSD >= c.BudgetUSD:
-		return fmt.Sprintf("$%.4g spent of the $%.4g budget", j.SpendUSD, c.BudgetUSD)
-	case c.BudgetTokens > 0 && j.SpendTokens >= int64(c.BudgetTokens):
-		return fmt.Sprintf("%d tokens spent of the %d-token budget", j.SpendTokens, c.BudgetTokens)
+	case c.BudgetUSD > 0 && usd >= c.BudgetUSD:
+		return fmt.Sprintf("$%.4g spent of the $%.4g budget", usd, c.BudgetUSD)
+	case c.BudgetTokens > 0 && tokens >= int64(c.BudgetTokens):
+		return fmt.Sprintf("%d tokens spent of the %d-token budget", tokens, c.BudgetTokens)
 	}
 	return ""
+}
+
+// spent is the run's whole spend: the agent's and the train runs' (the journal's) and the
+// test split's (kept apart, see testspend.go).
+func (r *runner) spent() (usd float64, tokens int64) {
+	return roundUSD(r.j.SpendUSD + r.test.CostUSD), r.j.SpendTokens + r.test.Tokens
 }
 
 // addSpend adds one agent run's spend to the iteration's and the run's, pricing the
@@ -52,16 +59,17 @@ func (r *runner) addSpend(it *Iteration, out agentout.Run) {
 }
 
 // addGateSpend adds what the benchmark reported it spent on a gate: its train runs
-// (rep.Spend) to the iteration and the run, the test split's (rep.TestSpend) to the run's
-// total alone, so no iteration's own numbers tell what the held-out tasks cost.
-func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) {
+// (rep.Spend) to the iteration and the run, the test split's (rep.TestSpend) to the
+// private count alone, so nothing the agent reads during the run moves with it.
+func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) error {
 	if rep == nil {
-		return
+		return nil
 	}
-	r.j.SpendUSD = roundUSD(r.j.SpendUSD + rep.TestSpend.CostUSD)
-	r.j.SpendTokens += rep.TestSpend.Tokens()
+	if err := r.addTestSpend(rep.TestSpend); err != nil {
+		return err
+	}
 	if rep.Spend == nil {
-		return
+		return nil
 	}
 	s := *rep.Spend
 	usd := roundUSD(s.CostUSD)
@@ -71,6 +79,7 @@ func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) {
 	it.BenchCostUSD = &usd
 	it.BenchTokens += s.Tokens()
 	r.spend(it, s.CostUSD, s.Tokens())
+	return nil
 }
 
 // spend adds to the iteration's and the run's totals, which the journal keeps: a resumed

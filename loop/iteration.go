@@ -159,7 +159,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				return fmt.Errorf("iteration %d: gate: %w", n, err)
 			}
 			resumed = false
-			r.addGateSpend(it, rep)
+			if err := r.addGateSpend(it, rep); err != nil {
+				return err
+			}
 			if rep == nil { // nothing changed
 				it.Outcome = OutcomeUnchanged
 				if err := r.phase(phaseLearn); err != nil {

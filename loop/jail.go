@@ -273,6 +273,7 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	hidden = append(hidden, heldout)
+	hidden = append(hidden, r.privateDir()) // the test split's spend (testspend.go)
 	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
 	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
 		p, err := expandPath(h, root)

@@ -81,8 +81,9 @@ type journal struct {
 	// HarnessPrior are the artifacts qualified before the iteration, unchanged since, by
 	// path (their content digest): the iteration's final failure does not quarantine them.
 	HarnessPrior map[string]string `json:"harness_prior,omitempty"`
-	// SpendUSD and SpendTokens are what the run has spent so far (the agent's and the
-	// benchmark's, the iteration in progress included): a resumed run counts on from them.
+	// SpendUSD and SpendTokens are what the run has spent so far, the agent's and the
+	// train runs' (the iteration in progress included; the test split's is kept apart, see
+	// testspend.go): a resumed run counts on from them.
 	SpendUSD    float64 `json:"spend_usd,omitempty"`
 	SpendTokens int64   `json:"spend_tokens,omitempty"`
 }

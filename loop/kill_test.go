@@ -48,14 +48,13 @@ func child(dir string, resume bool) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	// The child locks as hgate loop does (cmd/hgate's Globals.lock): holding the
-	// repository lock, it removes the ref lock files a killed round left.
+	// The child takes the repository lock and nothing more: the loop itself removes the
+	// ref lock files a killed round left (TestStaleRefLocks).
 	lockRepo := func(ctx context.Context) (func(), error) {
 		l, err := lock.Acquire(ctx, filepath.Join(env.Repo.CommonDir(), "hgate.lock"), lock.Options{Wait: true, Command: "loop"})
 		if err != nil {
 			return nil, err
 		}
-		env.Repo.BreakRefLocks(gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef)
 		return func() { l.Release() }, nil
 	}
 	_, err = loop.Run(context.Background(), loop.Options{Env: env, Loop: env.Config.Loop, Resume: resume, Log: os.Stderr, Grace: 100 * time.Millisecond, Lock: lockRepo})
@@ -250,5 +249,54 @@ func consistent(t *testing.T, r *gittest.Repo, start string) {
 	l, _ := os.ReadFile(r.Path("workspace/learnings.md"))
 	if n := strings.Count(string(l), "\n## Iteration "); n != 6 {
 		t.Errorf("learnings.md has %d entries, want 6", n)
+	}
+}
+
+// TestStaleRefLocks leaves the ref lock files a round killed mid-write leaves, then
+// starts and resumes the loop with a Lock that only takes the repository lock: the loop
+// itself removes them under the lock before it reads or moves a ref. (Before, only
+// cmd/hgate's lock removed them; a caller without it failed with go-git's "ref file is
+// empty" or "gated.lock exists", the kill test's occasional failure before its child
+// broke the locks itself.)
+func TestStaleRefLocks(t *testing.T) {
+	r := project(t)
+	env, err := openEnv(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockRepo := func(ctx context.Context) (func(), error) {
+		l, err := lock.Acquire(ctx, filepath.Join(env.Repo.CommonDir(), "hgate.lock"), lock.Options{Wait: true})
+		if err != nil {
+			return nil, err
+		}
+		return func() { l.Release() }, nil
+	}
+	stale := []string{"ledger", "gated", "best"}
+	for i, resume := range []bool{false, true} {
+		// A kill between creating a lock and writing it leaves it empty (go-git's listing
+		// of refs then fails); after writing, it holds the new value (the next move fails).
+		for _, n := range stale {
+			data := []byte(nil)
+			if n == "gated" {
+				data = []byte(r.Head() + "\n")
+			}
+			if err := os.WriteFile(r.Path(".git/refs/hgate/"+n+".lock"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := env.Config.Loop
+		cfg.Iterations = 2 + 2*i
+		s, err := loop.Run(context.Background(), loop.Options{Env: env, Loop: cfg, Resume: resume, Grace: 100 * time.Millisecond, Lock: lockRepo})
+		if err != nil {
+			t.Fatalf("resume %v: %v", resume, err)
+		}
+		if len(s.Iterations) != cfg.Iterations || s.Kept == 0 {
+			t.Fatalf("resume %v: %d iterations, %d kept", resume, len(s.Iterations), s.Kept)
+		}
+		for _, n := range stale {
+			if _, err := os.Stat(r.Path(".git/refs/hgate/" + n + ".lock")); err == nil {
+				t.Errorf("resume %v: %s.lock is left", resume, n)
+			}
+		}
 	}
 }

@@ -54,9 +54,11 @@ type Options struct {
 	Grace time.Duration
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
-	// Lock takes the repository lock; nil: no lock. The loop holds it for its own
-	// work and lets go of it while the agent runs, so the agent can run hgate bench
-	// and hgate gate itself.
+	// Lock takes the repository lock; nil: no lock (the caller vouches that no other
+	// hgate runs here). The loop holds it for its own work and lets go of it while the
+	// agent runs, so the agent can run hgate bench and hgate gate itself. Each time it
+	// takes it, the loop removes the ref lock files a killed hgate left, before it reads
+	// or writes a ref.
 	Lock func(ctx context.Context) (release func(), err error)
 	// Serve runs "hgate ARGS..." for the agent, who reaches it over the loop's socket
 	// (agentapi): bench, gate, guard with the flags agentapi.Check lets through. nil:
@@ -83,12 +85,18 @@ type Summary struct {
 	Seconds     float64     `json:"seconds"`
 	Sandbox     string      `json:"sandbox"` // "landlock ABI N", or "off": the agent ran as the user, unsandboxed
 	// SpendUSD and SpendTokens are what the run spent, the agent's and the benchmark's
-	// (an iteration the budget stopped before its gate included); the budgets are the
+	// (an iteration the budget stopped before its gate included; the test split's only in
+	// the summary of a stopped run); the budgets are the
 	// limits it ran under, absent for none.
-	SpendUSD     float64  `json:"spend_usd"`
-	SpendTokens  int64    `json:"spend_tokens"`
-	BudgetUSD    *float64 `json:"budget_usd,omitempty"`
-	BudgetTokens *int64   `json:"budget_tokens,omitempty"`
+	SpendUSD    float64 `json:"spend_usd"`
+	SpendTokens int64   `json:"spend_tokens"`
+	// TestSpendUSD and TestSpendTokens are the test split's share of the spend, over the
+	// whole run: only in the summary of a stopped run (while it runs, spend_usd leaves it
+	// out, so that no figure the agent reads moves after each gate).
+	TestSpendUSD    *float64 `json:"test_spend_usd,omitempty"`
+	TestSpendTokens *int64   `json:"test_spend_tokens,omitempty"`
+	BudgetUSD       *float64 `json:"budget_usd,omitempty"`
+	BudgetTokens    *int64   `json:"budget_tokens,omitempty"`
 }
 
 // runner is one run in progress.
@@ -126,6 +134,8 @@ type runner struct {
 	// act is iteration actIter's activation of the agent's own tools.
 	act     *activation
 	actIter int
+
+	test testSpend // the test split's spend over the run, kept out of the agent's sight
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -162,6 +172,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer r.unlock()
 	if err := r.open(); err != nil {
+		return nil, err
+	}
+	if err := r.openPrivate(); err != nil {
 		return nil, err
 	}
 	r.agentTmp = os.TempDir()
@@ -259,14 +272,20 @@ func (r *runner) status() (agentapi.Status, error) {
 }
 
 func (r *runner) lock(ctx context.Context) error {
-	if r.opts.Lock == nil || r.release != nil {
+	if r.release != nil {
 		return nil
 	}
-	release, err := r.opts.Lock(ctx)
-	if err != nil {
-		return err
+	if r.opts.Lock != nil {
+		release, err := r.opts.Lock(ctx)
+		if err != nil {
+			return err
+		}
+		r.release = release
 	}
-	r.release = release
+	// Holding the lock, no other hgate is writing hgate's refs: a ref lock file now is
+	// a killed hgate's (a loop killed mid-write, or a command it served), and would make
+	// the next move of that ref fail. Removed here, before the run is opened or resumed.
+	r.repo.BreakRefLocks(gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
 	return nil
 }
 
@@ -513,6 +532,12 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	}
 	s := r.summary()
 	s.Seconds = secs(r.now().Sub(started))
+	// Stopped, the run shows its whole spend, the test split's as one total over the run.
+	s.SpendUSD, s.SpendTokens = r.spent()
+	if r.test != (testSpend{}) {
+		usd, tokens := r.test.CostUSD, r.test.Tokens
+		s.TestSpendUSD, s.TestSpendTokens = &usd, &tokens
+	}
 	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
 		err = werr
 	}

@@ -31,6 +31,9 @@ type State struct {
 	Mode    filemode.FileMode // Regular, Executable, Symlink, Submodule, Dir; Empty for fifos and such
 	Hash    plumbing.Hash     // content hash (zero for directories)
 	Nested  bool              // a directory holding its own repository
+	// Huge is the size of a regular file over Input.MaxFileBytes, which was not read
+	// (Hash zero); 0 otherwise.
+	Huge int64
 }
 
 // Untracked is a file or symlink on disk that the index does not hold
@@ -112,6 +115,9 @@ type Input struct {
 	// Submodule is the commit the repository at full has checked out, or
 	// recorded when it has none.
 	Submodule func(full string, recorded plumbing.Hash) plumbing.Hash
+	// MaxFileBytes, when positive, is the largest regular file the walk hashes; a
+	// larger one it only reports (State.Huge).
+	MaxFileBytes int64
 }
 
 // Result is what the worktree holds: one State per index entry, the
@@ -380,6 +386,14 @@ func (w *walker) statEntries(dh *dirHandle, idxs []int) {
 	}
 }
 
+// huge reports whether a tracked file of size bytes is over Input.MaxFileBytes and not
+// the size the index records (below 4 GiB, where the index's 32 bits hold it): a file
+// committed at its size is read as before, one grown past the bound never is.
+func (w *walker) huge(e *index.Entry, size int64) bool {
+	m := w.in.MaxFileBytes
+	return m > 0 && size > m && (size >= 1<<32 || uint32(size) != e.Size)
+}
+
 var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775a8c2d48c53391")
 
 // statEntry fills wt[k] for a tracked path present in its directory.
@@ -412,6 +426,10 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 		}
 		if cacheOK && (em == filemode.Regular || em == filemode.Executable) {
 			ws.Hash = e.Hash
+			return nil
+		}
+		if w.huge(e, st.Size) {
+			ws.Huge = st.Size // never read: a sparse 64 GB file would take minutes
 			return nil
 		}
 		ws.Hash, err = dh.hashFile(e.Path[strings.LastIndexByte(e.Path, '/')+1:], st.Size)
