@@ -4,6 +4,7 @@ package main
 
 import (
 	"crypto/sha1"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
@@ -34,6 +35,8 @@ func TestMain(m *testing.M) {
 		"hgate-mcp": func() { os.Exit(mcpserver.Main(os.Args[1:])) },
 		// mcp-call is a script's MCP client (see mcpCall).
 		"mcp-call": mcpCall,
+		// tcpq is the attack scripts' localhost listener and client (see tcpq).
+		"tcpq": tcpq,
 	})
 }
 
@@ -47,6 +50,26 @@ func hgateUnderTest() {
 		os.Exit(2)
 	}
 	main()
+}
+
+// hgateRaceBuilt says whether the scripts' hgate is race-built: this test binary, or the
+// build HGATE_UNDER_TEST names. A script bounds hgate's memory with ulimit -v only where
+// it is not, and an older hgate that reads a huge file whole must meet that bound.
+func hgateRaceBuilt() (bool, error) {
+	bin := os.Getenv("HGATE_UNDER_TEST")
+	if bin == "" {
+		return raceBuilt, nil
+	}
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return false, fmt.Errorf("HGATE_UNDER_TEST=%s: %v", bin, err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script: each drives the hgate binary
@@ -70,7 +93,7 @@ func TestScripts(t *testing.T) {
 		// user with setpriv (CI runs as root).
 		Condition: func(cond string) (bool, error) {
 			if cond == "race" {
-				return raceBuilt, nil
+				return hgateRaceBuilt()
 			}
 			if cond == "root" {
 				_, err := exec.LookPath("setpriv")

@@ -9,8 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// leader is the sandboxed shim a reaping shim (reap, nsInit) starts below itself, in a
-// process group of its own, with SIGTERM and SIGINT forwarded to that group.
+// leader is what a reaping shim starts below itself, in a process group of its own, with
+// SIGTERM and SIGINT forwarded to that group: the sandboxed shim (reap), or the command
+// itself (nsInit, already inside the policy).
 type leader struct {
 	pid int
 	fg  int // the terminal's fd when the leader took it, else -1
@@ -21,10 +22,10 @@ type leader struct {
 	reaped bool
 }
 
-// startLeader starts the leader shim for enc, path and argv with attr (Setpgid is set
-// here, and the terminal's foreground when this shim had it). The first SIGTERM or SIGINT
-// this shim receives asks the leader's group; a second one calls endAll.
-func startLeader(enc, path string, argv []string, attr *syscall.SysProcAttr, endAll func(pid int)) (*leader, error) {
+// startLeader starts exe with argv and env (nil: this process's) with attr (Setpgid is
+// set here, and the terminal's foreground when this shim had it). The first SIGTERM or
+// SIGINT this shim receives asks the leader's group; a second one calls endAll.
+func startLeader(exe string, argv, env []string, attr *syscall.SysProcAttr, endAll func(pid int)) (*leader, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	attr.Setpgid = true
@@ -33,7 +34,8 @@ func startLeader(enc, path string, argv []string, attr *syscall.SysProcAttr, end
 		// Keep the terminal with the command, as if it ran without the shim.
 		attr.Foreground, attr.Ctty = true, l.fg
 	}
-	p, err := os.StartProcess("/proc/self/exe", append([]string{shimName, enc, "--", path}, argv...), &os.ProcAttr{
+	p, err := os.StartProcess(exe, argv, &os.ProcAttr{
+		Env:   env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   attr,
 	})

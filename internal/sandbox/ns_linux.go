@@ -50,11 +50,20 @@ func isolate(cmd *exec.Cmd, p Policy) {
 }
 
 // nsInit is the shim as init of its namespaces: it dies with its parent, mounts the
-// namespace's own /proc, brings lo up, starts the sandboxed leader and reaps every
-// process of the namespace until the leader exits. Then it exits with the leader's
-// status, and the kernel kills whatever is left before its parent sees it gone. A
-// leader killed by signal N is reported as exit 128+N, as a shell does: the init of a
-// namespace cannot die of a signal it sends itself.
+// namespace's own /proc, brings lo up, applies the rest of the policy to itself, starts
+// the command as the leader and reaps every process of the namespace until the leader
+// exits. Then it exits with the leader's status, and the kernel kills whatever is left
+// before its parent sees it gone. A leader killed by signal N is reported as exit 128+N,
+// as a shell does: the init of a namespace cannot die of a signal it sends itself.
+//
+// The init is inside the policy itself, so that one Go process per task does both jobs
+// (a second shim cost a Go runtime's start per task). That takes nothing from the
+// sandbox. The tree can signal its init now: a signal the Go runtime ends on (SIGHUP,
+// SIGQUIT) ends the init and so the tree's own namespace, as the leader exiting would
+// (the kernel never delivers SIGKILL or SIGSTOP from inside, nor a signal the init does
+// not handle; taking each one costs a thread handshake at start, about 60 µs). The init
+// is not dumpable, so the tree, which has no CAP_SYS_PTRACE, cannot trace it or read its
+// memory (only the thread that starts the command drops its capabilities).
 func nsInit(p Policy, unset []string, path string, argv []string) int {
 	runtime.LockOSThread() // the parent-death signal belongs to this thread; main never ends it
 	if err := dieWithParent(p.parent); err != nil {
@@ -72,17 +81,31 @@ func nsInit(p Policy, unset []string, path string, argv []string) int {
 		}
 	}
 	p = layer(p)
-	// The leader applies the rest of the policy; Isolate tells it /proc is its own.
-	p.Reap, p.parent = false, 0
-	enc, err := encodePolicy(p, unset)
-	if err != nil {
+	// Landlock forbids mount changes once applied: it comes after /proc and lo.
+	if err := restrict(p); err != nil {
 		return fail(err.Error())
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("isolate: not dumpable: " + err.Error())
+	}
+	// This thread starts the command (it is locked): its capabilities are the command's.
+	if err := dropCapabilities(); err != nil {
+		return fail(err.Error())
+	}
+	if !strings.Contains(path, "/") {
+		// exec.Command found nothing on PATH and left the name: fail as a shell would.
+		fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", shimName, path)
+		return exitNotFound
 	}
 	// No Pdeathsig for the leader: this shim is its namespace's init, whose death the
 	// kernel answers by killing every process of the namespace.
-	l, err := startLeader(enc, path, argv, &syscall.SysProcAttr{}, killNamespace)
+	l, err := startLeader(path, argv, without(os.Environ(), unset), &syscall.SysProcAttr{}, killNamespace)
 	if err != nil {
-		return fail("start: " + err.Error())
+		fmt.Fprintf(os.Stderr, "%s: exec %s: %v\n", shimName, path, err)
+		if errors.Is(err, syscall.ENOENT) {
+			return exitNotFound
+		}
+		return exitNoExec
 	}
 	if err := l.awaitExit(); err != nil {
 		return fail("wait: " + err.Error())

@@ -162,6 +162,13 @@ exit 5`
 	if err != nil || string(b) != "lo up=true\nloopback ok\n" {
 		t.Errorf("network namespace: %v %q", err, b)
 	}
+	// The init is inside the policy with the tree, but not dumpable: the tree cannot read
+	// its environment or memory, nor trace it.
+	for _, f := range []string{"environ", "mem"} {
+		if got, err := sh(t, &Policy{Isolate: true}, dir, "head -c1 /proc/1/"+f+" >/dev/null"); err == nil {
+			t.Errorf("the tree read its init's %s: %q", f, got)
+		}
+	}
 }
 
 // testRead: with a read allowlist, the tree reads what it names and nothing else, not

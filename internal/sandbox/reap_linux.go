@@ -34,7 +34,8 @@ func reap(p Policy, unset []string, path string, argv []string) int {
 	if err != nil {
 		return fail(err.Error())
 	}
-	l, err := startLeader(enc, path, argv, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}, killTree)
+	shimArgv := append([]string{shimName, enc, "--", path}, argv...)
+	l, err := startLeader("/proc/self/exe", shimArgv, nil, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}, killTree)
 	if err != nil {
 		return fail("start: " + err.Error())
 	}

@@ -6,8 +6,10 @@
 // binary when it is installed next to this process's executable (and answers the probe with this
 // build's protocol), else this binary again. The shim applies the policy to itself and execs the command in place, so nothing runs before the
 // policy holds. With Reap the shim stays outside the sandbox as the tree's parent and reaper and
-// starts a second, sandboxed shim as the leader. Every binary that wraps commands calls Main
-// first thing in main (and in TestMain).
+// starts a second, sandboxed shim as the leader. With Isolate the shim is the init of new
+// namespaces: it applies the policy to itself and starts the command as the leader, one
+// process for both jobs. Every binary that wraps commands calls Main first thing in main (and
+// in TestMain).
 //
 // Signals: with Reap, the leader runs in its own process group (the terminal's foreground
 // group when the shim had the terminal). A SIGTERM or SIGINT sent to the shim is forwarded to
@@ -53,8 +55,9 @@ type Policy struct {
 	// Isolate: the tree runs in its own PID (with its own /proc), IPC and mount namespaces, the
 	// shim being its init: it sees and signals only its own processes, and when the shim ends (its
 	// leader exited, or hgate killed it, or hgate died: the shim gets SIGKILL then) the kernel
-	// kills every process left in it, daemons included. Implies Reap. As an unprivileged user the
-	// namespaces are had through a user namespace that maps the uid and gid to themselves.
+	// kills every process left in it, daemons included. Implies Reap (the init, inside the
+	// policy itself, reaps). As an unprivileged user the namespaces are had through a user
+	// namespace that maps the uid and gid to themselves.
 	Isolate bool
 	// NoNetwork: with Isolate, the tree also gets its own network namespace, where only the
 	// loopback interface exists (and is up).

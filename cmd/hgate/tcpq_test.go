@@ -1,0 +1,123 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// tcpq is the attack scripts' localhost channel, a program on the scripts' PATH (no nc
+// needed). The agent's side:
+//
+//	tcpq listen PORTFILE LOG [ANSWERS]
+//
+// listens on 127.0.0.1, writes its port to PORTFILE, and appends every line it receives to
+// LOG; with ANSWERS, a file of "QUESTION ANSWER" lines, it replies the answer to a question
+// it holds (an oracle); the line tcpq-stop ends it. The
+// other side (the scripts' code under test uses bash's /dev/tcp instead):
+//
+//	tcpq ask PORT LINE
+//
+// sends LINE and prints the reply; it exits 1 when nothing listens.
+func tcpq() {
+	args := os.Args[1:]
+	switch {
+	case len(args) >= 3 && args[0] == "listen":
+		answers := map[string]string{}
+		if len(args) > 3 {
+			answers = tcpqAnswers(args[3])
+		}
+		tcpqListen(args[1], args[2], answers)
+	case len(args) == 3 && args[0] == "ask":
+		os.Exit(tcpqAsk(args[1], args[2]))
+	}
+	fmt.Fprintln(os.Stderr, "usage: tcpq listen PORTFILE LOG [ANSWERS] | tcpq ask PORT LINE")
+	os.Exit(2)
+}
+
+// tcpqAnswers reads an oracle's "QUESTION ANSWER" lines.
+func tcpqAnswers(file string) map[string]string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tcpq:", err)
+		os.Exit(1)
+	}
+	answers := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if q, a, ok := strings.Cut(line, " "); ok {
+			answers[q] = a
+		}
+	}
+	return answers
+}
+
+func tcpqListen(portFile, logFile string, answers map[string]string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tcpq:", err)
+		os.Exit(1)
+	}
+	log, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tcpq:", err)
+		os.Exit(1)
+	}
+	// Written whole then renamed, so that a reader never sees half a port.
+	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	if err := os.WriteFile(portFile+".tmp", []byte(port+"\n"), 0o644); err != nil {
+		os.Exit(1)
+	}
+	if err := os.Rename(portFile+".tmp", portFile); err != nil {
+		os.Exit(1)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup // the connections accepted: tcpq-stop logs what came before it
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			os.Exit(1)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			line, err := bufio.NewReader(c).ReadString('\n')
+			line = strings.TrimSpace(line)
+			if err != nil || line == "" {
+				return
+			}
+			if line == "tcpq-stop" {
+				wg.Done()
+				wg.Wait()
+				os.Exit(0)
+			}
+			mu.Lock()
+			fmt.Fprintln(log, line)
+			mu.Unlock()
+			if a, ok := answers[line]; ok {
+				fmt.Fprintln(c, a)
+			}
+		}()
+	}
+}
+
+func tcpqAsk(port, line string) int {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		return 1
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := fmt.Fprintln(c, line); err != nil {
+		return 1
+	}
+	reply, _ := bufio.NewReader(c).ReadString('\n')
+	fmt.Print(reply)
+	return 0
+}
