@@ -51,6 +51,15 @@ func (r *runner) anchorProblem(j *journal) string {
 	case j.Phase != phaseNone && j.Current == nil:
 		return fmt.Sprintf("current: missing for phase %q", j.Phase)
 	}
+	if g := j.Gen; g != nil && g.Phase == genAgents {
+		if g.Refs == nil {
+			return fmt.Sprintf("generation: refs: missing for generation %d's agents (the snapshot of refs/hgate/* that checks what they moved)", g.Number)
+		}
+		if why := r.commitProblem("generation: base", g.Base); why != "" {
+			return why
+		}
+		return r.snapshotProblem(g.Refs)
+	}
 	if j.Phase == phaseAgent && j.Current.Sandbox == "" {
 		return "current: sandbox: missing (how the agent ran is not recorded)"
 	}
