@@ -110,7 +110,7 @@ func (r *runner) genAgentRun(g *generation, a *genAgent, jl *jail, promptFile, m
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
 	r.genMu.Lock()
-	a.Tag, a.State = tag, agentRunning
+	a.Tag = tag
 	err = r.save()
 	r.genMu.Unlock()
 	return run, err

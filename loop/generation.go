@@ -99,8 +99,8 @@ func (r *runner) generation(ctx context.Context) (StopReason, string, error) {
 	return StopNone, "", r.endGeneration(g)
 }
 
-// startGeneration makes the generation's worktrees at the gated commit (HEAD), one per
-// agent, as many agents as iterations are left.
+// startGeneration records a generation at the gated commit (HEAD): as many agents as
+// iterations are left, up to loop.agents.
 func (r *runner) startGeneration() error {
 	j := r.j
 	head, _, err := r.repo.Head()
@@ -120,15 +120,7 @@ func (r *runner) startGeneration() error {
 		return err
 	}
 	j.Gen = g
-	if err := r.save(); err != nil {
-		return err
-	}
-	for _, a := range g.Agents {
-		if err := r.addWorktree(a.Worktree, g.Base); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.save()
 }
 
 // addWorktree makes a detached linked worktree at commit, replacing one a killed run left.
@@ -153,30 +145,39 @@ func (r *runner) addWorktree(dir, commit string) error {
 	return nil
 }
 
-// runAgents runs every agent of the generation that has not ended, side by side, and
+// runAgents runs every agent of the generation that has not ended, side by side, each
+// in a fresh worktree at the base (one hgate died under is ended and its work taken), and
 // returns once all have ended and every process of each is gone; then checks
 // refs/hgate/* against the snapshot taken before they started.
 func (r *runner) runAgents(ctx context.Context, g *generation) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(g.Agents))
-	ran := make([]*Iteration, len(g.Agents))
+	var pending []int
 	for i := range g.Agents {
 		a := &g.Agents[i]
 		switch a.State {
 		case agentEnded:
-			continue
 		case agentRunning:
 			// hgate was killed while it ran: what is left of it goes first.
 			killLeftover(a.PID, a.Start, a.Tag)
 			if err := r.endAgent(g, a, r.killedResult(g, a)); err != nil {
 				return err
 			}
-			continue
+		default:
+			// Never started (or hgate died before it said so): a fresh worktree.
+			killLeftover(0, "", a.Tag)
+			if err := r.addWorktree(a.Worktree, g.Base); err != nil {
+				return err
+			}
+			pending = append(pending, i)
 		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(g.Agents))
+	ran := make([]*Iteration, len(g.Agents))
+	for _, i := range pending {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ran[i], errs[i] = r.runGenAgent(ctx, g, a)
+			ran[i], errs[i] = r.runGenAgent(ctx, g, &g.Agents[i])
 		}()
 	}
 	wg.Wait()
