@@ -150,3 +150,27 @@ func TestGenerationConflict(t *testing.T) {
 		t.Fatalf("the attempt holds w/a = %q; want the agent's", got)
 	}
 }
+
+// BenchmarkAgents runs three attempts of stand-in agents that sleep 2 s each, with
+// --agents 3 (one generation) and with --agents 1 (three iterations), and reports the
+// wall time of the first against the second: the agents' sleeps overlap, the gates do
+// not (target: at most 0.5).
+func BenchmarkAgents(b *testing.B) {
+	bot := "sleep 2\necho $HGATE_ITERATION > w/f$HGATE_ITERATION\n"
+	var ratio float64
+	for b.Loop() {
+		var took [2]time.Duration
+		for i, agents := range []int{3, 1} {
+			r := genProject(b, bot, agents)
+			start := time.Now()
+			s, log := runGen(b, r, 3, false)
+			took[i] = time.Since(start)
+			if len(s.Iterations) != 3 || s.Kept != 3 {
+				b.Fatalf("--agents %d: %d iterations, %d kept; want 3, 3\n%s", agents, len(s.Iterations), s.Kept, log)
+			}
+		}
+		ratio = took[0].Seconds() / took[1].Seconds()
+		b.Logf("--agents 3: %s, --agents 1: %s", took[0].Round(time.Millisecond), took[1].Round(time.Millisecond))
+	}
+	b.ReportMetric(ratio, "agents3/agents1")
+}
