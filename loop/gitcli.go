@@ -16,9 +16,10 @@ import (
 // git runs git in dir with env added and returns its trimmed stdout; a non-zero exit is
 // an error carrying its stderr, and its exit code.
 func git(dir string, env []string, args ...string) (string, int, error) {
-	cmd := exec.Command("git", args...)
+	// No hook runs (git worktree add would run post-checkout), nor an fsmonitor: hgate
+	// drives git, and nothing of the repository's configuration runs code for it.
+	cmd := exec.Command("git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
 	cmd.Dir = dir
-	// Hooks and the user's pager never run: hgate drives git, nobody reads it.
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
 	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
