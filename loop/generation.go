@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/proc"
 )
 
@@ -317,6 +318,7 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 	if err != nil {
 		return err
 	}
+	fault.Point("loop-generation-place") // placed in the worktree, its phase not yet saved
 	if err := r.phase(next); err != nil {
 		return err
 	}
