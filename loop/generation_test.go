@@ -174,3 +174,32 @@ func BenchmarkAgents(b *testing.B) {
 	}
 	b.ReportMetric(ratio, "agents3/agents1")
 }
+
+// TestGenerationBudget: a budget spent by the agents of a generation stops the run before
+// its first candidate's gate (the candidates wait in the journal), and --resume with a
+// larger budget gates them all, the first rebased onto nothing, the second onto the first.
+func TestGenerationBudget(t *testing.T) {
+	r := genProject(t, `echo HGATE_COST_USD=1
+case $HGATE_AGENT_INDEX in 1) echo a > w/a ;; 2) echo b > w/b ;; esac
+`, 2)
+	env, err := openEnv(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := env.Config.Loop
+	lc.Iterations, lc.BudgetUSD = 2, 1.5
+	if _, err := sandbox.Available(); err != nil {
+		lc.Sandbox.Enabled = false
+	}
+	var log bytes.Buffer
+	s, err := loop.Run(context.Background(), loop.Options{Env: env, Loop: lc, Log: &log, Grace: time.Second})
+	if err != nil || s.StopReason != loop.StopBudget || len(s.Iterations) != 0 || s.SpendUSD != 2 {
+		t.Fatalf("stop %s after %d iterations, $%v spent (%v); want budget before the first gate, $2\n%s", s.StopReason, len(s.Iterations), s.SpendUSD, err, log.String())
+	}
+	lc.BudgetUSD = 10
+	log.Reset()
+	s, err = loop.Run(context.Background(), loop.Options{Env: env, Loop: lc, Log: &log, Grace: time.Second, Resume: true})
+	if err != nil || s.Kept != 2 || s.SpendUSD != 2 || !s.Iterations[1].Rebased {
+		t.Fatalf("resumed: %d kept, $%v spent (%v); want both candidates kept, the second rebased, $2 in all\n%s", s.Kept, s.SpendUSD, err, log.String())
+	}
+}
