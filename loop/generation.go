@@ -112,6 +112,9 @@ func (r *runner) startGeneration() error {
 	if c := r.cfg.Iterations; c > 0 && c-len(j.Iterations) < n {
 		n = c - len(j.Iterations)
 	}
+	if j.Generations == 0 {
+		r.sweepAgents()
+	}
 	g := &generation{Number: j.Generations + 1, Base: head.String(), Phase: genAgents}
 	for k := 1; k <= n; k++ {
 		g.Agents = append(g.Agents, genAgent{Index: k, Iteration: j.Next + k - 1, State: agentPending,
@@ -122,6 +125,28 @@ func (r *runner) startGeneration() error {
 	}
 	j.Gen = g
 	return r.save()
+}
+
+// sweepAgents removes the agent worktrees earlier runs left (a run stopped mid-generation
+// and never resumed): a new run has made them impossible to resume.
+func (r *runner) sweepAgents() {
+	parent := filepath.Dir(r.agentsDir())
+	runs, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, run := range runs {
+		if run.Name() == r.j.RunID {
+			continue
+		}
+		dir := filepath.Join(parent, run.Name())
+		agents, _ := os.ReadDir(dir)
+		for _, a := range agents {
+			_, _, _ = git(r.repo.Root(), nil, "worktree", "remove", "--force", filepath.Join(dir, a.Name()))
+		}
+		os.RemoveAll(dir)
+	}
+	_, _, _ = git(r.repo.Root(), nil, "worktree", "prune")
 }
 
 // addWorktree makes a detached linked worktree at commit, replacing one a killed run left.

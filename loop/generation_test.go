@@ -129,11 +129,19 @@ esac
 }
 
 // TestGenerationConflict: two agents change the same line; the second no longer merges
-// onto the first's kept commit and is set aside, rejected, with its reason.
+// onto the first's kept commit and is set aside, rejected, with its reason. An earlier
+// run's agent worktree is removed.
 func TestGenerationConflict(t *testing.T) {
 	r := genProject(t, `echo "agent $HGATE_AGENT_INDEX" > w/a
 `, 2)
+	// An earlier run's agent worktree, left by a run stopped mid-generation: a new run
+	// removes it.
+	stale := filepath.Join(r.Dir, ".git", "hgate", "agents", "20260101-000000", "1")
+	r.Git("worktree", "add", "--detach", stale)
 	s, log := runGen(t, r, 2, false)
+	if _, err := os.Stat(filepath.Dir(stale)); err == nil || strings.Count(strings.TrimSpace(r.Git("worktree", "list")), "\n") != 0 {
+		t.Fatalf("the earlier run's agent worktree is left (%v):\n%s", err, r.Git("worktree", "list"))
+	}
 	if len(s.Iterations) != 2 {
 		t.Fatalf("%d iterations\n%s", len(s.Iterations), log)
 	}
