@@ -124,6 +124,7 @@ func (r *runner) startGeneration() error {
 		return err
 	}
 	j.Gen = g
+	fmt.Fprintf(r.log, "[loop] generation %d: %d agent(s) from %s, iterations %d-%d, in %s\n", g.Number, n, head.String()[:7], j.Next, j.Next+n-1, r.agentsDir())
 	return r.save()
 }
 

@@ -102,5 +102,11 @@ go there), TMPDIR (private, removed after the attempt).
 
 On Linux the agent runs in a Landlock sandbox: it may write where allow can match, its
 TMPDIR and loop.sandbox.writable, and nothing else (not .git, not the workspace); it cannot
-read loop.sandbox.hidden. --no-sandbox runs it as you, and the run says so.`
+read loop.sandbox.hidden. --no-sandbox runs it as you, and the run says so.
+
+With --agents N, each generation runs N agents side by side, each in a linked worktree of
+its own (in .git/hgate/agents/<run>/<k>) and its own sandbox; when all have ended, their
+candidates are gated one at a time in the repository, each rebased onto what was kept
+before it (a conflict sets it aside). The agents also get HGATE_GENERATION,
+HGATE_AGENT_INDEX and HGATE_NOTES_FILE (notes hgate adds to learnings.md).`
 }
