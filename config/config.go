@@ -148,6 +148,7 @@ type Loop struct {
 	Until                 string           // "HH:MM" local wall clock, "" = none (validated, written with two-digit hours)
 	For                   time.Duration    // 0 = none
 	RepairAttempts        int              // default 1
+	Agents                int              // agents side by side in a generation; default 1
 	MaxConsecutiveCrashes int              // default 3
 	BudgetUSD             float64          // dollars the run may spend (agent and benchmark); 0 = no limit
 	BudgetTokens          int              // tokens the run may spend; 0 = no limit
@@ -257,6 +258,7 @@ func Default() Config {
 			AttemptTimeout:        30 * time.Minute,
 			Patience:              5,
 			RepairAttempts:        1,
+			Agents:                1,
 			MaxConsecutiveCrashes: 3,
 			Sandbox:               Sandbox{Enabled: true},
 			Harness:               Harness{Dir: ".hgate/harness", ArtifactRepairs: 1, BuildTimeout: 20 * time.Minute},

@@ -77,6 +77,7 @@ func TestParseValid(t *testing.T) {
 				Until:                 "07:30",
 				For:                   8 * time.Hour,
 				RepairAttempts:        2,
+				Agents:                3,
 				MaxConsecutiveCrashes: 1,
 				Sandbox: Sandbox{
 					Enabled:  true,

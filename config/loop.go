@@ -14,6 +14,7 @@ var (
 	iterationsRange     = atLeast(0, "20", "0 for no limit")
 	patienceRange       = atLeast(0, "5", "0 for no limit")
 	repairAttemptsRange = atLeast(0, "1", "0 for none")
+	agentsRange         = atLeast(1, "3", "at least 1")
 	crashesRange        = atLeast(1, "3", "at least 1")
 	// artifactRepairsRange bounds loop.harness.artifact_repairs.
 	artifactRepairsRange = atLeast(0, "1", "0 for none")
@@ -80,6 +81,7 @@ type LoopFlags struct {
 	Iterations     *int
 	Patience       *int
 	RepairAttempts *int
+	Agents         *int
 	StopScore      *float64
 	Until          *string // "" clears loop.until
 	For            *time.Duration
@@ -111,6 +113,7 @@ func (l *Loop) Override(f LoopFlags) error {
 		{"iterations", f.Iterations, &l.Iterations, iterationsRange},
 		{"patience", f.Patience, &l.Patience, patienceRange},
 		{"repair-attempts", f.RepairAttempts, &l.RepairAttempts, repairAttemptsRange},
+		{"agents", f.Agents, &l.Agents, agentsRange},
 	} {
 		if c.value != nil && check(c.flag, strconv.Itoa(*c.value), c.rng(*c.value)) {
 			*c.dst = *c.value

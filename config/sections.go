@@ -158,6 +158,7 @@ var (
 		})),
 		keepNull(durationField("for", "8h", forRange, func(l *Loop, t time.Duration) { l.For = t })),
 		intField("repair_attempts", "1", repairAttemptsRange, func(l *Loop, n int) { l.RepairAttempts = n }),
+		intField("agents", "3", agentsRange, func(l *Loop, n int) { l.Agents = n }),
 		intField("max_consecutive_crashes", "3", crashesRange, func(l *Loop, n int) { l.MaxConsecutiveCrashes = n }),
 		numberField("budget_usd", "50", budgetUSDRange, func(l *Loop, f float64) { l.BudgetUSD = f }),
 		intField("budget_tokens", "20000000", budgetTokensRange, func(l *Loop, n int) { l.BudgetTokens = n }),

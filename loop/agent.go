@@ -141,6 +141,10 @@ type agentRun struct {
 	// still runs for it are stopped first, so reaping cannot kill their tasks (the loop's
 	// own children) unnoticed.
 	Ended func()
+	// KeepOrphans leaves the loop's orphans alone when the agent ends: they may be
+	// another agent of its generation, still running; the generation reaps them once
+	// every agent has ended.
+	KeepOrphans bool
 	// Tag is the agent's HGATE_AGENT_TAG: without the sandbox's namespace, the processes
 	// that carry it are how the loop finds what the agent left running.
 	Tag string
@@ -223,7 +227,9 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	if a.Ended != nil {
 		a.Ended()
 	}
-	proc.ReapOrphans()
+	if !a.KeepOrphans {
+		proc.ReapOrphans()
+	}
 	res.Duration = time.Since(start)
 	switch {
 	case pr.TimedOut:

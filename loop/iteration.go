@@ -76,6 +76,14 @@ type Iteration struct {
 	CumulativeTokens int64   `json:"cumulative_tokens"`
 	// Harness is what the harness phases did (loop.harness.enabled); nil without them.
 	Harness *HarnessOutcome `json:"harness,omitempty"`
+	// With loop.agents > 1: the generation and the agent (1..N) whose candidate this is,
+	// the commit it started from, the commit it was gated against (the best as it stood
+	// at its turn), and whether it was rebased onto that commit first.
+	Generation   int    `json:"generation,omitempty"`
+	AgentIndex   int    `json:"agent_index,omitempty"`
+	Base         string `json:"base,omitempty"`
+	ComparedWith string `json:"compared_with,omitempty"`
+	Rebased      bool   `json:"rebased,omitempty"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -114,6 +122,14 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 		// The previous hgate was killed, maybe holding a ref lock.
 		r.repo.BreakRefLocks(r.attemptRef(n), gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
 	}
+	return r.phases(ctx, resumed)
+}
+
+// phases runs the journal's iteration from its phase to its end (resumed: hgate was
+// killed in that phase).
+func (r *runner) phases(ctx context.Context, resumed bool) error {
+	j := r.j
+	n := j.Next
 	it := j.Current
 	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
 
@@ -186,7 +202,8 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 				}
 				continue
 			}
-			if j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) && r.overBudget() == "" {
+			// A generation's candidate is not repaired: its agent and worktree are gone.
+			if j.Gen == nil && j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) && r.overBudget() == "" {
 				j.Repair++
 				it.Repairs = j.Repair
 				if err := r.enterAgent(); err != nil {
@@ -696,8 +713,12 @@ func (r *runner) commit(n int) error {
 	return nil
 }
 
-// message is the first line of the agent's message file, else a generated one.
+// message is the first line of the agent's message file (a generation's candidate
+// brings its own), else a generated one.
 func (r *runner) message(n int, it *Iteration) string {
+	if it.Message != "" {
+		return it.Message
+	}
 	if data, _, err := statefile.ReadHead(r.ws.Message(), messageBound); err == nil {
 		if l := strings.TrimSpace(firstLine(string(data))); l != "" {
 			return l

@@ -86,6 +86,9 @@ type journal struct {
 	// testspend.go): a resumed run counts on from them.
 	SpendUSD    float64 `json:"spend_usd,omitempty"`
 	SpendTokens int64   `json:"spend_tokens,omitempty"`
+	// Gen is the generation in progress (loop.agents > 1); Generations counts those done.
+	Gen         *generation `json:"generation,omitempty"`
+	Generations int         `json:"generations,omitempty"`
 }
 
 // runSandbox is how the run's agent ran: "off" when any iteration ran it unsandboxed (a

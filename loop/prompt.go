@@ -29,6 +29,9 @@ type promptInput struct {
 	HarnessOn bool
 	Tools     []string
 	Hidden    int
+	// With loop.agents > 1: the agent's generation and place in it, and its notes file.
+	Generation, AgentIndex, Agents int
+	NotesFile                      string
 }
 
 // learningsTail is how much of learnings.md the prompt carries.
@@ -52,6 +55,10 @@ func buildPrompt(in promptInput) string {
 	fmt.Fprintf(&b, "- You may change only: %s\n", strings.Join(in.Allow, ", "))
 	b.WriteString("- Anything else you change is kept aside and reverted. hgate makes the commit; do not commit.\n")
 	fmt.Fprintf(&b, "- Optional: write a one-line commit message for your change to %s\n", in.MessageFile)
+	if in.Agents > 1 {
+		fmt.Fprintf(&b, "- You are agent %d of %d in generation %d, each in its own copy of the repository; the candidates are gated one at a time, each rebased onto the changes kept before it.\n", in.AgentIndex, in.Agents, in.Generation)
+		fmt.Fprintf(&b, "- Optional: write what you learned, for the next generation, to %s (hgate adds it to learnings.md)\n", in.NotesFile)
+	}
 	if in.HarnessOn {
 		b.WriteString("\n## Your tools (built by you, qualified by hgate)\n\n")
 		if len(in.Tools) == 0 {

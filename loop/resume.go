@@ -51,6 +51,11 @@ func (r *runner) anchorProblem(j *journal) string {
 	case j.Phase != phaseNone && j.Current == nil:
 		return fmt.Sprintf("current: missing for phase %q", j.Phase)
 	}
+	if g := j.Gen; g != nil {
+		if why := r.genProblem(g); why != "" || g.Phase == genAgents {
+			return why
+		}
+	}
 	if j.Phase == phaseAgent && j.Current.Sandbox == "" {
 		return "current: sandbox: missing (how the agent ran is not recorded)"
 	}
@@ -71,6 +76,29 @@ func (r *runner) anchorProblem(j *journal) string {
 		return fmt.Sprintf("refs: missing for iteration %d's agent phase (the snapshot of refs/hgate/* that checks what the agent moved)", j.Next)
 	}
 	return r.snapshotProblem(j.Refs)
+}
+
+// genProblem checks the generation in progress: its base and candidates must be commits
+// here, and in the agents' phase its refs snapshot must match the ledger it names.
+func (r *runner) genProblem(g *generation) string {
+	if why := r.commitProblem("generation: base", g.Base); why != "" {
+		return why
+	}
+	for _, a := range g.Agents {
+		if a.Candidate == "" {
+			continue
+		}
+		if why := r.commitProblem(fmt.Sprintf("generation: agents[%d]: candidate", a.Index-1), a.Candidate); why != "" {
+			return why
+		}
+	}
+	if g.Phase != genAgents {
+		return ""
+	}
+	if g.Refs == nil {
+		return fmt.Sprintf("generation: refs: missing for generation %d's agents (the snapshot of refs/hgate/* that checks what they moved)", g.Number)
+	}
+	return r.snapshotProblem(g.Refs)
 }
 
 // commitProblem checks a journal field that must name a commit of the repository.

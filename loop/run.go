@@ -97,6 +97,9 @@ type Summary struct {
 	TestSpendTokens *int64   `json:"test_spend_tokens,omitempty"`
 	BudgetUSD       *float64 `json:"budget_usd,omitempty"`
 	BudgetTokens    *int64   `json:"budget_tokens,omitempty"`
+	// Agents is loop.agents; Generations the generations done (loop.agents > 1).
+	Agents      int `json:"agents"`
+	Generations int `json:"generations,omitempty"`
 }
 
 // runner is one run in progress.
@@ -136,6 +139,8 @@ type runner struct {
 	actIter int
 
 	test testSpend // the test split's spend over the run, kept out of the agent's sight
+	// genMu orders the journal writes of a generation's agents, which run side by side.
+	genMu sync.Mutex
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -167,6 +172,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// hgate becomes the parent of every orphaned descendant, so a daemon the agent started
 	// with setsid is still found and ended; where it cannot (not Linux), such a daemon is not.
 	_ = proc.BecomeSubreaper()
+	if r.cfg.Agents > 1 && r.cfg.Harness.Enabled {
+		return nil, fmt.Errorf("loop: agents: %d agents with the harness phases: the harness phases run with one agent only (loop.agents: 1)", r.cfg.Agents)
+	}
 	if err := r.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -324,16 +332,28 @@ func (r *runner) open() error {
 			// Whatever is left of the agent goes before anything is checked.
 			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
 		}
+		genAgents := j.Gen != nil && j.Gen.Phase == genAgents
+		if genAgents {
+			for _, a := range j.Gen.Agents {
+				if a.State == agentRunning {
+					killLeftover(a.PID, a.Start, a.Tag)
+				}
+			}
+		}
 		if why := r.anchorProblem(j); why != "" {
 			if err := r.refuse(id, why); err != nil {
 				return err
 			}
-			if j.Phase != phaseAgent {
+			if j.Phase != phaseAgent && !genAgents {
 				return fmt.Errorf("loop: run %s cannot be resumed (%s): start a new run with hgate loop", id, why)
 			}
 			// The agent's phase cannot be checked: its attempt is set aside, never gated.
-			j.Refs = nil
-			j.Tamper = append(j.Tamper, "hgate could not check the agent's phase ("+why+"); a human approved the resume: set aside unscored")
+			note := "hgate could not check the agent's phase (" + why + "); a human approved the resume: set aside unscored"
+			if genAgents {
+				j.Gen.Refs, j.Gen.Tamper = nil, append(j.Gen.Tamper, note)
+			} else {
+				j.Refs, j.Tamper = nil, append(j.Tamper, note)
+			}
 		}
 		r.j, r.dead = j, dead
 		if d := r.deadline(r.now()); !d.IsZero() {
@@ -468,7 +488,7 @@ func (r *runner) writeRunConfig() error {
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
 		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
 		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
-		"budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
+		"agents": c.Agents, "budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
 		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
 			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
 	}
@@ -493,6 +513,12 @@ func (r *runner) loop(ctx context.Context) (*Summary, error) {
 			return r.fail(started, err)
 		}
 	}
+	if r.j.Gen != nil {
+		// A generation in progress is finished first, whatever --agents says now.
+		if reason, detail, err := r.generation(ctx); err != nil || reason != StopNone {
+			return r.genStop(reason, detail, started, err)
+		}
+	}
 	for {
 		reason, detail := r.shouldStop(ctx)
 		if reason != StopNone {
@@ -506,10 +532,34 @@ func (r *runner) loop(ctx context.Context) (*Summary, error) {
 			}
 			return r.finish(reason, detail, started, err)
 		}
+		if r.cfg.Agents > 1 {
+			if reason, detail, err := r.generation(ctx); err != nil || reason != StopNone {
+				return r.genStop(reason, detail, started, err)
+			}
+			continue
+		}
 		if err := r.iterate(ctx, false); err != nil {
 			return r.fail(started, err)
 		}
 	}
+}
+
+// genStop ends the run on a generation's error, or on a stop condition that fired
+// between two of its candidates' gates (the rest wait for --resume).
+func (r *runner) genStop(reason StopReason, detail string, started time.Time, err error) (*Summary, error) {
+	if err != nil {
+		return r.fail(started, err)
+	}
+	switch reason {
+	case StopInterrupted:
+		err = context.Canceled
+	case StopCrashes:
+		err = r.crashError()
+	}
+	if g := r.j.Gen; g != nil {
+		detail += fmt.Sprintf("; generation %d's candidates from iteration %d wait for their gate: hgate loop --resume gates them", g.Number, r.j.Next)
+	}
+	return r.finish(reason, detail, started, err)
 }
 
 // fail ends the run on an error; an interruption is a stop like the others.
@@ -555,7 +605,7 @@ func (r *runner) summary() *Summary {
 		RunID: r.j.RunID, Started: r.j.Started, Finished: r.now().UTC().Format(time.RFC3339),
 		Baseline: r.j.Baseline, BestAtStart: r.j.BestAtStart, Iterations: r.j.Iterations,
 		StopReason: r.j.StopReason, StopDetail: r.j.StopDetail, Sandbox: r.j.runSandbox(),
-		SpendUSD: r.j.SpendUSD, SpendTokens: r.j.SpendTokens,
+		SpendUSD: r.j.SpendUSD, SpendTokens: r.j.SpendTokens, Agents: max(r.cfg.Agents, 1), Generations: r.j.Generations,
 	}
 	if r.cfg.BudgetUSD > 0 {
 		b := r.cfg.BudgetUSD

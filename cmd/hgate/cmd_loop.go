@@ -23,6 +23,7 @@ type loopCmd struct {
 	For            *time.Duration `placeholder:"DURATION" help:"Stop after this long, e.g. 8h."`
 	AttemptTimeout *time.Duration `name:"attempt-timeout" placeholder:"DURATION" help:"Stop the agent after this long in each attempt."`
 	RepairAttempts *int           `name:"repair-attempts" placeholder:"N" help:"Follow-up prompts after a rejection before the attempt is set aside."`
+	Agents         *int           `placeholder:"N" help:"Run N agents side by side in each generation, each in its own linked worktree and sandbox; their candidates are gated one at a time (loop.agents)."`
 	BudgetUSD      *float64       `name:"budget-usd" placeholder:"X" help:"Stop once the run has spent X dollars (the agent's and the benchmark's); no attempt or gate starts past it."`
 	BudgetTokens   *int           `name:"budget-tokens" placeholder:"N" help:"Stop once the run has spent N tokens (the agent's and the benchmark's)."`
 	Resume         bool           `help:"Continue the last run after a crash, a kill or an interruption."`
@@ -32,7 +33,7 @@ type loopCmd struct {
 
 func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	lc := env.Config.Loop
-	if err := lc.Override(config.LoopFlags{Agent: c.Agent, Iterations: c.Iterations, Patience: c.Patience, RepairAttempts: c.RepairAttempts,
+	if err := lc.Override(config.LoopFlags{Agent: c.Agent, Iterations: c.Iterations, Patience: c.Patience, RepairAttempts: c.RepairAttempts, Agents: c.Agents,
 		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout,
 		BudgetUSD: c.BudgetUSD, BudgetTokens: c.BudgetTokens, Harness: c.Harness}); err != nil {
 		return err
@@ -101,5 +102,11 @@ go there), TMPDIR (private, removed after the attempt).
 
 On Linux the agent runs in a Landlock sandbox: it may write where allow can match, its
 TMPDIR and loop.sandbox.writable, and nothing else (not .git, not the workspace); it cannot
-read loop.sandbox.hidden. --no-sandbox runs it as you, and the run says so.`
+read loop.sandbox.hidden. --no-sandbox runs it as you, and the run says so.
+
+With --agents N, each generation runs N agents side by side, each in a linked worktree of
+its own (in .git/hgate/agents/<run>/<k>) and its own sandbox; when all have ended, their
+candidates are gated one at a time in the repository, each rebased onto what was kept
+before it (a conflict sets it aside). The agents also get HGATE_GENERATION,
+HGATE_AGENT_INDEX and HGATE_NOTES_FILE (notes hgate adds to learnings.md).`
 }

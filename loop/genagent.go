@@ -1,0 +1,259 @@
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/scratch"
+	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/record"
+	"github.com/hgate/hgate/suite"
+)
+
+// The files a generation's agent writes in its iteration's folder (its message and its
+// notes for the next generation): hgate reads them, bounded, and never trusts them.
+const (
+	messageName = "loop-message.txt"
+	notesName   = "notes.md"
+	notesBound  = 16 << 10 // of each agent's notes, what reaches learnings.md
+)
+
+// runGenAgent runs agent a of generation g in its worktree and sandbox, with its own
+// socket, and returns how it ran.
+func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*Iteration, error) {
+	dir := r.iterDir(a.Iteration)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	msg, notes := filepath.Join(dir, messageName), filepath.Join(dir, notesName)
+	for _, f := range []string{msg, notes} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	jl, err := r.openGenJail(a.Worktree, msg, notes)
+	if err != nil {
+		return nil, err
+	}
+	defer jl.close()
+	promptFile := filepath.Join(dir, "prompt.txt")
+	prompt, err := r.genPrompt(g, a, msg, notes)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(promptFile, []byte(prompt)); err != nil {
+		return nil, err
+	}
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: genServe, Status: r.genStatus(a), Prefix: scratch.Prefix("hgate-loop-")})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	run, err := r.genAgentRun(g, a, jl, promptFile, msg, notes, srv)
+	if err != nil {
+		return nil, err
+	}
+	res := run.run(ctx)
+	if res.Err != nil {
+		return nil, res.Err // a process of it may live: nothing else runs (fail closed)
+	}
+	out := readAgentOutput(run.Stdout, run.Stderr)
+	res = judge(res, out, run.Stderr)
+	it := r.newGenIteration(g, a)
+	it.Agent, it.AgentDetail, it.AgentSeconds, it.Refused = res.Outcome, res.Detail, secs(res.Duration), out.Refused.String()
+	r.genMu.Lock()
+	r.addSpend(it, out)
+	r.genMu.Unlock()
+	return it, nil
+}
+
+// genAgentRun is the agent's process: its command line, environment and sandbox.
+func (r *runner) genAgentRun(g *generation, a *genAgent, jl *jail, promptFile, msg, notes string, srv *agentapi.Server) (*agentRun, error) {
+	args, err := Command(r.cfg.Agent, promptFile)
+	if err != nil {
+		return nil, err
+	}
+	if r.j.Sandbox == SandboxOff {
+		args = WithoutHgateSandbox(r.cfg.Agent, args)
+	}
+	tag := rand.Text()
+	dir := r.iterDir(a.Iteration)
+	run := &agentRun{
+		Args: args, Dir: a.Worktree, Sandbox: jl.policy, Tag: tag, Ended: srv.Drain, KeepOrphans: true,
+		Env: append(os.Environ(),
+			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msg, "HGATE_NOTES_FILE="+notes,
+			"HGATE_ITERATION="+strconv.Itoa(a.Iteration), "HGATE_RUN_ID="+r.j.RunID, "HGATE_REPAIR=0",
+			"HGATE_GENERATION="+strconv.Itoa(g.Number), "HGATE_AGENT_INDEX="+strconv.Itoa(a.Index),
+			agentTagEnv+"="+tag, "HGATE_RESUME_SESSION=", "HGATE_PHASE=attempt", "TMPDIR="+jl.tmp, srv.Env()),
+		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
+		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
+		Started: func(pid int) {
+			r.genMu.Lock()
+			a.PID, a.Start, a.State = pid, processStart(pid), agentRunning
+			_ = r.save()
+			r.genMu.Unlock()
+			fault.Point("loop-generation-agent") // hgate dies while the agents run
+		},
+	}
+	if len(r.cfg.Agent) == 1 {
+		run.Env = append(run.Env, presetEnv(strings.TrimSpace(r.cfg.Agent[0]), jl.policy != nil, jl.tmp)...)
+	}
+	// The tag reaches the journal before the agent starts, so a resumed run can end
+	// whatever a killed hgate left of it.
+	r.genMu.Lock()
+	a.Tag = tag
+	err = r.save()
+	r.genMu.Unlock()
+	return run, err
+}
+
+// genServe answers an agent of a generation: its socket serves status only, since
+// bench and gate would run in the main worktree, not in the agent's.
+func genServe(_ context.Context, args []string, _, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "hgate: with loop.agents > 1 the loop's socket serves hgate status only (not %s): your candidate is gated when every agent of the generation has ended\n", strings.Join(args, " "))
+	return 2
+}
+
+// genStatus is what agent a may know: the caller's figures, with its own iteration.
+func (r *runner) genStatus(a *genAgent) func() (agentapi.Status, error) {
+	return func() (agentapi.Status, error) {
+		st, err := r.status()
+		st.Iteration = a.Iteration
+		return st, err
+	}
+}
+
+// genPrompt is agent a's prompt: the program and the context block, with its message and
+// notes files and its place in the generation.
+func (r *runner) genPrompt(g *generation, a *genAgent, msg, notes string) (string, error) {
+	program, err := readProgram(filepath.Join(r.repo.Root(), r.cfg.Program))
+	if err != nil {
+		return "", fmt.Errorf("loop: program: %w", err)
+	}
+	s, err := suite.Load(r.ws.Suite())
+	if err != nil {
+		return "", err
+	}
+	best, err := r.best()
+	if err != nil {
+		return "", err
+	}
+	j := r.j
+	in := promptInput{
+		Program: program, ProgramFile: r.cfg.Program, Iteration: a.Iteration, Iterations: r.cfg.Iterations,
+		RunID: j.RunID, Best: best, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
+		MessageFile: msg, Learnings: tail(r.ws.Learnings(), learningsTail),
+		Generation: g.Number, AgentIndex: a.Index, Agents: len(g.Agents), NotesFile: notes,
+	}
+	if len(j.Iterations) > 0 {
+		last := j.Iterations[len(j.Iterations)-1]
+		in.PrevOutcome = last.Outcome
+		if last.Outcome == OutcomeRejected {
+			in.Previous = j.LastReport
+		}
+	}
+	return buildPrompt(in), nil
+}
+
+// openGenJail is the sandbox of a generation's agent: it may write where allow can match
+// in its own worktree, its message and notes files, a private TMPDIR and
+// loop.sandbox.writable (and its preset's folders); never the main worktree, .git or the
+// workspace. Its own PID namespace ends every process of it with its phase.
+func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
+	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
+	}
+	jl := &jail{tmp: tmp}
+	if r.j.Sandbox == SandboxOff {
+		return jl, nil
+	}
+	root := r.repo.Root()
+	// In the worktree: its .git file; everywhere else nothing is granted but below.
+	write, err := agentWritable(wt, r.env.Config.Allow, []string{filepath.Join(wt, ".git"), string(r.ws)})
+	if err != nil {
+		jl.close()
+		return nil, err
+	}
+	write = append(write, msg, notes, tmp)
+	protected := []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
+	var hidden []string
+	if r.hiddenTmp != "" {
+		hidden = append(hidden, r.hiddenTmp)
+	}
+	for _, h := range r.cfg.Sandbox.Hidden {
+		p, err := expandPath(h, root)
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		hidden, protected = append(hidden, p), append(protected, p)
+	}
+	paths := append([]string{}, r.cfg.Sandbox.Writable...)
+	if preset := r.cfg.Agent; len(preset) == 1 {
+		paths = append(paths, presetWritable(strings.TrimSpace(preset[0]))...)
+	}
+	for _, w := range paths {
+		p, err := openWritable("loop.sandbox.writable", w, root, protected)
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		if p != "" {
+			write = append(write, p)
+		}
+	}
+	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
+	return jl, nil
+}
+
+// mergeNotes appends each agent's notes (their first notesBound bytes) to learnings.md,
+// once, under a heading naming the agent: the next generation's prompts carry its tail.
+func (r *runner) mergeNotes(g *generation) error {
+	var b strings.Builder
+	for _, a := range g.Agents {
+		data, cut, err := statefile.ReadHead(filepath.Join(r.iterDir(a.Iteration), notesName), notesBound)
+		text := strings.TrimSpace(string(data))
+		if err != nil || text == "" {
+			continue
+		}
+		if cut {
+			text += fmt.Sprintf("\n[hgate: the notes are longer than %d bytes; the rest is left out]", notesBound)
+		}
+		fmt.Fprintf(&b, "\n### Notes of agent %d, generation %d (iteration %d)\n\n%s\n", a.Index, g.Number, a.Iteration, text)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	path := r.ws.Learnings()
+	if record.EndsWith(path, b.String()) {
+		return nil // a resume after the append, before the journal said so
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// firstLineOf is the first line of a file the agent wrote (its first messageBound bytes).
+func firstLineOf(path string) string {
+	data, _, err := statefile.ReadHead(path, messageBound)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(firstLine(string(data)))
+}

@@ -1,0 +1,436 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/proc"
+)
+
+// A generation (loop.agents > 1) is N attempts at once: each agent in a linked worktree
+// of its own at the gated commit, in its own sandbox and PID namespace, with its own
+// socket. When every agent has ended, the loop gates the candidates one at a time in
+// the main worktree, each against the best as it stands at its turn.
+
+// Generation phases, as the journal's generation.phase names them.
+const (
+	genAgents = "agents" // the agents run
+	genGating = "gating" // their candidates are gated, in agent order
+)
+
+// Agent states, as the journal names them.
+const (
+	agentPending = "pending" // its worktree is made, it has not started
+	agentRunning = "running"
+	agentEnded   = "ended" // its candidate is taken; gated once its iteration is done
+)
+
+// generation is the journal's record of the generation in progress.
+type generation struct {
+	Number int    `json:"number"`
+	Base   string `json:"base"` // the gated commit every agent started from
+	Phase  string `json:"phase"`
+	// Refs is refs/hgate/* before the agents started; Tamper what moved behind hgate's
+	// back meanwhile (every candidate of the generation is then rejected unscored).
+	Refs        gitguard.RefSnapshot `json:"refs,omitempty"`
+	Tamper      []string             `json:"tamper,omitempty"`
+	Agents      []genAgent           `json:"agents"`
+	NotesMerged bool                 `json:"notes_merged,omitempty"`
+}
+
+// genAgent is one agent of a generation.
+type genAgent struct {
+	Index     int    `json:"index"`     // 1..N
+	Iteration int    `json:"iteration"` // its candidate's iteration number
+	State     string `json:"state"`
+	Worktree  string `json:"worktree"`
+	PID       int    `json:"pid,omitempty"`
+	Start     string `json:"start,omitempty"`
+	Tag       string `json:"tag,omitempty"`
+	// Candidate is the commit holding what it left, on top of the generation's base; ""
+	// when it left nothing.
+	Candidate string `json:"candidate,omitempty"`
+	// Result is how its agent ran and what it spent, before its gate.
+	Result *Iteration `json:"result,omitempty"`
+}
+
+// agentsDir is where a run's agent worktrees live: inside git's own folder, which the
+// agents' sandboxes may not write and no gate's clean room copies.
+func (r *runner) agentsDir() string {
+	return filepath.Join(r.repo.CommonDir(), "hgate", "agents", r.j.RunID)
+}
+
+// generation runs (or, resumed, finishes) one generation. A stop condition that fires
+// between two candidates' gates is returned; the rest wait in the journal for --resume.
+func (r *runner) generation(ctx context.Context) (StopReason, string, error) {
+	if r.j.Gen == nil {
+		if err := r.startGeneration(); err != nil {
+			return StopNone, "", err
+		}
+	}
+	g := r.j.Gen
+	if g.Phase == genAgents {
+		if err := r.runAgents(ctx, g); err != nil {
+			return StopNone, "", err
+		}
+	}
+	for i := range g.Agents {
+		a := &g.Agents[i]
+		if a.Iteration < r.j.Next {
+			continue // gated
+		}
+		if reason, detail := r.shouldStop(ctx); reason != StopNone {
+			return reason, detail, nil
+		}
+		if err := r.gateCandidate(ctx, g, a); err != nil {
+			return StopNone, "", err
+		}
+	}
+	return StopNone, "", r.endGeneration(g)
+}
+
+// startGeneration records a generation at the gated commit (HEAD): as many agents as
+// iterations are left, up to loop.agents.
+func (r *runner) startGeneration() error {
+	j := r.j
+	head, _, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	n := r.cfg.Agents
+	if c := r.cfg.Iterations; c > 0 && c-len(j.Iterations) < n {
+		n = c - len(j.Iterations)
+	}
+	if j.Generations == 0 {
+		r.sweepAgents()
+	}
+	g := &generation{Number: j.Generations + 1, Base: head.String(), Phase: genAgents}
+	for k := 1; k <= n; k++ {
+		g.Agents = append(g.Agents, genAgent{Index: k, Iteration: j.Next + k - 1, State: agentPending,
+			Worktree: filepath.Join(r.agentsDir(), strconv.Itoa(k))})
+	}
+	if g.Refs, err = r.repo.SnapshotRefs(gitguard.RefPrefix); err != nil {
+		return err
+	}
+	j.Gen = g
+	fmt.Fprintf(r.log, "[loop] generation %d: %d agent(s) from %s, iterations %d-%d, in %s\n", g.Number, n, head.String()[:7], j.Next, j.Next+n-1, r.agentsDir())
+	return r.save()
+}
+
+// sweepAgents removes the agent worktrees earlier runs left (a run stopped mid-generation
+// and never resumed): a new run has made them impossible to resume.
+func (r *runner) sweepAgents() {
+	parent := filepath.Dir(r.agentsDir())
+	runs, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, run := range runs {
+		if run.Name() == r.j.RunID {
+			continue
+		}
+		dir := filepath.Join(parent, run.Name())
+		agents, _ := os.ReadDir(dir)
+		for _, a := range agents {
+			_, _, _ = git(r.repo.Root(), nil, "worktree", "remove", "--force", filepath.Join(dir, a.Name()))
+		}
+		os.RemoveAll(dir)
+	}
+	_, _, _ = git(r.repo.Root(), nil, "worktree", "prune")
+}
+
+// addWorktree makes a detached linked worktree at commit, replacing one a killed run left.
+func (r *runner) addWorktree(dir, commit string) error {
+	root := r.repo.Root()
+	if _, err := os.Stat(dir); err == nil {
+		if _, _, err := git(root, nil, "worktree", "remove", "--force", dir); err != nil {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+		}
+	}
+	if _, _, err := git(root, nil, "worktree", "prune"); err != nil {
+		return fmt.Errorf("loop: agents: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	if _, _, err := git(root, nil, "worktree", "add", "--detach", dir, commit); err != nil {
+		return fmt.Errorf("loop: agents: %w (loop.agents > 1 needs git 2.38 or later on PATH)", err)
+	}
+	return nil
+}
+
+// runAgents runs every agent of the generation that has not ended, side by side, each
+// in a fresh worktree at the base (one hgate died under is ended and its work taken), and
+// returns once all have ended and every process of each is gone; then checks
+// refs/hgate/* against the snapshot taken before they started.
+func (r *runner) runAgents(ctx context.Context, g *generation) error {
+	var pending []int
+	for i := range g.Agents {
+		a := &g.Agents[i]
+		switch a.State {
+		case agentEnded:
+		case agentRunning:
+			// hgate was killed while it ran: what is left of it goes first.
+			killLeftover(a.PID, a.Start, a.Tag)
+			if err := r.endAgent(g, a, r.killedResult(g, a)); err != nil {
+				return err
+			}
+		default:
+			// Never started (or hgate died before it said so): a fresh worktree.
+			killLeftover(0, "", a.Tag)
+			if err := r.addWorktree(a.Worktree, g.Base); err != nil {
+				return err
+			}
+			pending = append(pending, i)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(g.Agents))
+	ran := make([]*Iteration, len(g.Agents))
+	for _, i := range pending {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ran[i], errs[i] = r.runGenAgent(ctx, g, &g.Agents[i])
+		}()
+	}
+	wg.Wait()
+	// Every agent has ended: what any of them left orphaned goes now, before git runs.
+	proc.ReapOrphans()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, it := range ran {
+		if it != nil {
+			if err := r.endAgent(g, &g.Agents[i], it); err != nil {
+				return err
+			}
+		}
+	}
+	return r.checkGenRefs(g)
+}
+
+// killedResult is the outcome of an agent hgate died under: interrupted, with the spend
+// its output reported by then.
+func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
+	it := r.newGenIteration(g, a)
+	it.Agent, it.AgentDetail, it.Resumed = AgentInterrupted, "hgate stopped while the agent ran; resumed", true
+	dir := r.iterDir(a.Iteration)
+	out := readAgentOutput(filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
+	r.addSpend(it, out)
+	return it
+}
+
+func (r *runner) newGenIteration(g *generation, a *genAgent) *Iteration {
+	return &Iteration{Iteration: a.Iteration, Reasons: []string{}, Sandbox: r.j.Sandbox,
+		Generation: g.Number, AgentIndex: a.Index, Base: g.Base}
+}
+
+// endAgent takes the agent's candidate from its worktree and records that it ended.
+func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
+	msg := r.candidateMessage(a)
+	cand, err := r.takeCandidate(a.Worktree, g.Base, msg)
+	if err != nil {
+		return fmt.Errorf("iteration %d: agent %d's candidate: %w", a.Iteration, a.Index, err)
+	}
+	r.genMu.Lock()
+	defer r.genMu.Unlock()
+	it.Message = ""
+	if cand != "" {
+		it.Message = msg
+	}
+	a.Result, a.Candidate, a.State, a.PID, a.Start = it, cand, agentEnded, 0, ""
+	return r.save()
+}
+
+// takeCandidate commits what the agent left in its worktree (everything git does not
+// ignore; Step 0 judges it in the main worktree) on top of base, or returns "" when it
+// left nothing. A missing worktree (killed before it was made) left nothing.
+func (r *runner) takeCandidate(wt, base, msg string) (string, error) {
+	if _, err := os.Stat(wt); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if _, _, err := git(wt, nil, "add", "-A"); err != nil {
+		return "", err
+	}
+	tree, _, err := git(wt, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	baseTree, err := r.repo.TreeOf(plumbing.NewHash(base))
+	if err != nil {
+		return "", err
+	}
+	if tree == baseTree.String() {
+		return "", nil
+	}
+	when := r.now().Format(time.RFC3339)
+	return gitOut(git(wt, authorEnv(r.author, when), "commit-tree", tree, "-p", base, "-m", msg))
+}
+
+func gitOut(out string, _ int, err error) (string, error) { return out, err }
+
+// candidateMessage is the first line of the agent's own message file, else a generated one.
+func (r *runner) candidateMessage(a *genAgent) string {
+	if l := firstLineOf(filepath.Join(r.iterDir(a.Iteration), messageName)); l != "" {
+		return l
+	}
+	return fmt.Sprintf("hgate loop %s iteration %d (agent %d)", r.j.RunID, a.Iteration, a.Index)
+}
+
+// checkGenRefs puts back what moved under refs/hgate/ while the agents ran; the
+// generation's candidates are then all rejected unscored.
+func (r *runner) checkGenRefs(g *generation) error {
+	if g.Refs == nil {
+		// Only a resume a human approved gets here without one: Tamper says so already.
+		g.Phase = genGating
+		return r.save()
+	}
+	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
+	if err != nil {
+		return err
+	}
+	if changed := g.Refs.Changed(now); len(changed) > 0 {
+		if err := r.repo.RestoreRefs(gitguard.RefPrefix, g.Refs); err != nil {
+			return fmt.Errorf("generation %d: put back the refs an agent changed: %w", g.Number, err)
+		}
+		fmt.Fprintf(r.log, "[loop] generation %d: an agent changed hgate's refs behind its back; put back: %s\n", g.Number, strings.Join(changed, "; "))
+		g.Tamper = append(g.Tamper, changed...)
+	}
+	g.Refs, g.Phase = nil, genGating
+	return r.save()
+}
+
+// gateCandidate gates agent a's candidate in the main worktree against the best as it
+// stands now: rebased onto HEAD first when HEAD has moved since the generation started.
+func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) error {
+	j := r.j
+	if a.Iteration != j.Next {
+		return fmt.Errorf("%s: generation: agent %d's iteration is %d, the journal's next is %d", filepath.Join(r.dir, journalName), a.Index, a.Iteration, j.Next)
+	}
+	head, headTree, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	best, err := r.best()
+	if err != nil {
+		return err
+	}
+	it := a.Result
+	if it == nil { // never started: hgate was killed first
+		it = r.newGenIteration(g, a)
+		it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped before the agent started"
+	}
+	cp := *it
+	it = &cp
+	it.BestBefore, it.ComparedWith, it.Reasons = best, head.String(), []string{}
+	j.Current, j.PreHead, j.Repair, j.CommitParent = it, head.String(), 0, ""
+	j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
+	j.Tamper = g.Tamper
+	next, err := r.placeCandidate(a, g, head, headTree, it)
+	if err != nil {
+		return err
+	}
+	fault.Point("loop-generation-place") // placed in the worktree, its phase not yet saved
+	if err := r.phase(next); err != nil {
+		return err
+	}
+	return r.phases(ctx, false)
+}
+
+// placeCandidate puts the candidate's tree, rebased onto head, in the main worktree and
+// returns the phase that judges it: the gate; or, with nothing to gate, learn (a conflict
+// is set aside under the attempt ref first).
+func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumbing.Hash, it *Iteration) (phase, error) {
+	if a.Candidate == "" {
+		it.Outcome = OutcomeUnchanged
+		return phaseLearn, nil
+	}
+	root := r.repo.Root()
+	tree := ""
+	if head.String() == g.Base {
+		t, err := r.repo.TreeOf(plumbing.NewHash(a.Candidate))
+		if err != nil {
+			return "", err
+		}
+		tree = t.String()
+	} else {
+		// A real three-way merge: the candidate's parent is the base, HEAD descends from it.
+		out, code, err := git(root, nil, "merge-tree", "--write-tree", "--no-messages", head.String(), a.Candidate)
+		if code == 1 {
+			return phaseLearn, r.setAsideConflict(a, head, it)
+		}
+		if err != nil {
+			return "", fmt.Errorf("iteration %d: rebase onto %s: %w (loop.agents > 1 needs git 2.38 or later)", a.Iteration, head.String()[:7], err)
+		}
+		tree, _, _ = strings.Cut(out, "\n")
+		it.Rebased = true
+	}
+	if tree == headTree.String() {
+		it.Outcome = OutcomeUnchanged // HEAD holds it already
+		return phaseLearn, nil
+	}
+	// The worktree becomes the tree, the index stays HEAD's: as if an agent had edited it.
+	// Idempotent, so a resume before the gate's phase was saved places it again.
+	if _, _, err := git(root, nil, "read-tree", "--reset", "-u", tree); err != nil {
+		return "", err
+	}
+	if _, _, err := git(root, nil, "reset", "-q"); err != nil {
+		return "", err
+	}
+	return phaseGate, nil
+}
+
+// setAsideConflict keeps a candidate that does not merge onto HEAD under its attempt ref,
+// rejected, never gated.
+func (r *runner) setAsideConflict(a *genAgent, head plumbing.Hash, it *Iteration) error {
+	ref := r.attemptRef(a.Iteration)
+	cand := plumbing.NewHash(a.Candidate)
+	old, err := r.repo.Ref(ref)
+	if err != nil {
+		return err
+	}
+	if old != cand {
+		if err := r.repo.SetRef(ref, cand, old); err != nil {
+			return err
+		}
+	}
+	it.Outcome, it.AttemptRef = OutcomeRejected, ref
+	it.Reasons = []string{"conflict with " + head.String()[:7]}
+	return nil
+}
+
+// endGeneration merges the agents' notes into learnings.md, removes their worktrees, and
+// closes the generation.
+func (r *runner) endGeneration(g *generation) error {
+	if !g.NotesMerged {
+		if err := r.mergeNotes(g); err != nil {
+			return err
+		}
+		g.NotesMerged = true
+		if err := r.save(); err != nil {
+			return err
+		}
+	}
+	for _, a := range g.Agents {
+		if _, _, err := git(r.repo.Root(), nil, "worktree", "remove", "--force", a.Worktree); err != nil {
+			os.RemoveAll(a.Worktree)
+		}
+	}
+	_, _, _ = git(r.repo.Root(), nil, "worktree", "prune")
+	r.j.Gen, r.j.Generations = nil, g.Number
+	return r.save()
+}
