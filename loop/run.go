@@ -399,6 +399,11 @@ func (r *runner) open() error {
 	if err != nil {
 		return err
 	}
+	if sb != SandboxOff {
+		if err := r.trackedSecrets(); err != nil {
+			return err
+		}
+	}
 	if sb == SandboxOff {
 		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (README, Threat model)")
 	}

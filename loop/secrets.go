@@ -1,0 +1,49 @@
+package loop
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// trackedSecrets refuses a sandboxed run when a path the agent may not read
+// (loop.sandbox.hidden, clean_room.test_only) is in git's history: the sandbox hides the
+// file, but the agent reads .git, where `git show` prints every object of every commit.
+// The check asks the git CLI (rev-list over every ref); without one it says it could not.
+func (r *runner) trackedSecrets() error {
+	if _, err := exec.LookPath("git"); err != nil {
+		fmt.Fprintln(r.log, "[loop] warning: no git command on PATH: cannot check that loop.sandbox.hidden and clean_room.test_only were never committed (the agent can read .git)")
+		return nil
+	}
+	root := r.repo.Root()
+	keys := []struct {
+		key   string
+		paths []string
+	}{{"loop.sandbox.hidden", r.cfg.Sandbox.Hidden}, {"clean_room.test_only", r.env.Config.CleanRoom.TestOnly}}
+	var found []string
+	for _, k := range keys {
+		for _, p := range k.paths {
+			abs, err := expandPath(p, root)
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(root, abs)
+			if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				continue // outside the repository: git holds none of it
+			}
+			commit, _, err := git(root, nil, "rev-list", "-1", "--all", "--", filepath.ToSlash(rel))
+			if err != nil {
+				return fmt.Errorf("loop: %s: %s: %w", k.key, p, err)
+			}
+			if commit != "" {
+				found = append(found, fmt.Sprintf("%s: %s (in commit %.7s)", k.key, p, commit))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s: committed to git, so the agent can read it from .git's objects (git show) although its sandbox hides the files; keep such data untracked (clean_room.carry brings it into the room) and out of every commit of every ref, or run with --no-sandbox knowing the agent can read it",
+		r.env.Config.File, strings.Join(found, "; "))
+}
