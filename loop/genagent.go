@@ -185,19 +185,12 @@ func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
 		return nil, err
 	}
 	write = append(write, msg, notes, tmp)
-	protected := []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
-	var hidden []string
-	if r.hiddenTmp != "" {
-		hidden = append(hidden, r.hiddenTmp)
+	hidden, protected, err := r.unreadable()
+	if err != nil {
+		jl.close()
+		return nil, err
 	}
-	for _, h := range r.cfg.Sandbox.Hidden {
-		p, err := expandPath(h, root)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		hidden, protected = append(hidden, p), append(protected, p)
-	}
+	protected = append(protected, filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir())
 	paths := append([]string{}, r.cfg.Sandbox.Writable...)
 	if preset := r.cfg.Agent; len(preset) == 1 {
 		paths = append(paths, presetWritable(strings.TrimSpace(preset[0]))...)
