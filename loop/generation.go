@@ -63,6 +63,9 @@ type genAgent struct {
 	Candidate string `json:"candidate,omitempty"`
 	// Result is how its agent ran and what it spent, before its gate.
 	Result *Iteration `json:"result,omitempty"`
+	// Unread are Step 0's reasons for what it left that hgate would not read (a special
+	// file, a file over gate.max_file_bytes): its candidate is rejected unscored.
+	Unread []string `json:"unread,omitempty"`
 }
 
 // agentsDir is where a run's agent worktrees live: inside git's own folder, which the
@@ -242,9 +245,15 @@ func (r *runner) newGenIteration(g *generation, a *genAgent) *Iteration {
 // endAgent takes the agent's candidate from its worktree and records that it ended.
 func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	msg := r.candidateMessage(a)
-	cand, err := r.takeCandidate(a.Worktree, g.Base, msg)
+	unread, err := r.unreadLeftovers(a.Worktree)
 	if err != nil {
 		return fmt.Errorf("iteration %d: agent %d's candidate: %w", a.Iteration, a.Index, err)
+	}
+	cand := ""
+	if len(unread) == 0 {
+		if cand, err = r.takeCandidate(a.Worktree, g.Base, msg); err != nil {
+			return fmt.Errorf("iteration %d: agent %d's candidate: %w", a.Iteration, a.Index, err)
+		}
 	}
 	r.genMu.Lock()
 	defer r.genMu.Unlock()
@@ -253,7 +262,51 @@ func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 		it.Message = msg
 	}
 	a.Result, a.Candidate, a.State, a.PID, a.Start = it, cand, agentEnded, 0, ""
+	a.Unread = unread
 	return r.save()
+}
+
+// unreadLeftovers are Step 0's reasons against what the agent left in its worktree that
+// git would have to read to commit it: a fifo, socket or device (git add blocks or fails
+// on one) or a file over gate.max_file_bytes (a sparse 64 GB file). Only what git would
+// take is looked at, by Lstat alone: changed and untracked files it does not ignore.
+func (r *runner) unreadLeftovers(wt string) ([]string, error) {
+	if _, err := os.Stat(wt); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	out, _, err := git(wt, nil, "ls-files", "-z", "--modified", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	limit := r.env.Config.Gate.MaxFileBytes
+	if limit <= 0 {
+		limit = gitguard.DefaultMaxFileBytes
+	}
+	var why []string
+	for _, p := range strings.Split(out, "\x00") {
+		fi, err := os.Lstat(filepath.Join(wt, filepath.FromSlash(p)))
+		switch {
+		case p == "" || err != nil: // deleted, or the list's end
+		case !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0:
+			why = append(why, fmt.Sprintf("Step 0: %s is a %s, not a file: left unread", p, fileKind(fi.Mode())))
+		case fi.Mode().IsRegular() && fi.Size() > limit:
+			why = append(why, fmt.Sprintf("Step 0: %s is %d bytes, over gate.max_file_bytes (%d): left unread", p, fi.Size(), limit))
+		}
+	}
+	return why, nil
+}
+
+// fileKind names a special file's type for a reason.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // takeCandidate commits what the agent left in its worktree (everything git does not
@@ -355,6 +408,10 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 // returns the phase that judges it: the gate; or, with nothing to gate, learn (a conflict
 // is set aside under the attempt ref first).
 func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumbing.Hash, it *Iteration) (phase, error) {
+	if len(a.Unread) > 0 {
+		it.Outcome, it.Reasons = OutcomeRejected, a.Unread
+		return phaseLearn, nil
+	}
 	if a.Candidate == "" {
 		it.Outcome = OutcomeUnchanged
 		return phaseLearn, nil
