@@ -167,7 +167,7 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 	if err := in.c.add(workspace.Suite, in.st.suite.Marshal); err != nil {
 		return err
 	}
-	if err := in.c.add(workspace.Receipt(rc.Tree), sealedReceipt(e.ws(), rc)); err != nil {
+	if err := in.c.add(workspace.Receipt(rc.Tree), sealedReceipt(e.heldOut(), rc)); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("gate: tree %s %s, val_score %.4f, promoted %d", rc.Tree[:7], rc.Verdict, rc.ValScore, len(rc.Promoted))

@@ -9,27 +9,39 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
-	"github.com/hgate/hgate/workspace"
 )
 
 // The test split's per-task rewards (a receipt's test_results, baseline.json's test) are
 // what gate.trials compares with, and exactly what the agent must never see: one task's
 // result is the per-task signal the test split exists to withhold. So receipts and
 // baseline.json, which the agent can read in the workspace and in the ledger's objects,
-// hold only the SHA-256 of the record; the record itself is workspace/heldout/<sum>.json,
-// a folder the agent's sandbox hides and no task may read. The digest keeps it as
-// tamper-evident as the ledger: a changed record no longer matches its sum.
+// hold only the SHA-256 of the record; the record itself is <git common dir>/hgate/heldout/
+// <sum>.json, a folder the agent's sandbox hides and no task may read, kept beside the
+// ledger (not in the workspace) so that a workspace restored from the ledger finds it.
+// The digest keeps it as tamper-evident as the ledger: a changed record no longer matches.
+
+// HeldOutDir is the held-out records' folder, relative to the git common dir.
+const HeldOutDir = "hgate/heldout"
+
+// HeldOut is the held-out records' folder of repo.
+func HeldOut(repo *gitguard.Repo) string {
+	return filepath.Join(repo.CommonDir(), filepath.FromSlash(HeldOutDir))
+}
+
+// heldOut is the held-out records' folder of e's repository.
+func (e *Env) heldOut() string { return HeldOut(e.Repo) }
 
 // sealTrials writes t to the held-out folder and returns its digest.
-func sealTrials(ws workspace.Dir, t Trials) (string, error) {
+func sealTrials(dir string, t Trials) (string, error) {
 	data, err := statefile.EncodeJSON(t)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(data)
 	name := hex.EncodeToString(sum[:])
-	path := ws.HeldOut(name)
+	path := filepath.Join(dir, name+".json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
@@ -40,8 +52,8 @@ func sealTrials(ws workspace.Dir, t Trials) (string, error) {
 }
 
 // openTrials reads the record whose digest owner (a state file's display name) holds.
-func openTrials(ws workspace.Dir, owner, name string) (Trials, error) {
-	path := ws.HeldOut(name)
+func openTrials(dir, owner, name string) (Trials, error) {
+	path := filepath.Join(dir, name+".json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the held-out record %s is missing (removed outside hgate); take a new baseline with `hgate prepare --reset`", owner, path)
@@ -60,11 +72,11 @@ func openTrials(ws workspace.Dir, owner, name string) (Trials, error) {
 }
 
 // sealedReceipt renders r with its test results sealed.
-func sealedReceipt(ws workspace.Dir, r *Receipt) func() ([]byte, error) {
+func sealedReceipt(dir string, r *Receipt) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		c := *r
 		if c.TestResults != nil {
-			sum, err := sealTrials(ws, c.TestResults)
+			sum, err := sealTrials(dir, c.TestResults)
 			if err != nil {
 				return nil, err
 			}
@@ -75,11 +87,11 @@ func sealedReceipt(ws workspace.Dir, r *Receipt) func() ([]byte, error) {
 }
 
 // sealedBaseline renders b with its test trials sealed.
-func sealedBaseline(ws workspace.Dir, b *Baseline) func() ([]byte, error) {
+func sealedBaseline(dir string, b *Baseline) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		c := *b
 		if c.Test != nil {
-			sum, err := sealTrials(ws, c.Test)
+			sum, err := sealTrials(dir, c.Test)
 			if err != nil {
 				return nil, err
 			}
@@ -90,17 +102,17 @@ func sealedBaseline(ws workspace.Dir, b *Baseline) func() ([]byte, error) {
 }
 
 // unseal fills r's test results from the held-out record it names (file is r's path).
-func (r *Receipt) unseal(ws workspace.Dir, file string) (err error) {
+func (r *Receipt) unseal(dir, file string) (err error) {
 	if r.TestResultsSHA != "" {
-		r.TestResults, err = openTrials(ws, file, r.TestResultsSHA)
+		r.TestResults, err = openTrials(dir, file, r.TestResultsSHA)
 	}
 	return err
 }
 
 // unseal fills b's test trials from the held-out record it names.
-func (b *Baseline) unseal(ws workspace.Dir, file string) (err error) {
+func (b *Baseline) unseal(dir, file string) (err error) {
 	if b.TestSHA != "" {
-		b.Test, err = openTrials(ws, file, b.TestSHA)
+		b.Test, err = openTrials(dir, file, b.TestSHA)
 	}
 	return err
 }

@@ -578,7 +578,7 @@ func TestPending(t *testing.T) {
 			if suiteAfter, _ := os.ReadFile(g.env.ws().Suite()); string(suiteAfter) != string(suiteBefore) {
 				t.Error("a pending gate changed suite.json")
 			}
-			if rc, _ := loadReceipt(g.env.ws(), rep.Tree); rc != nil != tt.scoredFirst {
+			if rc, _ := loadReceipt(g.env.ws(), g.env.heldOut(), rep.Tree); rc != nil != tt.scoredFirst {
 				t.Errorf("receipt %+v after a pending gate", rc)
 			}
 			var text strings.Builder

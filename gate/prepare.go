@@ -286,7 +286,7 @@ func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
 				base.Test[id] = testTrials[id]
 			}
 		}
-		if err := c.add(workspace.Baseline, sealedBaseline(e.ws(), base)); err != nil {
+		if err := c.add(workspace.Baseline, sealedBaseline(e.heldOut(), base)); err != nil {
 			return nil, err
 		}
 	}

@@ -45,7 +45,7 @@ type Receipt struct {
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
-func loadReceipt(ws workspace.Dir, tree string) (*Receipt, error) {
+func loadReceipt(ws workspace.Dir, heldout, tree string) (*Receipt, error) {
 	path := ws.Receipt(tree)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -58,7 +58,7 @@ func loadReceipt(ws workspace.Dir, tree string) (*Receipt, error) {
 	if err := statefile.DecodeJSON(path, data, &r); err != nil {
 		return nil, err
 	}
-	return &r, r.unseal(ws, path)
+	return &r, r.unseal(heldout, path)
 }
 
 // workspace.Baseline is the gate's own record of which train tasks failed at baseline,
@@ -120,5 +120,5 @@ func (e *Env) ledgerBaseline() (*Baseline, error) {
 	if err := statefile.DecodeJSON(path, data, &b); err != nil {
 		return nil, err
 	}
-	return &b, b.unseal(e.ws(), path)
+	return &b, b.unseal(e.heldOut(), path)
 }

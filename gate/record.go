@@ -242,5 +242,5 @@ func (e *Env) ledgerReceipt(tree string) (*Receipt, error) {
 	if err := statefile.DecodeJSON(path, data, &r); err != nil {
 		return nil, err
 	}
-	return &r, r.unseal(e.ws(), path)
+	return &r, r.unseal(e.heldOut(), path)
 }

@@ -348,10 +348,10 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	b.trials = t
 	if b.receipt != nil {
 		b.receipt.TestResults, b.receipt.Trials = t, e.Config.Gate.TrialsMax
-		return c.add(workspace.Receipt(b.tree.String()), sealedReceipt(e.ws(), b.receipt))
+		return c.add(workspace.Receipt(b.tree.String()), sealedReceipt(e.heldOut(), b.receipt))
 	}
 	b.base.Test = t
-	return c.add(workspace.Baseline, sealedBaseline(e.ws(), b.base))
+	return c.add(workspace.Baseline, sealedBaseline(e.heldOut(), b.base))
 }
 
 // finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).

@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/scratch"
-	"github.com/hgate/hgate/workspace"
 )
 
 // presetWritable are the folders (ending in /) and files each preset's tool keeps its
@@ -335,7 +335,7 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 // clean_room.test_only (for test-split runs alone). Each folder hgate owns is made now,
 // so that it is hidden even when its first file is written during the agent's phase.
 func (r *runner) unreadable() (hidden, protected []string, err error) {
-	heldout := r.ws.Path(workspace.HeldOut)
+	heldout := gate.HeldOut(r.repo)
 	for _, d := range []string{heldout, r.privateDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("sandbox: %w", err)

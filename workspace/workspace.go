@@ -20,7 +20,6 @@ const (
 	TracesDir    = "traces"
 	Qualify      = "qualification/latest" // hgate qualify's report and check outputs
 	Harness      = "harness.json"         // which of the agent's tools are qualified or quarantined
-	HeldOut      = "heldout"              // the test split's per-task rewards, hidden from the agent
 )
 
 // Receipt is the slash name of the receipt for a gated tree.
@@ -42,9 +41,6 @@ func (d Dir) Runs() string         { return d.Path(RunsDir) }
 
 // Receipt is the path of the receipt for a gated tree.
 func (d Dir) Receipt(tree string) string { return d.Path(Receipt(tree)) }
-
-// HeldOut is the path of the held-out record whose SHA-256 is sum.
-func (d Dir) HeldOut(sum string) string { return d.Path(HeldOut + "/" + sum + ".json") }
 
 // Traces is the folder of one set of traces: "baseline", "latest" or "refused".
 func (d Dir) Traces(set string) string { return d.Path(TracesDir + "/" + set) }
