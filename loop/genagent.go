@@ -188,7 +188,8 @@ func (r *runner) genPrompt(g *generation, a *genAgent, msg, notes string) (strin
 // openGenJail is the sandbox of a generation's agent: it may write where allow can match
 // in its own worktree, its message and notes files, a private TMPDIR and
 // loop.sandbox.writable (and its preset's folders); never the main worktree, .git or the
-// workspace. Its own PID namespace ends every process of it with its phase.
+// workspace. It hides what a single agent's sandbox hides (unseen). Its own PID
+// namespace ends every process of it with its phase.
 func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
 	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-")
 	if err != nil {
@@ -206,18 +207,10 @@ func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
 		return nil, err
 	}
 	write = append(write, msg, notes, tmp)
-	protected := []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
-	var hidden []string
-	if r.hiddenTmp != "" {
-		hidden = append(hidden, r.hiddenTmp)
-	}
-	for _, h := range r.cfg.Sandbox.Hidden {
-		p, err := expandPath(h, root)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		hidden, protected = append(hidden, p), append(protected, p)
+	hidden, protected, err := r.unseen()
+	if err != nil {
+		jl.close()
+		return nil, err
 	}
 	paths := append([]string{}, r.cfg.Sandbox.Writable...)
 	if preset := r.cfg.Agent; len(preset) == 1 {

@@ -257,32 +257,10 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 		return jl, nil
 	}
 	root := r.repo.Root()
-	protected := []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
-	for _, c := range r.env.Config.CleanRoom.Carry {
-		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
-	}
-	var hidden []string
-	if r.hiddenTmp != "" {
-		hidden = append(hidden, r.hiddenTmp) // the rooms and private traces of the gates it asks for
-	}
-	// The test split's per-task rewards (gate/heldout.go): made now, so that it is hidden
-	// even when the first record is written during the agent's phase.
-	heldout := r.ws.Path(workspace.HeldOut)
-	if err := os.MkdirAll(heldout, 0o700); err != nil {
+	hidden, protected, err := r.unseen()
+	if err != nil {
 		jl.close()
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	hidden = append(hidden, heldout)
-	hidden = append(hidden, r.privateDir()) // the test split's spend (testspend.go)
-	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
-	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
-		p, err := expandPath(h, root)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		hidden = append(hidden, p)
-		protected = append(protected, p)
+		return nil, err
 	}
 	var write []string
 	if harness {
@@ -344,6 +322,38 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	// kernel kills them with the shim, its init) before the loop gates what it left.
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
 	return jl, nil
+}
+
+// unseen is what every agent's sandbox, one agent's or several's, hides (the rooms and
+// private traces of the gates it asks for, the held-out records, the run's private folder,
+// loop.sandbox.hidden, clean_room.test_only) and what it may never be granted besides:
+// .git, the workspace, the carried paths.
+func (r *runner) unseen() (hidden, protected []string, err error) {
+	root := r.repo.Root()
+	protected = []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
+	for _, c := range r.env.Config.CleanRoom.Carry {
+		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
+	}
+	if r.hiddenTmp != "" {
+		hidden = append(hidden, r.hiddenTmp)
+	}
+	// The test split's per-task rewards (gate/heldout.go): made now, so that it is hidden
+	// even when the first record is written during the agent's phase.
+	heldout := r.ws.Path(workspace.HeldOut)
+	if err := os.MkdirAll(heldout, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
+	}
+	hidden = append(hidden, heldout, r.privateDir()) // and the test split's spend (testspend.go)
+	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
+	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
+		p, err := expandPath(h, root)
+		if err != nil {
+			return nil, nil, err
+		}
+		hidden = append(hidden, p)
+		protected = append(protected, p)
+	}
+	return hidden, protected, nil
 }
 
 // openWritable resolves one loop.sandbox.writable path or a preset's (field names which,
