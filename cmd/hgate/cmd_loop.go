@@ -116,7 +116,8 @@ With --agents N, each generation runs N agents side by side, each in a linked wo
 its own (in .git/hgate/agents/<run>/<k>) and its own sandbox; when all have ended, their
 candidates are gated one at a time in the repository, each rebased onto what was kept
 before it (a conflict sets it aside). The agents also get HGATE_GENERATION,
-HGATE_AGENT_INDEX and HGATE_NOTES_FILE (notes hgate adds to learnings.md).`
+HGATE_AGENT_INDEX and HGATE_NOTES_FILE (notes hgate adds to learnings.md); their hgate
+bench, gate and guard judge their own worktree, their traces in their iteration's folder.`
 }
 
 // agentWorktree opens the worktree of an agent of a generation, which its served
