@@ -37,6 +37,7 @@ func (e *Env) loadSplit() (*split.Split, error) {
 // Bench runs train tasks: the given ids, or every train task when ids is empty. The test
 // split cannot be run this way: its tasks are refused by name. A full run rewrites
 // traces/latest and train_results.json; a partial run updates the traces of its tasks only.
+// In an Env's Worktree it writes its traces there, and no state file.
 func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := e.verify(); err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	}
 	rep.Tasks = slices.Compact(slices.Sorted(slices.Values(rep.Tasks)))
 
-	latest := e.ws().Traces("latest")
+	latest := e.traces()
 	traceDir := latest
 	if rep.Full {
 		// A full run replaces traces/latest whole, and only once it has finished.
@@ -82,7 +83,8 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := os.MkdirAll(traceDir, 0o755); err != nil {
 		return nil, err
 	}
-	tree, err := e.Repo.CandidateTree(e.guardOptions())
+	repo, gopts := e.candidate()
+	tree, err := repo.CandidateTree(gopts)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +117,9 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	}
 	if err := os.Rename(traceDir, latest); err != nil {
 		return nil, err
+	}
+	if e.Worktree != nil {
+		return rep, nil // the scores of a tree that is not the gated one: not hgate's record
 	}
 	tr := suite.NewTrainResults(rewards(out.Results), e.now())
 	c := changes{}

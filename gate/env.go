@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/config"
@@ -31,6 +33,9 @@ type Env struct {
 	// CleanRoom runs every benchmark command in a fresh directory holding only the
 	// candidate tree (package cleanroom); off, commands run in the repository itself.
 	CleanRoom bool
+	// Worktree, when set, is the linked worktree whose candidate bench and gate judge
+	// instead of Repo's own (one agent of several in the loop); nil: Repo's.
+	Worktree *Worktree
 
 	cr *cleanroom.Rooms // made by the first room, kept for the Env's life (see rooms)
 }
@@ -40,6 +45,9 @@ type Env struct {
 func (e *Env) rooms() *cleanroom.Rooms {
 	if e.cr == nil {
 		e.cr = &cleanroom.Rooms{Config: e.Config, Repo: e.Repo, Log: e.Log, Enabled: e.CleanRoom}
+		if e.Worktree != nil && !e.CleanRoom {
+			e.cr.Repo = e.Worktree.Repo // no room: commands run in the worktree judged
+		}
 	}
 	return e.cr
 }
@@ -60,6 +68,34 @@ func (e *Env) log() io.Writer {
 
 func (e *Env) guardOptions() gitguard.Options {
 	return GuardOptions(e.Config)
+}
+
+// Worktree is a linked worktree of the repository judged in its own right: one agent's,
+// when the loop runs several at once. Its candidate is its files compared with Base; the
+// repository's state (workspace, ledger, refs) is read from Env.Repo and never written,
+// and train traces go to Traces, a folder of the worktree's own.
+type Worktree struct {
+	Repo   *gitguard.Repo // opened at the worktree
+	Base   plumbing.Hash  // the gated commit the worktree started from: Step 0 compares with it
+	Traces string         // train traces, instead of the workspace's traces/latest
+}
+
+// candidate is where the candidate is read, and Step 0's options there.
+func (e *Env) candidate() (*gitguard.Repo, gitguard.Options) {
+	opts := e.guardOptions()
+	if e.Worktree == nil {
+		return e.Repo, opts
+	}
+	opts.Base = e.Worktree.Base
+	return e.Worktree.Repo, opts
+}
+
+// traces is the folder of this command's train traces.
+func (e *Env) traces() string {
+	if e.Worktree != nil {
+		return e.Worktree.Traces
+	}
+	return e.ws().Traces("latest")
 }
 
 // progress returns a progress callback for total tasks, or nil when progress is off.

@@ -72,7 +72,7 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 		return nil, err
 	}
 	defer rm.Close()
-	traces := e.display(e.ws().Traces("latest"))
+	traces := e.display(e.traces())
 	r, err := e.runSteps(ctx, rm, in, opts.FailFast)
 	if err != nil {
 		during := "steps 1 and 2"
@@ -198,7 +198,7 @@ func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, r
 		return nil, err
 	}
 	out, err := run.Run(ctx, benchmark.Request{
-		Split: "train", Tasks: rerun, TraceDir: e.ws().Traces("latest"), Progress: e.progress("promotion", len(rerun)),
+		Split: "train", Tasks: rerun, TraceDir: e.traces(), Progress: e.progress("promotion", len(rerun)),
 	})
 	if err != nil {
 		return nil, err

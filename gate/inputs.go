@@ -43,12 +43,13 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 	if err := e.verify(); err != nil {
 		return nil, err
 	}
-	headCommit, _, err := e.Repo.Head()
+	repo, gopts := e.candidate()
+	headCommit, _, err := repo.Head()
 	if err != nil {
 		return nil, err
 	}
 	// The candidate tree and Step 0's violations come from one look at the worktree.
-	tree, v, err := e.Repo.Inspect(e.guardOptions())
+	tree, v, err := repo.Inspect(gopts)
 	if err != nil {
 		return nil, err
 	}

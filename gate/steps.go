@@ -24,7 +24,7 @@ type ran struct {
 // its score is reused or Step 2 is deferred) at the same time on one pool, each in a lane of its own: the test
 // split shares nothing writable with the train tasks.
 func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool) (*ran, error) {
-	cfg, ws := e.Config, e.ws()
+	cfg, traces := e.Config, e.traces()
 	s, test := in.st.suite, in.sp.Test
 	r := &ran{pool: benchmark.NewPool(cfg.Benchmark.Concurrency)}
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -34,7 +34,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	if in.cached && failFast && in.hasBest && !in.noisy && in.prior.ValScore < in.bar() {
 		cancel(errDecided) // Step 2 is decided already, and it rejects
 	}
-	if err := os.MkdirAll(ws.Traces("latest"), 0o755); err != nil {
+	if err := os.MkdirAll(traces, 0o755); err != nil {
 		return nil, err
 	}
 	var run1, run2 *benchmark.Runner
@@ -54,7 +54,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	if run1 != nil {
 		wg.Go(func() {
 			r.suite, err1 = run1.Run(runCtx, benchmark.Request{
-				Split: "train", Tasks: s.Tasks, TraceDir: ws.Traces("latest"), Progress: r.ff.onSuite,
+				Split: "train", Tasks: s.Tasks, TraceDir: traces, Progress: r.ff.onSuite,
 			})
 		})
 	}

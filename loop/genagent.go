@@ -25,6 +25,7 @@ const (
 	messageName = "loop-message.txt"
 	notesName   = "notes.md"
 	notesBound  = 16 << 10 // of each agent's notes, what reaches learnings.md
+	tracesName  = "traces" // the train traces of the commands its socket served
 )
 
 // runGenAgent runs agent a of generation g in its worktree and sandbox, with its own
@@ -53,7 +54,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	if err := writeAtomic(promptFile, []byte(prompt)); err != nil {
 		return nil, err
 	}
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: genServe, Status: r.genStatus(a), Prefix: scratch.Prefix("hgate-loop-")})
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.genServe(g, a), Status: r.genStatus(a), Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +117,31 @@ func (r *runner) genAgentRun(g *generation, a *genAgent, jl *jail, promptFile, m
 	return run, err
 }
 
-// genServe answers an agent of a generation: its socket serves status only, since
-// bench and gate would run in the main worktree, not in the agent's.
-func genServe(_ context.Context, args []string, _, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "hgate: with loop.agents > 1 the loop's socket serves hgate status only (not %s): your candidate is gated when every agent of the generation has ended\n", strings.Join(args, " "))
-	return 2
+// Worktree is where a command served to one agent of a generation runs: hgate bench,
+// gate and guard judge that agent's worktree, as they judge the repository's own for a
+// single agent, and write only its traces.
+type Worktree struct {
+	Dir    string // the agent's linked worktree
+	Base   string // the generation's base: Step 0 compares with it
+	Traces string // its train traces: iterations/<n>/traces
+}
+
+// genServe runs a command agent a sent over its socket, on its worktree. What moved
+// under refs/hgate/ behind hgate's back is put back first (the generation's candidates
+// are then rejected), so the command sees hgate's state as hgate left it; the command
+// writes none of it, so two agents' commands can take turns with the repository lock.
+func (r *runner) genServe(g *generation, a *genAgent) func(context.Context, []string, io.Writer, io.Writer) int {
+	at := &Worktree{Dir: a.Worktree, Base: g.Base, Traces: filepath.Join(r.iterDir(a.Iteration), tracesName)}
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if r.opts.Serve == nil {
+			fmt.Fprintln(stderr, "hgate: this loop serves no commands")
+			return 2
+		}
+		if err := r.putBackGenRefs(g); err != nil {
+			fmt.Fprintf(r.log, "[loop] %v\n", err)
+		}
+		return r.opts.Serve(ctx, at, args, stdout, stderr)
+	}
 }
 
 // genStatus is what agent a may know: the caller's figures, with its own iteration.
@@ -167,7 +188,8 @@ func (r *runner) genPrompt(g *generation, a *genAgent, msg, notes string) (strin
 // openGenJail is the sandbox of a generation's agent: it may write where allow can match
 // in its own worktree, its message and notes files, a private TMPDIR and
 // loop.sandbox.writable (and its preset's folders); never the main worktree, .git or the
-// workspace. Its own PID namespace ends every process of it with its phase.
+// workspace. It hides what a single agent's sandbox hides (unseen). Its own PID
+// namespace ends every process of it with its phase.
 func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
 	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-")
 	if err != nil {
@@ -185,12 +207,11 @@ func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
 		return nil, err
 	}
 	write = append(write, msg, notes, tmp)
-	hidden, protected, err := r.unreadable()
+	hidden, protected, err := r.unseen()
 	if err != nil {
 		jl.close()
 		return nil, err
 	}
-	protected = append(protected, filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir())
 	paths := append([]string{}, r.cfg.Sandbox.Writable...)
 	if preset := r.cfg.Agent; len(preset) == 1 {
 		paths = append(paths, presetWritable(strings.TrimSpace(preset[0]))...)

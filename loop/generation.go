@@ -200,6 +200,9 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 			pending = append(pending, i)
 		}
 	}
+	// The agents' served commands take the repository lock, one at a time, as a single
+	// agent's do; the loop takes it back once every agent has ended.
+	r.unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, len(g.Agents))
 	ran := make([]*Iteration, len(g.Agents))
@@ -213,6 +216,9 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 	wg.Wait()
 	// Every agent has ended: what any of them left orphaned goes now, before git runs.
 	proc.ReapOrphans()
+	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -347,23 +353,37 @@ func (r *runner) candidateMessage(a *genAgent) string {
 // checkGenRefs puts back what moved under refs/hgate/ while the agents ran; the
 // generation's candidates are then all rejected unscored.
 func (r *runner) checkGenRefs(g *generation) error {
+	if err := r.putBackGenRefs(g); err != nil {
+		return err
+	}
+	r.genMu.Lock()
+	defer r.genMu.Unlock()
+	g.Refs, g.Phase = nil, genGating
+	return r.save()
+}
+
+// putBackGenRefs compares refs/hgate/* with the snapshot taken before the agents
+// started: what moved is put back and counted against the generation (Tamper).
+func (r *runner) putBackGenRefs(g *generation) error {
+	r.genMu.Lock()
+	defer r.genMu.Unlock()
 	if g.Refs == nil {
 		// Only a resume a human approved gets here without one: Tamper says so already.
-		g.Phase = genGating
-		return r.save()
+		return nil
 	}
 	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return err
 	}
-	if changed := g.Refs.Changed(now); len(changed) > 0 {
-		if err := r.repo.RestoreRefs(gitguard.RefPrefix, g.Refs); err != nil {
-			return fmt.Errorf("generation %d: put back the refs an agent changed: %w", g.Number, err)
-		}
-		fmt.Fprintf(r.log, "[loop] generation %d: an agent changed hgate's refs behind its back; put back: %s\n", g.Number, strings.Join(changed, "; "))
-		g.Tamper = append(g.Tamper, changed...)
+	changed := g.Refs.Changed(now)
+	if len(changed) == 0 {
+		return nil
 	}
-	g.Refs, g.Phase = nil, genGating
+	if err := r.repo.RestoreRefs(gitguard.RefPrefix, g.Refs); err != nil {
+		return fmt.Errorf("generation %d: put back the refs an agent changed: %w", g.Number, err)
+	}
+	fmt.Fprintf(r.log, "[loop] generation %d: an agent changed hgate's refs behind its back; put back: %s\n", g.Number, strings.Join(changed, "; "))
+	g.Tamper = append(g.Tamper, changed...)
 	return r.save()
 }
 

@@ -257,14 +257,10 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 		return jl, nil
 	}
 	root := r.repo.Root()
-	hidden, protected, err := r.unreadable()
+	hidden, protected, err := r.unseen()
 	if err != nil {
 		jl.close()
 		return nil, err
-	}
-	protected = append(protected, filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir())
-	for _, c := range r.env.Config.CleanRoom.Carry {
-		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
 	}
 	var write []string
 	if harness {
@@ -328,30 +324,36 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	return jl, nil
 }
 
-// unreadable is what no agent of the run may read (hidden), and of it what no grant of
-// a writable folder may open (protected: the user's paths): the rooms and private traces
-// of the gates it asks for, the test split's per-task rewards (gate/heldout.go), the
-// run's private folder (the test split's spend, testspend.go), loop.sandbox.hidden and
-// clean_room.test_only (for test-split runs alone). Each folder hgate owns is made now,
-// so that it is hidden even when its first file is written during the agent's phase.
-func (r *runner) unreadable() (hidden, protected []string, err error) {
+// unseen is what every agent's sandbox, one agent's or several's, hides (the rooms and
+// private traces of the gates it asks for, the held-out records, the run's private folder,
+// loop.sandbox.hidden, clean_room.test_only) and what it may never be granted besides:
+// .git, the workspace, the carried paths.
+func (r *runner) unseen() (hidden, protected []string, err error) {
+	root := r.repo.Root()
+	protected = []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
+	for _, c := range r.env.Config.CleanRoom.Carry {
+		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
+	}
+	if r.hiddenTmp != "" {
+		hidden = append(hidden, r.hiddenTmp)
+	}
+	// The test split's per-task rewards (gate/heldout.go): made now, so that it is hidden
+	// even when the first record is written during the agent's phase.
 	heldout := gate.HeldOut(r.repo)
 	for _, d := range []string{heldout, r.privateDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	hidden = []string{heldout, r.privateDir()}
-	if r.hiddenTmp != "" {
-		hidden = append(hidden, r.hiddenTmp)
-	}
-	root := r.repo.Root()
+	hidden = append(hidden, heldout, r.privateDir()) // and the test split's spend (testspend.go)
+	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
 	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
 		p, err := expandPath(h, root)
 		if err != nil {
 			return nil, nil, err
 		}
-		hidden, protected = append(hidden, p), append(protected, p)
+		hidden = append(hidden, p)
+		protected = append(protected, p)
 	}
 	return hidden, protected, nil
 }

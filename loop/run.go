@@ -61,9 +61,10 @@ type Options struct {
 	// or writes a ref.
 	Lock func(ctx context.Context) (release func(), err error)
 	// Serve runs "hgate ARGS..." for the agent, who reaches it over the loop's socket
-	// (agentapi): bench, gate, guard with the flags agentapi.Check lets through. nil:
-	// a served command exits 2.
-	Serve func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// (agentapi): bench, gate, guard with the flags agentapi.Check lets through, on the
+	// repository's worktree (at nil) or, with several agents, on at. nil: a served
+	// command exits 2.
+	Serve func(ctx context.Context, at *Worktree, args []string, stdout, stderr io.Writer) int
 	// Status answers the agent's hgate status (the loop adds the iteration and run id).
 	Status func() (agentapi.Status, error)
 }
@@ -258,7 +259,7 @@ func (r *runner) serve(ctx context.Context, args []string, stdout, stderr io.Wri
 		return 2
 	}
 	code := 2
-	r.served(func() { code = r.opts.Serve(ctx, args, stdout, stderr) })
+	r.served(func() { code = r.opts.Serve(ctx, nil, args, stdout, stderr) })
 	return code
 }
 

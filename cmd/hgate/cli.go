@@ -48,6 +48,9 @@ type Globals struct {
 	// served: the loop runs this command for its agent (see serve): it runs here, even
 	// with HGATE_LOOP_SOCKET set, and is never sent on again.
 	served bool
+	// worktree: the agent's worktree a served command judges, when the loop runs several
+	// agents at once; nil: the repository's own.
+	worktree *gate.Worktree
 }
 
 // cli is the command line: the global flags, and one field per command, which Kong sees
@@ -174,22 +177,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 }
 
 // serve is run for a command the loop runs for its agent, which it names so: the
-// caller says so, no context value or environment does.
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runAs(ctx, args, stdout, stderr, false, true)
+// caller says so, no context value or environment does. wt, when not nil, is the
+// worktree of the agent (one of several) whose candidate the command judges.
+func serve(ctx context.Context, wt *gate.Worktree, args []string, stdout, stderr io.Writer) int {
+	return runAs(ctx, args, stdout, stderr, false, true, wt)
 }
 
 // runWith is run; full builds Kong's model of every command whatever args name (the
 // completion does, and tests compare the two).
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, full bool) (code int) {
-	return runAs(ctx, args, stdout, stderr, full, false)
+	return runAs(ctx, args, stdout, stderr, full, false, nil)
 }
 
 // runAs is runWith for a command the loop serves its agent (served) or not.
-func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, served bool) (code int) {
+func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, served bool, wt *gate.Worktree) (code int) {
 	var errMsg string // the error report printed on stderr, for --json
 	var c cli
-	c.served = served
+	c.served, c.worktree = served, wt
 	out := &countingWriter{w: stdout}
 	c.stdout, c.stderr = out, stderr
 	// With --json, a command that could not answer (or was interrupted) before printing
@@ -471,7 +475,7 @@ func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
 }
 
 func newEnv(g *Globals, cfg *config.Config, repo *gitguard.Repo) *gate.Env {
-	env := &gate.Env{Config: cfg, Repo: repo, Log: g.stderr, CleanRoom: cfg.CleanRoom.Enabled && !g.NoClean}
+	env := &gate.Env{Config: cfg, Repo: repo, Log: g.stderr, CleanRoom: cfg.CleanRoom.Enabled && !g.NoClean, Worktree: g.worktree}
 	if g.Verbose || benchmark.IsTerminal(g.stderr) {
 		env.Progress = g.stderr
 	}

@@ -30,6 +30,9 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 		return err
 	}
 	opts.Base = base
+	if wt := g.worktree; wt != nil {
+		repo, opts.Base = wt.Repo, wt.Base // an agent's worktree, from the commit it started at
+	}
 	vs, err := repo.Check(opts)
 	if err != nil {
 		return err

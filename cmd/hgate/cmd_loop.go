@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/loop"
 )
 
@@ -58,8 +61,13 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	opts := loop.Options{Env: env, Loop: lc, Resume: c.Resume, Log: g.stderr,
 		Lock: func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") },
-		Serve: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return serve(ctx, append(slices.Clone(pre), args...), stdout, stderr)
+		Serve: func(ctx context.Context, at *loop.Worktree, args []string, stdout, stderr io.Writer) int {
+			wt, err := agentWorktree(env.Repo, at)
+			if err != nil {
+				fmt.Fprintf(stderr, "hgate: %v\n", err)
+				return exitCannot
+			}
+			return serve(ctx, wt, append(slices.Clone(pre), args...), stdout, stderr)
 		},
 		Status: func() (agentapi.Status, error) { return statusOf(env.Config, env.Repo) },
 	}
@@ -108,5 +116,31 @@ With --agents N, each generation runs N agents side by side, each in a linked wo
 its own (in .git/hgate/agents/<run>/<k>) and its own sandbox; when all have ended, their
 candidates are gated one at a time in the repository, each rebased onto what was kept
 before it (a conflict sets it aside). The agents also get HGATE_GENERATION,
-HGATE_AGENT_INDEX and HGATE_NOTES_FILE (notes hgate adds to learnings.md).`
+HGATE_AGENT_INDEX and HGATE_NOTES_FILE (notes hgate adds to learnings.md); their hgate
+bench, gate and guard judge their own worktree, their traces in their iteration's folder.`
+}
+
+// agentWorktree opens the worktree of an agent of a generation, which its served
+// commands judge: a linked worktree of repo, or nil for the single agent's (at nil).
+func agentWorktree(repo *gitguard.Repo, at *loop.Worktree) (*gate.Worktree, error) {
+	if at == nil {
+		return nil, nil
+	}
+	wt, err := gitguard.Open(at.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if !sameDir(wt.CommonDir(), repo.CommonDir()) {
+		return nil, fmt.Errorf("%s: not a worktree of %s", at.Dir, repo.Root())
+	}
+	return &gate.Worktree{Repo: wt, Base: plumbing.NewHash(at.Base), Traces: at.Traces}, nil
+}
+
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
