@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/workspace"
 )
@@ -36,6 +37,7 @@ func sealTrials(ws workspace.Dir, t Trials) (string, error) {
 	if err := statefile.WriteAtomic(path, data); err != nil {
 		return "", err
 	}
+	fault.Point("heldout-sealed") // the record written, no state file names it yet
 	return name, nil
 }
 

@@ -42,7 +42,7 @@ func TestAgentModel(t *testing.T) {
 func TestSpendAndBudget(t *testing.T) {
 	t.Setenv("CODEX_HOME", t.TempDir()) // no config.toml: the model is unknown
 	cached := 0.1
-	r := &runner{log: io.Discard, j: &journal{}, cfg: config.Loop{
+	r := &runner{log: io.Discard, j: &journal{}, dir: t.TempDir(), cfg: config.Loop{
 		Agent: []string{"codex"}, BudgetUSD: 20, BudgetTokens: 5_000_000,
 		Prices: map[string]config.Price{"gpt-5-codex": {Input: 1, Output: 10, CachedInput: &cached}},
 	}}
@@ -56,7 +56,12 @@ func TestSpendAndBudget(t *testing.T) {
 	if why := r.overBudget(); why != "" {
 		t.Fatalf("over budget at $2.20, 3.1M tokens: %s", why)
 	}
-	r.addGateSpend(it, &gate.Answer{Spend: &benchmark.Spend{CostUSD: 1.5, InputTokens: 1_000_000, OutputTokens: 900_000}})
+	if err := r.openPrivate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.addGateSpend(it, &gate.Answer{Spend: &benchmark.Spend{CostUSD: 1.5, InputTokens: 1_000_000, OutputTokens: 900_000}}); err != nil {
+		t.Fatal(err)
+	}
 	if *it.BenchCostUSD != 1.5 || it.BenchTokens != 1_900_000 || r.j.SpendUSD != 3.7 || r.j.SpendTokens != 5_000_000 {
 		t.Fatalf("with the benchmark's spend: %+v, run %v %v", it, r.j.SpendUSD, r.j.SpendTokens)
 	}

@@ -21,10 +21,14 @@ const (
 	testSpendName  = "test_spend.json"
 )
 
-// testSpend is runs/<run>/private/test_spend.json: the test split's spend over the run.
+// testSpend is runs/<run>/private/test_spend.json: the test split's spend over the run,
+// and the last gate whose spend it counts (numbered as the journal's gate_spends) with
+// that gate's train spend, which a kill may have kept from the journal.
 type testSpend struct {
-	CostUSD float64 `json:"cost_usd"`
-	Tokens  int64   `json:"tokens"`
+	CostUSD float64         `json:"cost_usd"`
+	Tokens  int64           `json:"tokens"`
+	Gates   int             `json:"gates,omitempty"`
+	Train   benchmark.Spend `json:"train"`
 }
 
 func (r *runner) privateDir() string { return filepath.Join(r.dir, privateDirName) }
@@ -48,16 +52,21 @@ func (r *runner) openPrivate() error {
 		return fmt.Errorf("loop: %s: %w", path, err)
 	}
 	r.test = t
+	if t.Gates == r.j.GateSpends+1 && r.j.Current != nil {
+		// Killed between the two writes of a gate's spend: the journal takes its train
+		// share now (saved with the next phase; until then this runs again, not twice).
+		r.addTrainSpend(r.j.Current, t.Train)
+		r.j.GateSpends = t.Gates
+	}
 	return nil
 }
 
-// addTestSpend adds one gate's test-split spend, written before the journal moves on: a
-// gate run again after a kill spent again, and counts again.
-func (r *runner) addTestSpend(s benchmark.Spend) error {
-	if s.CostUSD == 0 && s.Tokens() == 0 {
-		return nil
-	}
-	r.test.CostUSD = roundUSD(r.test.CostUSD + s.CostUSD)
-	r.test.Tokens += s.Tokens()
+// addTestSpend adds one gate's test-split spend, and keeps its train spend until the
+// journal has it, written before the journal moves on: a gate run again after a kill
+// spent again, and counts again.
+func (r *runner) addTestSpend(test, train benchmark.Spend) error {
+	r.test.CostUSD = roundUSD(r.test.CostUSD + test.CostUSD)
+	r.test.Tokens += test.Tokens()
+	r.test.Gates, r.test.Train = r.j.GateSpends+1, train
 	return writeJSON(filepath.Join(r.privateDir(), testSpendName), r.test)
 }
