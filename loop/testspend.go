@@ -29,6 +29,15 @@ type testSpend struct {
 	Tokens  int64           `json:"tokens"`
 	Gates   int             `json:"gates,omitempty"`
 	Train   benchmark.Spend `json:"train"`
+	// Flight is what the gate running now has spent so far, as its runs report it: a
+	// gate hgate dies in, or that is interrupted, is counted from it.
+	Flight *flight `json:"flight,omitempty"`
+}
+
+// flight is a gate's spend before its answer, by split.
+type flight struct {
+	Train benchmark.Spend `json:"train"`
+	Test  benchmark.Spend `json:"test"`
 }
 
 func (r *runner) privateDir() string { return filepath.Join(r.dir, privateDirName) }
@@ -58,13 +67,60 @@ func (r *runner) openPrivate() error {
 		r.addTrainSpend(r.j.Current, t.Train)
 		r.j.GateSpends = t.Gates
 	}
-	return nil
+	return r.settleFlight()
+}
+
+// benchSpent is told of each spend of the benchmark's agents as it is counted (gate.Env's
+// OnSpend): while the loop's own gate runs, it is kept in test_spend.json's flight at once,
+// so a kill before the gate answers loses none of it. The agent's own gates through the
+// socket are not counted, as before.
+func (r *runner) benchSpent(split string, s benchmark.Spend) {
+	if !r.gating.Load() || split != "train" && split != "test" {
+		return // a gate's answer counts these two alone (gate.Run)
+	}
+	r.testMu.Lock()
+	defer r.testMu.Unlock()
+	f := r.test.Flight
+	if f == nil {
+		f = &flight{}
+		r.test.Flight = f
+	}
+	if split == "test" {
+		f.Test.Add(s)
+	} else {
+		f.Train.Add(s)
+	}
+	if err := writeJSON(filepath.Join(r.privateDir(), testSpendName), r.test); err != nil {
+		fmt.Fprintf(r.log, "[loop] warning: the gate's spend so far: %v\n", err)
+	}
+}
+
+// settleFlight counts the spend of a gate that gave no answer (hgate was killed in it, or
+// it was interrupted), as a gate's answer is counted: a gate run again spends again.
+func (r *runner) settleFlight() error {
+	f := r.test.Flight
+	if f == nil {
+		return nil
+	}
+	if err := r.addTestSpend(f.Test, f.Train); err != nil {
+		return err
+	}
+	if it := r.j.Current; it != nil {
+		r.addTrainSpend(it, f.Train)
+	} else {
+		r.runSpend(roundUSD(f.Train.CostUSD), f.Train.Tokens())
+	}
+	r.j.GateSpends = r.test.Gates
+	return r.save()
 }
 
 // addTestSpend adds one gate's test-split spend, and keeps its train spend until the
 // journal has it, written before the journal moves on: a gate run again after a kill
 // spent again, and counts again.
 func (r *runner) addTestSpend(test, train benchmark.Spend) error {
+	r.testMu.Lock()
+	defer r.testMu.Unlock()
+	r.test.Flight = nil // counted now, in the same write
 	r.test.CostUSD = roundUSD(r.test.CostUSD + test.CostUSD)
 	r.test.Tokens += test.Tokens()
 	r.test.Gates, r.test.Train = r.j.GateSpends+1, train
