@@ -77,3 +77,42 @@ func TestSpendAndBudget(t *testing.T) {
 		t.Errorf("unpriced model: %+v", it2)
 	}
 }
+
+// A resume after a kill in a gate, or between the two writes of a gate's spend, takes
+// what the private file holds that the journal does not, once.
+func TestResumeCountsGateSpend(t *testing.T) {
+	dir := t.TempDir()
+	open := func(j *journal) *runner {
+		r := &runner{log: io.Discard, j: j, dir: dir}
+		if err := r.openPrivate(); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// Gate 1 answered $1 test and $1.50 train, the private file has it, the journal never
+	// heard; gate 2 was killed once its runs had reported $0.25 test and $0.50 train.
+	r := open(&journal{Current: &Iteration{}})
+	if err := r.addTestSpend(benchmark.Spend{CostUSD: 1}, benchmark.Spend{CostUSD: 1.5}); err != nil {
+		t.Fatal(err)
+	}
+	r.gating.Store(true)
+	r.benchSpent("test", benchmark.Spend{CostUSD: 0.25})
+	r.benchSpent("train", benchmark.Spend{CostUSD: 0.5})
+	r.benchSpent("all", benchmark.Spend{CostUSD: 9}) // not a gate's answer's: never counted
+
+	j := &journal{Current: &Iteration{}}
+	for i := range 2 { // resumed, then resumed again from the journal the first one saved
+		r := open(j)
+		if j.SpendUSD != 2 || *j.Current.BenchCostUSD != 2 || j.GateSpends != 2 || r.test.CostUSD != 1.25 || r.test.Flight != nil {
+			t.Errorf("resume %d: journal $%v (bench $%v, %d gates), test $%v, flight %+v", i, j.SpendUSD, *j.Current.BenchCostUSD, j.GateSpends, r.test.CostUSD, r.test.Flight)
+		}
+		path := filepath.Join(dir, journalName)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j, _, err = parseJournal(path, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -63,9 +63,13 @@ func (r *runner) openPrivate() error {
 	r.test = t
 	if t.Gates == r.j.GateSpends+1 && r.j.Current != nil {
 		// Killed between the two writes of a gate's spend: the journal takes its train
-		// share now (saved with the next phase; until then this runs again, not twice).
+		// share now.
 		r.addTrainSpend(r.j.Current, t.Train)
 		r.j.GateSpends = t.Gates
+		// Saved before the flight is settled: the file may then run one gate ahead again.
+		if err := r.save(); err != nil {
+			return err
+		}
 	}
 	return r.settleFlight()
 }
