@@ -78,6 +78,9 @@ func (s Spend) Zero() bool { return s == Spend{} }
 type Meter struct {
 	mu      sync.Mutex
 	bySplit map[string]Spend
+	// OnAdd, when set, is told of each spend as it is counted, in order (under the
+	// meter's lock): the loop keeps it on disk before anything that can be killed.
+	OnAdd func(split string, s Spend)
 }
 
 // Add counts s under split.
@@ -93,6 +96,9 @@ func (m *Meter) Add(split string, s Spend) {
 	t := m.bySplit[split]
 	t.Add(s)
 	m.bySplit[split] = t
+	if m.OnAdd != nil {
+		m.OnAdd(split, s)
+	}
 }
 
 // Total is what was spent under every split so far.

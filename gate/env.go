@@ -52,6 +52,12 @@ func (e *Env) rooms() *cleanroom.Rooms {
 	return e.cr
 }
 
+// OnSpend has fn told of what the benchmark's agents spend as each run reports it, by
+// split (train, test), for every workflow of this Env from now on; set it before any runs.
+func (e *Env) OnSpend(fn func(split string, s benchmark.Spend)) {
+	e.rooms().Meter.OnAdd = fn
+}
+
 func (e *Env) now() time.Time {
 	if e.Now != nil {
 		return e.Now().UTC()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
@@ -48,6 +49,7 @@ func sealTrials(dir string, t Trials) (string, error) {
 	if err := statefile.WriteAtomic(path, data); err != nil {
 		return "", err
 	}
+	fault.Point("heldout-sealed") // the record written, no state file names it yet
 	return name, nil
 }
 

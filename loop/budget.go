@@ -11,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/agentout"
+	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/internal/fault"
 )
 
 // budgetStop ends a run whose budget is spent before a gate starts: the agent's work stays
@@ -41,9 +43,17 @@ func (r *runner) spent() (usd float64, tokens int64) {
 	return roundUSD(r.j.SpendUSD + r.test.CostUSD), r.j.SpendTokens + r.test.Tokens
 }
 
-// addSpend adds one agent run's spend to the iteration's and the run's, pricing the
-// tokens of an agent that reported no dollars (codex) by loop.prices.
+// addSpend adds one agent run's spend to the iteration's and the run's.
 func (r *runner) addSpend(it *Iteration, out agentout.Run) {
+	usd, tokens := r.iterationSpend(it, out)
+	r.runSpend(usd, tokens)
+}
+
+// iterationSpend adds one agent run's spend to the iteration's alone, pricing the tokens
+// of an agent that reported no dollars (codex) by loop.prices, and returns it: a
+// generation's agent's reaches the run's total only in the journal write that says the
+// agent ended, so a resume that finds it running counts it once.
+func (r *runner) iterationSpend(it *Iteration, out agentout.Run) (usd float64, tokens int64) {
 	if out.CostUSD == nil && out.Tokens.Total() > 0 {
 		if usd, ok := r.price(out.Tokens); ok {
 			out.CostUSD = &usd
@@ -52,26 +62,45 @@ func (r *runner) addSpend(it *Iteration, out agentout.Run) {
 	}
 	addSpend(it, out)
 	if out.CostUSD != nil {
-		r.spend(it, *out.CostUSD, out.Tokens.Total())
-	} else {
-		r.spend(it, 0, out.Tokens.Total())
+		usd = *out.CostUSD
 	}
+	tokens = out.Tokens.Total()
+	it.SpendUSD = roundUSD(it.SpendUSD + usd)
+	it.SpendTokens += tokens
+	return usd, tokens
 }
 
 // addGateSpend adds what the benchmark reported it spent on a gate: its train runs
 // (rep.Spend) to the iteration and the run, the test split's (rep.TestSpend) to the
-// private count alone, so nothing the agent reads during the run moves with it.
+// private count alone, so nothing the agent reads during the run moves with it. Both
+// are on disk before it returns: the private file first, holding the train spend too
+// until the journal has it (see openPrivate), then the journal. A resume that gates
+// again spends again, and counts that gate as a new one.
 func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) error {
 	if rep == nil {
 		return nil
 	}
-	if err := r.addTestSpend(rep.TestSpend); err != nil {
-		return err
+	var train benchmark.Spend
+	if rep.Spend != nil {
+		train = *rep.Spend
 	}
-	if rep.Spend == nil {
+	if train.Zero() && rep.TestSpend.Zero() {
 		return nil
 	}
-	s := *rep.Spend
+	if err := r.addTestSpend(rep.TestSpend, train); err != nil {
+		return err
+	}
+	fault.Point("loop-gate-spent") // the private file has the gate's spend, the journal not yet
+	r.addTrainSpend(it, train)
+	r.j.GateSpends = r.test.Gates
+	return r.save()
+}
+
+// addTrainSpend adds a gate's train runs' spend to the iteration and the run.
+func (r *runner) addTrainSpend(it *Iteration, s benchmark.Spend) {
+	if s.Zero() {
+		return
+	}
 	usd := roundUSD(s.CostUSD)
 	if it.BenchCostUSD != nil {
 		usd = roundUSD(*it.BenchCostUSD + s.CostUSD)
@@ -79,7 +108,6 @@ func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) error {
 	it.BenchCostUSD = &usd
 	it.BenchTokens += s.Tokens()
 	r.spend(it, s.CostUSD, s.Tokens())
-	return nil
 }
 
 // spend adds to the iteration's and the run's totals, which the journal keeps: a resumed
@@ -87,22 +115,32 @@ func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) error {
 func (r *runner) spend(it *Iteration, usd float64, tokens int64) {
 	it.SpendUSD = roundUSD(it.SpendUSD + usd)
 	it.SpendTokens += tokens
+	r.runSpend(usd, tokens)
+}
+
+// runSpend adds to the run's totals alone.
+func (r *runner) runSpend(usd float64, tokens int64) {
 	r.j.SpendUSD = roundUSD(r.j.SpendUSD + usd)
 	r.j.SpendTokens += tokens
 }
 
-// countKilledAgent adds the spend an agent reported before hgate was killed under it (its
-// output is on disk): a resumed run does not forget what it cost.
+// countKilledAgent adds the spend an agent reported before hgate was killed under it in
+// the iteration's attempt (its output is on disk): a resumed run does not forget what it
+// cost.
 func (r *runner) countKilledAgent(n int) {
 	dir := r.iterDir(n)
 	if r.j.Repair > 0 {
 		dir = filepath.Join(dir, "repair-"+strconv.Itoa(r.j.Repair))
 	}
+	r.countKilled(dir)
+}
+
+// countKilled adds what the agent's output in dir reports, as a finished run's would be
+// (a resumed session's share only, where the CLI counts it cumulatively). The caller
+// saves the journal with it in the write that closes the agent's phase.
+func (r *runner) countKilled(dir string) {
 	out := readAgentOutput(filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
-	if out.Cumulative() && r.j.SessionTokens != nil {
-		out.Tokens = out.Tokens.Sub(*r.j.SessionTokens)
-	}
-	r.addSpend(r.j.Current, out)
+	r.addRunSpend(out, true, r.j.Current.SessionID)
 }
 
 // spendNote is what an iteration's log line says of its spend: nothing when none was

@@ -42,7 +42,7 @@ func TestAgentModel(t *testing.T) {
 func TestSpendAndBudget(t *testing.T) {
 	t.Setenv("CODEX_HOME", t.TempDir()) // no config.toml: the model is unknown
 	cached := 0.1
-	r := &runner{log: io.Discard, j: &journal{}, cfg: config.Loop{
+	r := &runner{log: io.Discard, j: &journal{}, dir: t.TempDir(), cfg: config.Loop{
 		Agent: []string{"codex"}, BudgetUSD: 20, BudgetTokens: 5_000_000,
 		Prices: map[string]config.Price{"gpt-5-codex": {Input: 1, Output: 10, CachedInput: &cached}},
 	}}
@@ -56,7 +56,12 @@ func TestSpendAndBudget(t *testing.T) {
 	if why := r.overBudget(); why != "" {
 		t.Fatalf("over budget at $2.20, 3.1M tokens: %s", why)
 	}
-	r.addGateSpend(it, &gate.Answer{Spend: &benchmark.Spend{CostUSD: 1.5, InputTokens: 1_000_000, OutputTokens: 900_000}})
+	if err := r.openPrivate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.addGateSpend(it, &gate.Answer{Spend: &benchmark.Spend{CostUSD: 1.5, InputTokens: 1_000_000, OutputTokens: 900_000}}); err != nil {
+		t.Fatal(err)
+	}
 	if *it.BenchCostUSD != 1.5 || it.BenchTokens != 1_900_000 || r.j.SpendUSD != 3.7 || r.j.SpendTokens != 5_000_000 {
 		t.Fatalf("with the benchmark's spend: %+v, run %v %v", it, r.j.SpendUSD, r.j.SpendTokens)
 	}
@@ -70,5 +75,44 @@ func TestSpendAndBudget(t *testing.T) {
 	r2.addSpend(it2, codex)
 	if it2.CostUSD != nil || it2.SpendUSD != 0 || it2.SpendTokens != 3_100_000 || !r2.unpriced {
 		t.Errorf("unpriced model: %+v", it2)
+	}
+}
+
+// A resume after a kill in a gate, or between the two writes of a gate's spend, takes
+// what the private file holds that the journal does not, once.
+func TestResumeCountsGateSpend(t *testing.T) {
+	dir := t.TempDir()
+	open := func(j *journal) *runner {
+		r := &runner{log: io.Discard, j: j, dir: dir}
+		if err := r.openPrivate(); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// Gate 1 answered $1 test and $1.50 train, the private file has it, the journal never
+	// heard; gate 2 was killed once its runs had reported $0.25 test and $0.50 train.
+	r := open(&journal{Current: &Iteration{}})
+	if err := r.addTestSpend(benchmark.Spend{CostUSD: 1}, benchmark.Spend{CostUSD: 1.5}); err != nil {
+		t.Fatal(err)
+	}
+	r.gating.Store(true)
+	r.benchSpent("test", benchmark.Spend{CostUSD: 0.25})
+	r.benchSpent("train", benchmark.Spend{CostUSD: 0.5})
+	r.benchSpent("all", benchmark.Spend{CostUSD: 9}) // not a gate's answer's: never counted
+
+	j := &journal{Current: &Iteration{}}
+	for i := range 2 { // resumed, then resumed again from the journal the first one saved
+		r := open(j)
+		if j.SpendUSD != 2 || *j.Current.BenchCostUSD != 2 || j.GateSpends != 2 || r.test.CostUSD != 1.25 || r.test.Flight != nil {
+			t.Errorf("resume %d: journal $%v (bench $%v, %d gates), test $%v, flight %+v", i, j.SpendUSD, *j.Current.BenchCostUSD, j.GateSpends, r.test.CostUSD, r.test.Flight)
+		}
+		path := filepath.Join(dir, journalName)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j, _, err = parseJournal(path, data); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -239,7 +239,7 @@ func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
 	it.Agent, it.AgentDetail, it.Resumed = AgentInterrupted, "hgate stopped while the agent ran; resumed", true
 	dir := r.iterDir(a.Iteration)
 	out := readAgentOutput(filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
-	r.addSpend(it, out)
+	r.iterationSpend(it, out)
 	return it
 }
 
@@ -248,8 +248,11 @@ func (r *runner) newGenIteration(g *generation, a *genAgent) *Iteration {
 		Generation: g.Number, AgentIndex: a.Index, Base: g.Base}
 }
 
-// endAgent takes the agent's candidate from its worktree and records that it ended.
+// endAgent takes the agent's candidate from its worktree and records that it ended, its
+// spend added to the run's in the same journal write: until then a resume finds it
+// running and counts what its output reports, after it never again.
 func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
+	fault.Point("loop-generation-ended:" + strconv.Itoa(a.Index)) // ended, its candidate not taken, nothing journaled
 	msg := r.candidateMessage(a)
 	unread, err := r.unreadLeftovers(a.Worktree)
 	if err != nil {
@@ -269,6 +272,7 @@ func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	}
 	a.Result, a.Candidate, a.State, a.PID, a.Start = it, cand, agentEnded, 0, ""
 	a.Unread = unread
+	r.runSpend(it.SpendUSD, it.SpendTokens)
 	return r.save()
 }
 

@@ -140,10 +140,14 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 		if p == phaseArtifactRepair {
 			name += "_" + strconv.Itoa(j.HarnessRepair)
 		}
-		if resumed {
+		if resumed && j.AgentEnded {
+			// Killed after its agent's end was journaled: only the rest of the phase is left.
+		} else if resumed {
 			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
 			j.AgentPID, j.AgentStart = 0, ""
 			it.Harness.Phases = append(it.Harness.Phases, PhaseRun{Phase: name, Agent: AgentInterrupted, Detail: "hgate stopped while the agent ran; resumed"})
+			// What the killed agent reported reaches the journal with checkRefs' save.
+			r.countKilled(filepath.Join(r.iterDir(n), strings.ReplaceAll(name, "_", "-")))
 			if err := r.checkRefs(n); err != nil {
 				return err
 			}
@@ -201,14 +205,15 @@ func (r *runner) harnessAgent(ctx context.Context, n int, p phase, name string) 
 		return r.checkRefs(n)
 	}
 	r.addRunSpend(out, resumed, it.SessionID)
-	if err := r.checkRefs(n); err != nil { // saves the journal with the spend
-		return err
-	}
 	if p == phaseReflect {
 		if data, err := os.ReadFile(filepath.Join(dir, reflectionName)); err == nil {
 			it.Harness.Reflection = reflection(data)
 		}
 	}
+	if err := r.checkRefs(n); err != nil { // saves the journal with the spend
+		return err
+	}
+	fault.Point("loop-agent-" + string(p) + "-journaled") // its end and spend journaled, the phase not moved on
 	fmt.Fprintf(r.log, "[loop] iteration %d: %s: agent %s%s\n", n, name, res.Outcome, detail(res.Detail))
 	return nil
 }

@@ -142,12 +142,14 @@ func (r *runner) phases(ctx context.Context, resumed bool) error {
 				killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
 				it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped while the agent ran; resumed"
 				resumed = false
+				// Counted before checkRefs, whose save closes the agent's phase: the spend
+				// reaches the journal in the same write, so a kill before it counts it
+				// again on the next resume, and one after finds it counted.
+				r.countKilledAgent(n)
 				if err := r.checkRefs(n); err != nil {
 					return err
 				}
-				// After checkRefs, which saves the journal: the spend reaches it with the
-				// next phase, so a kill before that counts it again, not twice.
-				r.countKilledAgent(n)
+				fault.Point("loop-agent-resumed") // the killed agent's phase closed, the next not yet saved
 			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
 				return err
 			}
@@ -492,7 +494,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	msgFile := r.ws.Message()
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
-	j.AgentTag = rand.Text()
+	j.AgentTag, j.AgentEnded = rand.Text(), false
 	if err := r.save(); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
@@ -540,6 +542,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	if res.Err != nil {
 		return agentResult{}, agentout.Run{}, false, res.Err
 	}
+	fault.Point("loop-agent-" + c.Phase + "-ended") // the agent has ended, its output on disk, the journal not told
 	out := readAgentOutput(a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
 	for _, name := range c.Keep {
@@ -655,9 +658,15 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 	// Only a receipt of this tree that the loop's own gates wrote is reused: a gate the
 	// agent asked for scored nothing on the test split, and without the sandbox the agent
 	// may have produced one from a clean room it raced.
+	r.gating.Store(true)
 	rep, err := gate.Run(gctx, r.env, gate.Options{Trust: r.trust})
+	r.gating.Store(false)
 	it.GateSeconds += secs(r.now().Sub(start))
 	if err != nil {
+		// No answer: what its runs spent is counted all the same.
+		if serr := r.settleFlight(); serr != nil {
+			fmt.Fprintf(r.log, "[loop] warning: the gate's spend: %v\n", serr)
+		}
 		return nil, err
 	}
 	if err := r.writeGateJSON(n, rep); err != nil {

@@ -51,7 +51,10 @@ type journal struct {
 	// AgentTag is in the environment of every process of the agent (HGATE_AGENT_TAG),
 	// random so that killing its leftovers by it reaches no other run's processes: run
 	// ids are start times, and two loops can start in the same second.
-	AgentTag    string       `json:"agent_tag,omitempty"`
+	AgentTag string `json:"agent_tag,omitempty"`
+	// AgentEnded: the agent of the harness phase in progress has ended and its spend is
+	// counted; the phase is not over (its worktree may not be put back yet).
+	AgentEnded  bool         `json:"agent_ended,omitempty"`
 	IterStarted string       `json:"iter_started"`
 	Current     *Iteration   `json:"current"`
 	LastReport  *gate.Answer `json:"last_report"`
@@ -86,6 +89,9 @@ type journal struct {
 	// testspend.go): a resumed run counts on from them.
 	SpendUSD    float64 `json:"spend_usd,omitempty"`
 	SpendTokens int64   `json:"spend_tokens,omitempty"`
+	// GateSpends counts the gates whose spend the journal holds; test_spend.json's gates
+	// one more: its train share is not here yet (see openPrivate).
+	GateSpends int `json:"gate_spends,omitempty"`
 	// Gen is the generation in progress (loop.agents > 1); Generations counts those done.
 	Gen         *generation `json:"generation,omitempty"`
 	Generations int         `json:"generations,omitempty"`
@@ -161,7 +167,7 @@ func (r *runner) save() error {
 }
 
 func (r *runner) phase(p phase) error {
-	r.j.Phase = p
+	r.j.Phase, r.j.AgentEnded = p, false
 	return r.save()
 }
 

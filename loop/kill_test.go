@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/lock"
 	"github.com/hgate/hgate/loop"
@@ -126,10 +128,17 @@ esac
 
 var killSeeds = flag.Int("kill.seeds", 1, "TestKillAndResume: how many seeded kill campaigns to run (seeds 1..N)")
 
-// TestKillAndResume kills the loop with SIGKILL at seeded random moments,
-// resumes it each time, and checks that results.tsv, the gated commits, the
-// attempt refs, learnings.md and summary.json agree once it has finished. The
-// test command runs one campaign; -args -kill.seeds=N runs more (README, Development).
+// killPoints are the HGATE_FAULT points a kill campaign's round may also die at, before
+// its timed kill: the agent running, ended with the journal not told, a resume's closing
+// of the killed agent's phase, and inside the gate and the record ("": none).
+var killPoints = []string{"", "", "loop-agent-attempt", "loop-agent-attempt-ended", "loop-agent-resumed",
+	"gate-scored", "record-applied", "ledger-recorded", "ref-locked:refs/hgate/gated"}
+
+// TestKillAndResume kills the loop with SIGKILL at seeded random moments, or at a seeded
+// HGATE_FAULT point reached before, resumes it each time, and checks that results.tsv,
+// the gated commits, the attempt refs, learnings.md and summary.json (its spend: what
+// the agents reported, once each) agree once it has finished. The test command runs one
+// campaign; -args -kill.seeds=N runs more (README, Development).
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a kill campaign: kills and resumes the loop several times")
@@ -141,6 +150,8 @@ func TestKillAndResume(t *testing.T) {
 	for seed := int64(1); seed <= int64(*killSeeds); seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
+			// The points come from a stream of their own: a seed's moments stay what they were.
+			points := rand.New(rand.NewSource(-seed))
 			r := project(t)
 			start := r.Head()
 			// A run is killed a seeded number of times at seeded moments, then left to
@@ -149,8 +160,12 @@ func TestKillAndResume(t *testing.T) {
 			maxKills := 4 + rng.Intn(5)
 			kills := 0
 			for round := 0; ; round++ {
+				point := killPoints[points.Intn(len(killPoints))]
+				if kills == maxKills {
+					point = ""
+				}
 				cmd := exec.Command(exe, "-test.run=^$")
-				cmd.Env = append(gittest.Env(), "HGATE_LOOP_CHILD="+r.Dir, fmt.Sprintf("HGATE_LOOP_RESUME=%d", min(round, 1)))
+				cmd.Env = append(gittest.Env(), "HGATE_LOOP_CHILD="+r.Dir, fmt.Sprintf("HGATE_LOOP_RESUME=%d", min(round, 1)), fault.Env+"="+point)
 				var out strings.Builder
 				cmd.Stdout, cmd.Stderr = &out, &out
 				if err := cmd.Start(); err != nil {
@@ -164,6 +179,11 @@ func TestKillAndResume(t *testing.T) {
 				}
 				select {
 				case err := <-done:
+					if killedAtPoint(err) {
+						t.Logf("round %d: killed at %s", round, point)
+						kills++
+						continue
+					}
 					if err != nil {
 						t.Fatalf("round %d: %v\n%s", round, err, out.String())
 					}
@@ -178,6 +198,16 @@ func TestKillAndResume(t *testing.T) {
 			}
 		})
 	}
+}
+
+// killedAtPoint: the child killed itself at its HGATE_FAULT point.
+func killedAtPoint(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 func consistent(t *testing.T, r *gittest.Repo, start string) {

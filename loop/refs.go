@@ -38,8 +38,15 @@ func (r *runner) checkRefsLocked(n int) error {
 	if !r.serving {
 		// The agent's phase is over and checked: hgate's own work moves the refs from here
 		// on. The journal goes to the gate without the snapshot in one write, so none
-		// shows the agent's phase without it.
-		j.Refs, j.Phase = nil, phaseGate
+		// shows the agent's phase without it. A harness phase stays where it is until its
+		// worktree is put back; the journal says its agent has ended (and what it spent),
+		// so a resume neither counts that again nor takes the phase for the gate.
+		j.Refs = nil
+		if j.Phase == phaseAgent {
+			j.Phase = phaseGate
+		} else {
+			j.AgentEnded = true
+		}
 	}
 	return r.save()
 }

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -140,6 +141,10 @@ type runner struct {
 	actIter int
 
 	test testSpend // the test split's spend over the run, kept out of the agent's sight
+	// testMu orders the writes of test_spend.json: the benchmark's runs report their
+	// spend side by side while gating is set (the loop's own gate runs).
+	testMu sync.Mutex
+	gating atomic.Bool
 	// genMu orders the journal writes of a generation's agents, which run side by side.
 	genMu sync.Mutex
 }
@@ -186,6 +191,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := r.openPrivate(); err != nil {
 		return nil, err
 	}
+	r.env.OnSpend(r.benchSpent)
 	r.agentTmp = os.TempDir()
 	r.sweepTemp()
 	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status, Prefix: scratch.Prefix("hgate-loop-")})
@@ -590,7 +596,7 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	s.Seconds = secs(r.now().Sub(started))
 	// Stopped, the run shows its whole spend, the test split's as one total over the run.
 	s.SpendUSD, s.SpendTokens = r.spent()
-	if r.test != (testSpend{}) {
+	if r.test.CostUSD != 0 || r.test.Tokens != 0 {
 		usd, tokens := r.test.CostUSD, r.test.Tokens
 		s.TestSpendUSD, s.TestSpendTokens = &usd, &tokens
 	}

@@ -21,10 +21,23 @@ const (
 	testSpendName  = "test_spend.json"
 )
 
-// testSpend is runs/<run>/private/test_spend.json: the test split's spend over the run.
+// testSpend is runs/<run>/private/test_spend.json: the test split's spend over the run,
+// and the last gate whose spend it counts (numbered as the journal's gate_spends) with
+// that gate's train spend, which a kill may have kept from the journal.
 type testSpend struct {
-	CostUSD float64 `json:"cost_usd"`
-	Tokens  int64   `json:"tokens"`
+	CostUSD float64         `json:"cost_usd"`
+	Tokens  int64           `json:"tokens"`
+	Gates   int             `json:"gates,omitempty"`
+	Train   benchmark.Spend `json:"train"`
+	// Flight is what the gate running now has spent so far, as its runs report it: a
+	// gate hgate dies in, or that is interrupted, is counted from it.
+	Flight *flight `json:"flight,omitempty"`
+}
+
+// flight is a gate's spend before its answer, by split.
+type flight struct {
+	Train benchmark.Spend `json:"train"`
+	Test  benchmark.Spend `json:"test"`
 }
 
 func (r *runner) privateDir() string { return filepath.Join(r.dir, privateDirName) }
@@ -48,16 +61,72 @@ func (r *runner) openPrivate() error {
 		return fmt.Errorf("loop: %s: %w", path, err)
 	}
 	r.test = t
-	return nil
+	if t.Gates == r.j.GateSpends+1 && r.j.Current != nil {
+		// Killed between the two writes of a gate's spend: the journal takes its train
+		// share now.
+		r.addTrainSpend(r.j.Current, t.Train)
+		r.j.GateSpends = t.Gates
+		// Saved before the flight is settled: the file may then run one gate ahead again.
+		if err := r.save(); err != nil {
+			return err
+		}
+	}
+	return r.settleFlight()
 }
 
-// addTestSpend adds one gate's test-split spend, written before the journal moves on: a
-// gate run again after a kill spent again, and counts again.
-func (r *runner) addTestSpend(s benchmark.Spend) error {
-	if s.CostUSD == 0 && s.Tokens() == 0 {
+// benchSpent is told of each spend of the benchmark's agents as it is counted (gate.Env's
+// OnSpend): while the loop's own gate runs, it is kept in test_spend.json's flight at once,
+// so a kill before the gate answers loses none of it. The agent's own gates through the
+// socket are not counted, as before.
+func (r *runner) benchSpent(split string, s benchmark.Spend) {
+	if !r.gating.Load() || split != "train" && split != "test" {
+		return // a gate's answer counts these two alone (gate.Run)
+	}
+	r.testMu.Lock()
+	defer r.testMu.Unlock()
+	f := r.test.Flight
+	if f == nil {
+		f = &flight{}
+		r.test.Flight = f
+	}
+	if split == "test" {
+		f.Test.Add(s)
+	} else {
+		f.Train.Add(s)
+	}
+	if err := writeJSON(filepath.Join(r.privateDir(), testSpendName), r.test); err != nil {
+		fmt.Fprintf(r.log, "[loop] warning: the gate's spend so far: %v\n", err)
+	}
+}
+
+// settleFlight counts the spend of a gate that gave no answer (hgate was killed in it, or
+// it was interrupted), as a gate's answer is counted: a gate run again spends again.
+func (r *runner) settleFlight() error {
+	f := r.test.Flight
+	if f == nil {
 		return nil
 	}
-	r.test.CostUSD = roundUSD(r.test.CostUSD + s.CostUSD)
-	r.test.Tokens += s.Tokens()
+	if err := r.addTestSpend(f.Test, f.Train); err != nil {
+		return err
+	}
+	if it := r.j.Current; it != nil {
+		r.addTrainSpend(it, f.Train)
+	} else {
+		r.runSpend(roundUSD(f.Train.CostUSD), f.Train.Tokens())
+	}
+	r.j.GateSpends = r.test.Gates
+	return r.save()
+}
+
+// addTestSpend adds one gate's test-split spend, and keeps its train spend until the
+// journal has it, written before the journal moves on: a gate run again after a kill
+// spent again, and counts again.
+func (r *runner) addTestSpend(test, train benchmark.Spend) error {
+	r.testMu.Lock()
+	defer r.testMu.Unlock()
+	r.test.Flight = nil // counted now, in the same write
+	r.test.CostUSD = roundUSD(r.test.CostUSD + test.CostUSD)
+	r.test.Tokens += test.Tokens()
+	r.test.Gates, r.test.Train = r.j.GateSpends+1, train
 	return writeJSON(filepath.Join(r.privateDir(), testSpendName), r.test)
 }

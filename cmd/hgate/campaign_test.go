@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -34,6 +36,10 @@ var faultPoints = []string{
 	"ref-locked:refs/hgate/ledger", "ref-locked:refs/hgate/gated", "ref-locked:refs/hgate/best",
 }
 
+// loopFaultPoints are a loop's: the gate's and record's, and its agent's (running, and
+// ended with its output on disk before the journal is told).
+var loopFaultPoints = append(slices.Clone(faultPoints), "loop-agent-attempt", "loop-agent-attempt-ended")
+
 // killCampaign is `killcampaign SEED ROUNDS`: in a prepared repository, each round
 // commits a new agent.sh, runs gate, record or a one-iteration loop killed (SIGKILL) at a
 // random HGATE_FAULT point, then the readers (status, guard, report, state log) and the
@@ -59,7 +65,8 @@ func killCampaign(ts *testscript.TestScript, neg bool, args []string) {
 	for i := range rounds {
 		c.round(i)
 	}
-	ts.Logf("kill campaign (seed %d): %d rounds, %d kills, %d inconsistencies, %d leftovers", seed, rounds, c.kills, len(c.inconsistent), len(c.leftovers))
+	runs := c.checkSpend()
+	ts.Logf("kill campaign (seed %d): %d rounds, %d kills, %d loop runs' spend checked, %d inconsistencies, %d leftovers", seed, rounds, c.kills, runs, len(c.inconsistent), len(c.leftovers))
 	for _, s := range append(c.inconsistent, c.leftovers...) {
 		ts.Logf("  %s", s)
 	}
@@ -112,7 +119,11 @@ func (c *campaign) step(what string, cmd []string) {
 		what += " killed after " + delay + "s"
 		killed = c.killedAfter(delay, cmd)
 	} else {
-		point := faultPoints[c.rng.IntN(len(faultPoints))]
+		points := faultPoints
+		if cmd[0] == "loop" {
+			points = loopFaultPoints
+		}
+		point := points[c.rng.IntN(len(points))]
 		what += " at " + point
 		killed = c.hgate(what, point, cmd...)
 	}
@@ -175,6 +186,39 @@ func (c *campaign) judge(what string, args []string, err error) (killed bool) {
 	}
 	c.ts.Fatalf("%s: %v", what, err)
 	return false
+}
+
+// checkSpend compares each loop run's spend (summary.json) with what its agents reported:
+// every agent run of the script's bot prints HGATE_COST_USD=0.01, so a run killed and
+// resumed must count each agent run's output once, never lose or repeat one. It returns
+// how many runs it checked.
+func (c *campaign) checkSpend() int {
+	work := c.ts.Getenv("WORK")
+	runs, _ := filepath.Glob(filepath.Join(work, "workspace", "runs", "*", "summary.json"))
+	for _, s := range runs {
+		dir := filepath.Dir(s)
+		var sum struct {
+			SpendUSD float64 `json:"spend_usd"`
+		}
+		data, err := os.ReadFile(s)
+		if err == nil {
+			err = json.Unmarshal(data, &sum)
+		}
+		if err != nil {
+			c.inconsistent = append(c.inconsistent, fmt.Sprintf("%s: %v", s, err))
+			continue
+		}
+		outs, _ := filepath.Glob(filepath.Join(dir, "iterations", "*", "agent.stdout"))
+		reported := 0
+		for _, o := range outs {
+			data, _ := os.ReadFile(o)
+			reported += strings.Count(string(data), "HGATE_COST_USD=0.01\n")
+		}
+		if want := float64(reported) / 100; math.Abs(sum.SpendUSD-want) > 1e-9 {
+			c.inconsistent = append(c.inconsistent, fmt.Sprintf("run %s: spend $%v, its agents reported $%v", filepath.Base(dir), sum.SpendUSD, want))
+		}
+	}
+	return len(runs)
 }
 
 // checkLeftovers looks, after a writer has run, for what a killed hgate may leave.
