@@ -19,6 +19,8 @@ func (c *prepareCmd) Help() string {
 With --reset, starts over on purpose — after removing the workspace, or to take a new benchmark or split: one ledger entry, "manual reset: ...", ends the old state (its history stays in hgate state log, as this entry's parent); the state files (suite.json, results.tsv, train_results.json, split.json, baseline.json, receipts) and the traces of the old split (traces/baseline, traces/latest, traces/refused) are removed; refs/hgate/best is cleared and HEAD gated; hgate.yaml is read from HEAD; then prepare runs as new. learnings.md and runs/ are kept. It takes the repository lock, and cannot be run by the agent inside the loop's sandbox.`
 }
 
+func (c *prepareCmd) adoptsHead() bool { return c.Reset }
+
 func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	release, err := g.lock(ctx, env.Repo, "prepare")
 	if err != nil {
