@@ -33,6 +33,9 @@ func LoadConfigAdoptingHead(repo *gitguard.Repo, file string, log io.Writer) (*c
 	return loadConfig(repo, file, log, true)
 }
 
+// writeConfig is the way out when there is no hgate.yaml at all.
+const writeConfig = "write it, with allow: and benchmark: at least (see hgate.yaml in the README), and commit it"
+
 func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool) (*config.Config, error) {
 	onDisk, diskErr := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(file)))
 	base, err := gatedBase(repo)
@@ -48,12 +51,17 @@ func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool)
 	data := onDisk
 	if !base.IsZero() {
 		data, err = repo.FileAt(base, file)
+		if errors.Is(err, fs.ErrNotExist) && errors.Is(diskErr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: not found, neither in %s nor in the worktree: %s", file, base.String()[:7], writeConfig)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not committed (in %s): commit it first; hgate reads its configuration from git so that an agent's edit cannot change it", file, base.String()[:7])
 		}
 		if err != nil {
 			return nil, err
 		}
+	} else if errors.Is(diskErr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: not found in the worktree (the repository has no commit yet): %s", file, writeConfig)
 	} else if diskErr != nil {
 		return nil, fmt.Errorf("read %s: %w", file, diskErr)
 	}
