@@ -93,6 +93,10 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 	if removed := rs.RemovedPaths(); len(removed) > 0 {
 		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
 	}
-	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s cleared (was %s)\n",
-		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), gitguard.BestRef, gate.ShortOrNone(rs.Best))
+	best := fmt.Sprintf("%s cleared (was %s)", gitguard.BestRef, gate.ShortOrNone(rs.Best))
+	if rs.Best.IsZero() {
+		best = gitguard.BestRef + " was not set (no new best since the baseline)"
+	}
+	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s\n",
+		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), best)
 }
