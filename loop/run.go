@@ -400,6 +400,11 @@ func (r *runner) open() error {
 	if err := r.userWork(cand); err != nil {
 		return err
 	}
+	// Every prompt begins with the program file: without it the first iteration would stop
+	// the run after it had begun.
+	if _, err := os.Stat(filepath.Join(r.repo.Root(), filepath.FromSlash(r.cfg.Program))); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("loop: program: %s does not exist: write the agent's instructions there, or name another file with loop.program in %s", r.cfg.Program, r.env.Config.File)
+	}
 	sb, err := sandboxState(r.cfg.Sandbox)
 	if err != nil {
 		return err
