@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/workspace"
 )
 
 type prepareCmd struct {
@@ -91,7 +93,7 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 			rs.Entry.String()[:7], rs.Previous.String()[:7])
 	}
 	if removed := rs.RemovedPaths(); len(removed) > 0 {
-		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
+		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(collapseReceipts(removed), ", "))
 	}
 	best := fmt.Sprintf("%s cleared (was %s)", gitguard.BestRef, gate.ShortOrNone(rs.Best))
 	if rs.Best.IsZero() {
@@ -99,4 +101,30 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 	}
 	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s\n",
 		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), best)
+}
+
+// collapseReceipts lists the receipts among removed paths as one entry with their count:
+// there is one per gated tree, hundreds after a night (--json keeps every path).
+func collapseReceipts(paths []string) []string {
+	var out []string
+	n, at, dir := 0, -1, ""
+	for _, p := range paths {
+		if d := filepath.Dir(p); filepath.Base(d) == workspace.ReceiptsDir && strings.HasSuffix(p, ".json") {
+			if n == 0 {
+				at, dir = len(out), d
+				out = append(out, "")
+			}
+			n++
+			continue
+		}
+		out = append(out, p)
+	}
+	if n > 0 {
+		noun := "receipts"
+		if n == 1 {
+			noun = "receipt"
+		}
+		out[at] = fmt.Sprintf("%s/ (%d %s)", filepath.ToSlash(dir), n, noun)
+	}
+	return out
 }
