@@ -56,7 +56,7 @@ func TestJSONKeys(t *testing.T) {
 			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
 				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed " +
 				"session_id cost_usd tokens:{input output cache_read cache_write} sandbox cost_priced bench_cost_usd bench_tokens spend_usd spend_tokens cumulative_usd cumulative_tokens}] " +
-				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens budget_usd budget_tokens}}"},
+				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens budget_usd budget_tokens agents}}"},
 		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
 			"{hooks:[{hook path action manager kept configured}]}"},
 		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},
