@@ -163,7 +163,7 @@ func (t Trials) Text() string {
 	case !t.Auto:
 		return n + " (gate.trials in hgate.yaml)"
 	case t.Tasks == nil:
-		return n + " (auto, not decided: hgate prepare decides, and prepare --reset for a workspace prepared before auto existed)"
+		return n + " (auto, not decided: the baseline was taken without it, by an older hgate or under a gate.trials written out; hgate prepare --reset decides)"
 	case *t.Differing == 0:
 		return fmt.Sprintf("%s (auto: each of %d tasks scored the same in prepare's two runs)", n, *t.Tasks)
 	}

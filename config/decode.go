@@ -187,6 +187,8 @@ func (d *decoder) syntaxError(data []byte, err error) {
 		}
 		if hasTabIndent(data, line) {
 			text += " (yaml is indented with spaces, not tabs)"
+		} else if ph := unquotedPlaceholder(data, line); ph != "" {
+			text += fmt.Sprintf(` (quote a value holding %s: unquoted, yaml reads { as the start of a mapping, e.g. "tasks/%s/check.sh")`, ph, ph)
 		}
 		d.failf(&yaml.Node{Line: line}, "", "invalid yaml: %s", text)
 		return
@@ -198,6 +200,46 @@ func (d *decoder) syntaxError(data []byte, err error) {
 		return
 	}
 	d.failf(nil, "", "invalid yaml: %s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+var placeholderRe = lazyRegexp(`\{[a-z_]+\}`)
+
+// unquotedPlaceholder returns the first placeholder ({task}, {tasks}, ...) outside quotes
+// on line n (from 1) or the line after it (a block's problem is reported on its first
+// line), or "".
+func unquotedPlaceholder(data []byte, n int) string {
+	lines := bytes.Split(data, []byte("\n"))
+	for i := n; i <= n+1 && i <= len(lines); i++ {
+		if i < 1 {
+			continue
+		}
+		line := lines[i-1]
+		for _, loc := range placeholderRe().FindAllIndex(line, -1) {
+			if !inQuotes(line[:loc[0]]) {
+				return string(line[loc[0]:loc[1]])
+			}
+		}
+	}
+	return ""
+}
+
+// inQuotes reports whether the text before a position leaves a yaml quote open. A
+// doubled single quote closes and reopens, which comes to the same; \" in double quotes
+// is skipped.
+func inQuotes(before []byte) bool {
+	var open byte
+	for i := 0; i < len(before); i++ {
+		c := before[i]
+		switch {
+		case open == 0 && (c == '"' || c == '\''):
+			open = c
+		case open == '"' && c == '\\':
+			i++
+		case open == c:
+			open = 0
+		}
+	}
+	return open != 0
 }
 
 func hasTabIndent(data []byte, line int) bool {
@@ -341,10 +383,20 @@ func (d *decoder) text(n *yaml.Node, path, expected string) (string, bool) {
 		return "", false
 	}
 	if r.Kind != yaml.ScalarNode {
-		d.failf(n, path, "%s is not text (expected %s)", describe(n), expected)
+		d.failf(n, path, "%s is not text (expected %s)%s", describe(n), expected, placeholderMapHint(r))
 		return "", false
 	}
 	return r.Value, true
+}
+
+// placeholderMapHint explains a mapping that an unquoted placeholder made: yaml reads
+// {task} as {task: null}.
+func placeholderMapHint(n *yaml.Node) string {
+	if n.Kind != yaml.MappingNode || n.Style&yaml.FlowStyle == 0 || len(n.Content) != 2 ||
+		n.Content[0].Kind != yaml.ScalarNode || !isNull(n.Content[1]) {
+		return ""
+	}
+	return fmt.Sprintf(`; yaml reads an unquoted {%s} as a mapping: quote it, "{%s}"`, n.Content[0].Value, n.Content[0].Value)
 }
 
 // textList decodes a list of scalars. No value is an empty list.

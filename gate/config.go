@@ -23,6 +23,20 @@ import (
 // repository with no commit yet reads the worktree's file. Warnings (the worktree's copy
 // differs, a doubtful key) and the anchors' notes go to log.
 func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config, error) {
+	return loadConfig(repo, file, log, false)
+}
+
+// LoadConfigAdoptingHead is LoadConfig for a command about to take HEAD's hgate.yaml as the
+// configuration (prepare --reset, state rebase): a worktree copy that HEAD already holds is
+// the one it is about to use, not drift to warn of.
+func LoadConfigAdoptingHead(repo *gitguard.Repo, file string, log io.Writer) (*config.Config, error) {
+	return loadConfig(repo, file, log, true)
+}
+
+// writeConfig is the way out when there is no hgate.yaml at all.
+const writeConfig = "write it, with allow: and benchmark: at least (see hgate.yaml in the README), and commit it"
+
+func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool) (*config.Config, error) {
 	onDisk, diskErr := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(file)))
 	base, err := gatedBase(repo)
 	if err != nil {
@@ -37,22 +51,45 @@ func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config
 	data := onDisk
 	if !base.IsZero() {
 		data, err = repo.FileAt(base, file)
+		if errors.Is(err, fs.ErrNotExist) && errors.Is(diskErr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: not found, neither in %s nor in the worktree: %s", file, base.String()[:7], writeConfig)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not committed (in %s): commit it first; hgate reads its configuration from git so that an agent's edit cannot change it", file, base.String()[:7])
 		}
 		if err != nil {
 			return nil, err
 		}
+	} else if errors.Is(diskErr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: not found in the worktree (the repository has no commit yet): %s", file, writeConfig)
 	} else if diskErr != nil {
 		return nil, fmt.Errorf("read %s: %w", file, diskErr)
 	}
+	drifted := !base.IsZero() && diskErr == nil && !bytes.Equal(onDisk, data)
 	cfg, err := config.Parse(file, repo.Root(), data)
 	if err != nil {
+		if drifted {
+			// The lines above are of the committed copy, not of the file the user sees.
+			advice := "commit it to use it"
+			if gated {
+				advice = "commit it and run `hgate state rebase`"
+			}
+			err = errors.Join(err, fmt.Errorf("%s: the lines above are of the copy in %s, which hgate reads, not of the worktree's, which differs: %s",
+				file, base.String()[:7], advice))
+		}
 		return nil, err
 	}
-	if !base.IsZero() && diskErr == nil && !bytes.Equal(onDisk, data) {
-		fmt.Fprintf(log, "hgate: warning: %s in the worktree differs from the one in %s, which hgate uses; %s\n",
-			file, base.String()[:7], driftAdvice(cfg, onDisk, gated))
+	if drifted {
+		head, atHead := committedAtHead(repo, file, onDisk)
+		atHead = atHead && gated
+		if !(adoptHead && atHead) {
+			where := file + " in the worktree"
+			if atHead {
+				where = file + " at HEAD " + head.String()[:7]
+			}
+			fmt.Fprintf(log, "hgate: warning: %s differs from the one in %s, which hgate uses; %s\n",
+				where, base.String()[:7], driftAdvice(cfg, onDisk, gated, atHead))
+		}
 	}
 	Warn(log, cfg)
 	// gate.trials: auto applies the decision prepare recorded in the ledger.
@@ -65,14 +102,31 @@ func LoadConfig(repo *gitguard.Repo, file string, log io.Writer) (*config.Config
 // driftAdvice is how to make the worktree's hgate.yaml the one hgate uses: before anything
 // is gated hgate reads HEAD's, so committing it is enough; after, a rebase takes it, unless
 // it changes the configuration a baseline is only comparable under, which needs a new one.
-func driftAdvice(used *config.Config, onDisk []byte, gated bool) string {
+// committed says the file is already committed at HEAD, so the advice leaves out
+// "commit it".
+func driftAdvice(used *config.Config, onDisk []byte, gated, committed bool) string {
 	if !gated {
 		return "hgate reads the committed file: commit it to use it"
 	}
-	if edited, err := config.Parse(used.File, used.Dir, onDisk); err == nil && len(used.Measured().Diff(edited.Measured())) > 0 {
-		return "it changes the benchmark configuration the baseline was taken under: commit it and run `hgate prepare --reset` (a new baseline and split)"
+	commit := "commit it and run"
+	if committed {
+		commit = "run"
 	}
-	return "to change the configuration, commit it and run `hgate state rebase`"
+	if edited, err := config.Parse(used.File, used.Dir, onDisk); err == nil && len(used.Measured().Diff(edited.Measured())) > 0 {
+		return "it changes the benchmark configuration the baseline was taken under: " + commit + " `hgate prepare --reset` (a new baseline and split)"
+	}
+	return "to change the configuration, " + commit + " `hgate state rebase`"
+}
+
+// committedAtHead reports whether HEAD, which it returns, holds file with exactly the bytes
+// onDisk.
+func committedAtHead(repo *gitguard.Repo, file string, onDisk []byte) (plumbing.Hash, bool) {
+	head, _, err := repo.Head()
+	if err != nil {
+		return head, false
+	}
+	data, err := repo.FileAt(head, file)
+	return head, err == nil && bytes.Equal(data, onDisk)
 }
 
 // ConfigAtHead loads hgate.yaml as HEAD has it: the configuration of a new baseline

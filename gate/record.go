@@ -40,6 +40,9 @@ type RecordReport struct {
 	Row     record.Row
 	Already bool // HEAD was recorded before; nothing was appended
 	NewBest bool
+	// Uncommitted: with Already, the worktree's candidate tree when the gate passed it and
+	// it is not HEAD's: a gated change the user has not committed yet.
+	Uncommitted string
 }
 
 // RecordRow appends the results.tsv row for HEAD from the gate's receipt for HEAD's tree. It
@@ -73,6 +76,8 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 		return nil, err
 	}
 	switch {
+	case rc == nil && e.passedUncommitted(tree) != "":
+		return nil, refuse("HEAD (%s) was not gated, but the worktree holds a change the gate passed (tree %s) that is not committed: git commit it, then run hgate record", short, e.passedUncommitted(tree)[:7])
 	case rc == nil:
 		return nil, refuse("HEAD (%s) was not gated: its tree %s has no receipt; run hgate gate on these changes before committing them", short, tree.String()[:7])
 	case rc.Verdict != "pass":
@@ -125,6 +130,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 		}
 	}
 	if rep.Already {
+		rep.Uncommitted = e.passedUncommitted(tree)
 		// HEAD is the best exactly when it was the new best when recorded.
 		at, err := e.Repo.Ref(gitguard.BestRef)
 		if err != nil {
@@ -243,4 +249,18 @@ func (e *Env) ledgerReceipt(tree string) (*Receipt, error) {
 		return nil, err
 	}
 	return &r, r.unseal(e.heldOut(), path)
+}
+
+// passedUncommitted is the worktree's candidate tree when it is not head's tree and the
+// gate passed it, else "": what a record run before git commit would leave unrecorded.
+// It only reads; any error is "".
+func (e *Env) passedUncommitted(head plumbing.Hash) string {
+	cand, _, err := e.Repo.Inspect(e.guardOptions())
+	if err != nil || cand == head {
+		return ""
+	}
+	if rc, err := e.ledgerReceipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
+		return ""
+	}
+	return cand.String()
 }

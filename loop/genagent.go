@@ -171,7 +171,7 @@ func (r *runner) genPrompt(g *generation, a *genAgent, msg, notes string) (strin
 	j := r.j
 	in := promptInput{
 		Program: program, ProgramFile: r.cfg.Program, Iteration: a.Iteration, Iterations: r.cfg.Iterations,
-		RunID: j.RunID, Best: best, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
+		RunID: j.RunID, Best: best, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow, Sandboxed: j.Sandbox != SandboxOff,
 		MessageFile: msg, Learnings: tail(r.ws.Learnings(), learningsTail),
 		Generation: g.Number, AgentIndex: a.Index, Agents: len(g.Agents), NotesFile: notes,
 	}

@@ -392,7 +392,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
 	in := promptInput{
 		Program: program, ProgramFile: r.cfg.Program, Iteration: n, Iterations: r.cfg.Iterations,
-		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow,
+		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow, Sandboxed: j.Sandbox != SandboxOff,
 		MessageFile: filepath.ToSlash(msgRel), Repair: repair,
 		Learnings: tail(r.ws.Learnings(), learningsTail),
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
@@ -19,6 +20,7 @@ type promptInput struct {
 	Best        *float64
 	SuiteSize   int
 	Allow       []string
+	Sandboxed   bool   // the agent runs in the sandbox, which writes slash-less matches in place only
 	MessageFile string // slash path from the repository root
 	Previous    *gate.Answer
 	PrevOutcome Outcome // how the previous iteration ended, "" for the first
@@ -52,7 +54,12 @@ func buildPrompt(in promptInput) string {
 		b.WriteString("- Best val_score so far: none recorded\n")
 	}
 	fmt.Fprintf(&b, "- Regression suite: %d task(s)\n", in.SuiteSize)
-	fmt.Fprintf(&b, "- You may change only: %s\n", strings.Join(in.Allow, ", "))
+	fmt.Fprintf(&b, "- You may change only: %s\n", allowText(in.Allow))
+	if in.Sandboxed {
+		if loose := slashless(in.Allow); len(loose) > 0 {
+			fmt.Fprintf(&b, "- Files that only %s match can be rewritten in place, not created, deleted or replaced by a rename: a tool that writes a temporary file beside them (sed -i, perl -i) is refused.\n", strings.Join(loose, ", "))
+		}
+	}
 	b.WriteString("- Anything else you change is kept aside and reverted. hgate makes the commit; do not commit.\n")
 	fmt.Fprintf(&b, "- Optional: write a one-line commit message for your change to %s\n", in.MessageFile)
 	if in.Agents > 1 {
@@ -161,4 +168,39 @@ func tail(path string, n int) string {
 		}
 	}
 	return string(data)
+}
+
+// allowText is the allowlist as the agent reads it: the patterns, then the negations
+// that narrow them as "except", which is what they mean unless a later pattern
+// re-allows what one excludes. A pattern after a negation that is not a plain path the
+// negations leave alone may do so: then the list is given as it is, in order.
+func allowText(allow []string) string {
+	var pos, neg []string
+	for _, p := range allow {
+		if body, ok := strings.CutPrefix(p, "!"); ok {
+			neg = append(neg, body)
+			continue
+		}
+		if len(neg) > 0 && (strings.ContainsAny(p, "*?[\\") || gitguard.NewMatcher(neg).Match(strings.TrimRight(p, "/"), strings.HasSuffix(p, "/"))) {
+			return strings.Join(allow, ", ") + " (in this order; the last pattern that matches decides, ! excludes)"
+		}
+		pos = append(pos, p)
+	}
+	if len(neg) == 0 {
+		return strings.Join(pos, ", ")
+	}
+	return strings.Join(pos, ", ") + ", except " + strings.Join(neg, ", ")
+}
+
+// slashless are the allow patterns of files without a slash: they match at any depth,
+// so the sandbox grants only the files they match when the attempt starts (a folder
+// pattern, agent/, is granted whole).
+func slashless(allow []string) []string {
+	var out []string
+	for _, p := range allow {
+		if !strings.HasPrefix(p, "!") && !strings.Contains(p, "/") {
+			out = append(out, p)
+		}
+	}
+	return out
 }

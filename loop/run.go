@@ -17,13 +17,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,6 +376,7 @@ func (r *runner) open() error {
 			return err
 		}
 		fmt.Fprintf(r.log, "[loop] resuming run %s at iteration %d\n", id, j.Next)
+		r.warnChangedSettings(id)
 		return r.writeRunConfig()
 	}
 	if _, err := os.Stat(r.ws.Results()); err != nil {
@@ -401,6 +406,11 @@ func (r *runner) open() error {
 	}
 	if err := r.userWork(cand); err != nil {
 		return err
+	}
+	// Every prompt begins with the program file: without it the first iteration would stop
+	// the run after it had begun.
+	if _, err := os.Stat(filepath.Join(r.repo.Root(), filepath.FromSlash(r.cfg.Program))); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("loop: program: %s does not exist: write the agent's instructions there, or name another file with loop.program in %s", r.cfg.Program, r.env.Config.File)
 	}
 	sb, err := sandboxState(r.cfg.Sandbox)
 	if err != nil {
@@ -491,8 +501,46 @@ func (r *runner) deadline(t time.Time) time.Time {
 }
 
 func (r *runner) writeRunConfig() error {
+	return writeJSON(filepath.Join(r.dir, "run_config.json"), r.runConfig())
+}
+
+// warnChangedSettings says which settings a resume runs with that differ from the ones
+// the run was started (or last resumed) with, as its run_config.json has them: flags are
+// not carried over, so a resume without them runs hgate.yaml's agent and limits.
+func (r *runner) warnChangedSettings(id string) {
+	data, err := os.ReadFile(filepath.Join(r.dir, "run_config.json"))
+	if err != nil {
+		return
+	}
+	var was map[string]any
+	if json.Unmarshal(data, &was) != nil {
+		return
+	}
+	now := map[string]any{}
+	if b, err := json.Marshal(r.runConfig()); err != nil || json.Unmarshal(b, &now) != nil {
+		return
+	}
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if k == "run_id" || k == "deadline" {
+			continue // the deadline counts from the resume
+		}
+		if old, ok := was[k]; ok && !reflect.DeepEqual(old, now[k]) {
+			o, _ := json.Marshal(old)
+			n, _ := json.Marshal(now[k])
+			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, o, n))
+		}
+	}
+	if len(diffs) > 0 {
+		fmt.Fprintf(r.log, "[loop] warning: run %s resumes with other settings than it ran with (flags are not carried over: give --resume the run's flags again): %s\n",
+			id, strings.Join(diffs, "; "))
+	}
+}
+
+// runConfig is run_config.json: the settings the run runs with.
+func (r *runner) runConfig() map[string]any {
 	c := r.cfg
-	rc := map[string]any{
+	return map[string]any{
 		"run_id": r.j.RunID, "agent": c.Agent, "program": c.Program,
 		"attempt_timeout": c.AttemptTimeout.String(), "iterations": c.Iterations, "patience": c.Patience,
 		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
@@ -504,7 +552,6 @@ func (r *runner) writeRunConfig() error {
 		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
 			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
 	}
-	return writeJSON(filepath.Join(r.dir, "run_config.json"), rc)
 }
 
 // best is the gate's best (gate.CurrentBest): the one value every line, prompt, summary

@@ -51,7 +51,13 @@ type Globals struct {
 	// worktree: the agent's worktree a served command judges, when the loop runs several
 	// agents at once; nil: the repository's own.
 	worktree *gate.Worktree
+	// adoptHead: the command takes HEAD's hgate.yaml as the configuration (see headAdopter).
+	adoptHead bool
 }
+
+// headAdopter is a command that may take HEAD's hgate.yaml as the configuration (prepare
+// --reset, state rebase): a worktree copy HEAD holds is then no drift to warn of.
+type headAdopter interface{ adoptsHead() bool }
 
 // cli is the command line: the global flags, and one field per command, which Kong sees
 // only through commands (see reachable).
@@ -261,6 +267,11 @@ func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, s
 		fmt.Fprintln(stderr, `run "hgate --help" for usage`)
 		return exitCannot
 	}
+	if n := kctx.Selected(); n != nil && n.Target.CanAddr() {
+		if a, ok := n.Target.Addr().Interface().(headAdopter); ok {
+			c.adoptHead = a.adoptsHead()
+		}
+	}
 	socket, serving := os.Getenv(agentapi.EnvSocket), c.served
 	forwarding := socket != "" && !serving
 	if forwarding || !serving && takesContext(kctx.Selected()) {
@@ -467,7 +478,11 @@ func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
 		}
 		rel = filepath.ToSlash(r)
 	}
-	cfg, err := gate.LoadConfig(repo, rel, g.stderr)
+	load := gate.LoadConfig
+	if g.adoptHead {
+		load = gate.LoadConfigAdoptingHead
+	}
+	cfg, err := load(repo, rel, g.stderr)
 	if err != nil {
 		return nil, setupError{err}
 	}

@@ -129,5 +129,7 @@ func (c *hooksRunCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) e
 	for _, v := range vs {
 		fmt.Fprintf(g.stderr, "  %s\n", gate.ViolationLine(v, "unstage"))
 	}
+	// The hook stops the human too: name their way, which Step 0 still checks.
+	fmt.Fprintf(g.stderr, "hgate: a change you make yourself on purpose (%s, a benchmark file): git commit --no-verify, then hgate state rebase\n", cfg.File)
 	return answerNo{}
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/workspace"
 )
 
 type prepareCmd struct {
@@ -18,6 +20,8 @@ func (c *prepareCmd) Help() string {
 
 With --reset, starts over on purpose — after removing the workspace, or to take a new benchmark or split: one ledger entry, "manual reset: ...", ends the old state (its history stays in hgate state log, as this entry's parent); the state files (suite.json, results.tsv, train_results.json, split.json, baseline.json, receipts) and the traces of the old split (traces/baseline, traces/latest, traces/refused) are removed; refs/hgate/best is cleared and HEAD gated; hgate.yaml is read from HEAD; then prepare runs as new. learnings.md and runs/ are kept. It takes the repository lock, and cannot be run by the agent inside the loop's sandbox.`
 }
+
+func (c *prepareCmd) adoptsHead() bool { return c.Reset }
 
 func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	release, err := g.lock(ctx, env.Repo, "prepare")
@@ -89,8 +93,38 @@ func printReset(g *Globals, rs *gate.ResetReport) {
 			rs.Entry.String()[:7], rs.Previous.String()[:7])
 	}
 	if removed := rs.RemovedPaths(); len(removed) > 0 {
-		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(removed, ", "))
+		fmt.Fprintf(w, "reset: removed %s\n", strings.Join(collapseReceipts(removed), ", "))
 	}
-	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s cleared (was %s)\n",
-		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), gitguard.BestRef, gate.ShortOrNone(rs.Best))
+	best := fmt.Sprintf("%s cleared (was %s)", gitguard.BestRef, gate.ShortOrNone(rs.Best))
+	if rs.Best.IsZero() {
+		best = gitguard.BestRef + " was not set (no new best since the baseline)"
+	}
+	fmt.Fprintf(w, "reset: %s now HEAD %s (was %s); %s\n",
+		gitguard.GatedRef, rs.Head.String()[:7], gate.ShortOrNone(rs.Gated), best)
+}
+
+// collapseReceipts lists the receipts among removed paths as one entry with their count:
+// there is one per gated tree, hundreds after a night (--json keeps every path).
+func collapseReceipts(paths []string) []string {
+	var out []string
+	n, at, dir := 0, -1, ""
+	for _, p := range paths {
+		if d := filepath.Dir(p); filepath.Base(d) == workspace.ReceiptsDir && strings.HasSuffix(p, ".json") {
+			if n == 0 {
+				at, dir = len(out), d
+				out = append(out, "")
+			}
+			n++
+			continue
+		}
+		out = append(out, p)
+	}
+	if n > 0 {
+		noun := "receipts"
+		if n == 1 {
+			noun = "receipt"
+		}
+		out[at] = fmt.Sprintf("%s/ (%d %s)", filepath.ToSlash(dir), n, noun)
+	}
+	return out
 }

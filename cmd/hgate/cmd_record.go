@@ -29,6 +29,9 @@ func (c *recordCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	if rep.Already {
 		fmt.Fprintf(g.stdout, "commit %s is already recorded as iteration %d; nothing appended\n", r.Commit, r.Iteration)
+		if rep.Uncommitted != "" {
+			fmt.Fprintf(g.stderr, "hgate: the worktree holds a change the gate passed (tree %s) that is not committed: git commit it, then run hgate record\n", rep.Uncommitted[:7])
+		}
 		return nil
 	}
 	best := ""

@@ -125,6 +125,8 @@ Use it after committing a change the agent is not allowed to make: hgate.yaml (a
 It also hashes the paths clean_room.carry names (as hgate.yaml at HEAD lists them) and accepts them as they are now, and puts refs/hgate/best back where hgate last put it. The rebase is one ledger entry, "manual rebase: ...", shown by hgate state log. It takes the repository lock.`
 }
 
+func (c *stateRebaseCmd) adoptsHead() bool { return true }
+
 func (c *stateRebaseCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	release, err := g.lock(ctx, env.Repo, "state rebase")
 	if err != nil {

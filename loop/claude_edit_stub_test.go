@@ -1,0 +1,62 @@
+package loop_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hgate/hgate/internal/modelstub"
+	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/loop"
+)
+
+// TestClaudeEditInPlaceOnly runs claude's own Read and Edit tools on agent.sh, which the
+// slash-less pattern agent.sh allows: in the sandbox that file may be rewritten in place,
+// but no temporary file may be made beside it. Claude Code saves through a temporary file
+// and a rename; the edit must still land (its fallback writes in place) and be kept.
+func TestClaudeEditInPlaceOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the real claude")
+	}
+	if _, err := exec.LookPath("claude"); err != nil {
+		t.Skipf("claude is not installed: %v", err)
+	}
+	if _, err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	r := stubProject(t, "claude")
+	file := filepath.Join(r.Dir, "agent.sh")
+	stub := modelstub.Anthropic(t,
+		modelstub.Turn{Tool: "Read", Input: map[string]any{"file_path": file}},
+		modelstub.Turn{Tool: "Edit", Input: map[string]any{"file_path": file, "old_string": "case $1 in b1) echo \"solved $1\" ;; esac", "new_string": "echo \"solved $1\""}},
+		modelstub.Turn{Text: "done"})
+	t.Setenv("ANTHROPIC_BASE_URL", stub.URL)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-stub")
+	t.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+	env, err := openEnv(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := env.Config.Loop
+	lc.RepairAttempts = 0
+	var log strings.Builder
+	s, err := loop.Run(context.Background(), loop.Options{Env: env, Loop: lc, Log: &log, Grace: time.Second})
+	if err != nil {
+		t.Fatalf("loop: %v\n%s", err, log.String())
+	}
+	it := s.Iterations[0]
+	data, _ := os.ReadFile(filepath.Join(r.Dir, "workspace", "runs", s.RunID, "iterations", "1", "agent.stdout"))
+	if it.Outcome != loop.OutcomeKept || !strings.HasPrefix(it.Sandbox, "landlock") {
+		t.Fatalf("iteration: %s, agent %s (%s), sandbox %q, refused %v\n%s\nagent.stdout:\n%s", it.Outcome, it.Agent, it.AgentDetail, it.Sandbox, it.Refused, log.String(), data)
+	}
+}
