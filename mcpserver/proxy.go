@@ -209,12 +209,15 @@ func (p *proxy) response(line []byte, _ io.Writer) {
 	p.mu.Unlock()
 }
 
-// expire answers a call the server left unanswered past the tool timeout.
+// expire answers a call the server left unanswered past the tool timeout. Its log line
+// is written first, as for an answered call: once the client has the answer it may end
+// the proxy, and a line written after that would be lost.
 func (p *proxy) expire(id string) {
 	p.mu.Lock()
 	pc, ok := p.pending[id]
 	delete(p.pending, id)
 	if ok {
+		p.write(pc, "timeout")
 		p.timedOut = append(p.timedOut, id)
 		type rpcError struct {
 			Code    int    `json:"code"`
@@ -228,9 +231,6 @@ func (p *proxy) expire(id string) {
 		_, _ = p.out.Write(append(msg, '\n'))
 	}
 	p.mu.Unlock()
-	if ok {
-		p.write(pc, "timeout")
-	}
 }
 
 // answered reports whether the proxy answered the call id itself (it timed out).
