@@ -140,9 +140,10 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 		if p == phaseArtifactRepair {
 			name += "_" + strconv.Itoa(j.HarnessRepair)
 		}
-		if resumed && j.AgentEnded {
+		switch {
+		case resumed && j.AgentEnded:
 			// Killed after its agent's end was journaled: only the rest of the phase is left.
-		} else if resumed {
+		case resumed:
 			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
 			j.AgentPID, j.AgentStart = 0, ""
 			it.Harness.Phases = append(it.Harness.Phases, PhaseRun{Phase: name, Agent: AgentInterrupted, Detail: "hgate stopped while the agent ran; resumed"})
@@ -151,10 +152,12 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 			if err := r.checkRefs(n); err != nil {
 				return err
 			}
-		} else if r.stopping(ctx) {
+		case r.stopping(ctx):
 			it.Harness.Skipped = "the run is stopping"
-		} else if err := r.harnessAgent(ctx, n, p, name); err != nil {
-			return err
+		default:
+			if err := r.harnessAgent(ctx, n, p, name); err != nil {
+				return err
+			}
 		}
 		if err := r.putBack(n, name); err != nil {
 			return err
