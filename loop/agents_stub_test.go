@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/agentout"
-	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/modelstub"
 	"github.com/hgate/hgate/internal/sandbox"
@@ -160,13 +159,5 @@ loop:
 		"agent.sh":  "case $1 in b1) echo \"solved $1\" ;; esac\n",
 		"best.sh":   "echo \"solved $1\"\n",
 	})
-	r.Commit("init")
-	env, err := openEnv(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gate.Prepare(context.Background(), env); err != nil {
-		t.Fatalf("prepare: %v", err)
-	}
-	return r
+	return commitAndPrepare(t, r)
 }

@@ -49,15 +49,7 @@ i=${1#t}
 		"w/keep": "",
 		"bot.sh": bot,
 	})
-	r.Commit("init")
-	env, err := openEnv(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gate.Prepare(context.Background(), env); err != nil {
-		t.Fatalf("prepare: %v", err)
-	}
-	return r
+	return commitAndPrepare(t, r)
 }
 
 // runGen runs the loop on r with its hgate.yaml, iterations as given.

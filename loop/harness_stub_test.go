@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/modelstub"
@@ -310,15 +309,7 @@ while IFS= read -r line; do
 done
 `,
 	})
-	r.Commit("init")
-	env, err := openEnv(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gate.Prepare(context.Background(), env); err != nil {
-		t.Fatalf("prepare: %v", err)
-	}
-	return r
+	return commitAndPrepare(t, r)
 }
 
 // copyExe copies an executable: a hard link where it can, else its bytes.

@@ -79,6 +79,20 @@ func openEnv(dir string) (*gate.Env, error) {
 	return &gate.Env{Config: cfg, Repo: repo}, nil
 }
 
+// commitAndPrepare commits r's files as "init" and takes hgate's baseline of it.
+func commitAndPrepare(t testing.TB, r *gittest.Repo) *gittest.Repo {
+	t.Helper()
+	r.Commit("init")
+	env, err := openEnv(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gate.Prepare(context.Background(), env); err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	return r
+}
+
 // project is a small repository whose bot agent, by iteration, solves more
 // tasks, cheats, breaks the agent, or does nothing.
 func project(t testing.TB) *gittest.Repo {
@@ -115,15 +129,7 @@ case $n in
 esac
 `,
 	})
-	r.Commit("init")
-	env, err := openEnv(r.Dir)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	if _, err := gate.Prepare(context.Background(), env); err != nil {
-		t.Fatalf("prepare: %v", err)
-	}
-	return r
+	return commitAndPrepare(t, r)
 }
 
 var killSeeds = flag.Int("kill.seeds", 1, "TestKillAndResume: how many seeded kill campaigns to run (seeds 1..N)")
