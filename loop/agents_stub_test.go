@@ -139,7 +139,13 @@ func TestPresetsAgainstModelStubs(t *testing.T) {
 // preset as its agent.
 func stubProject(t *testing.T, preset string) *gittest.Repo {
 	r := gittest.New(t)
-	r.WriteFiles(map[string]string{
+	r.WriteFiles(stubFiles(preset, "  iterations: 1\n  repair_attempts: 1\n"))
+	return commitAndPrepare(t, r)
+}
+
+// stubFiles are stubProject's files, loopKeys (indented YAML) ending hgate.yaml's loop section.
+func stubFiles(preset, loopKeys string) map[string]string {
+	return map[string]string{
 		".gitignore": "/workspace/\n",
 		"PROGRAM.md": "# Program\nMake every task pass. Edit agent.sh only.\n",
 		"hgate.yaml": `allow: [agent.sh]
@@ -151,13 +157,10 @@ split: {test_fraction: 0.5}
 loop:
   agent: ` + preset + `
   attempt_timeout: 2m
-  iterations: 1
-  repair_attempts: 1
-`,
+` + loopKeys,
 		"tasks.txt": "b1\nb2\nb3\nb4\n",
 		"check.sh":  "out=$(sh agent.sh \"$1\")\n[ \"$out\" = \"solved $1\" ]\n",
 		"agent.sh":  "case $1 in b1) echo \"solved $1\" ;; esac\n",
 		"best.sh":   "echo \"solved $1\"\n",
-	})
-	return commitAndPrepare(t, r)
+	}
 }

@@ -273,30 +273,8 @@ func codexProvider(t *testing.T, home, url string) {
 
 // harnessProject is stubProject's repository with the preset and the harness phases.
 func harnessProject(t *testing.T, preset string) *gittest.Repo {
-	r := gittest.New(t)
-	r.WriteFiles(map[string]string{
-		".gitignore": "/workspace/\n",
-		"PROGRAM.md": "# Program\nMake every task pass. Edit agent.sh only.\n",
-		"hgate.yaml": `allow: [agent.sh]
-benchmark:
-  tasks: {file: tasks.txt}
-  run: ["sh", "check.sh", "{task}"]
-  concurrency: 2
-split: {test_fraction: 0.5}
-loop:
-  agent: ` + preset + `
-  attempt_timeout: 2m
-  iterations: 3
-  repair_attempts: 0
-  harness:
-    enabled: true
-    build_timeout: 2m
-`,
-		"tasks.txt": "b1\nb2\nb3\nb4\n",
-		"check.sh":  "out=$(sh agent.sh \"$1\")\n[ \"$out\" = \"solved $1\" ]\n",
-		"agent.sh":  "case $1 in b1) echo \"solved $1\" ;; esac\n",
-		"best.sh":   "echo \"solved $1\"\n",
-		"server.sh": `case "$1" in --self-test) exit 0 ;; esac
+	files := stubFiles(preset, "  iterations: 3\n  repair_attempts: 0\n  harness:\n    enabled: true\n    build_timeout: 2m\n")
+	files["server.sh"] = `case "$1" in --self-test) exit 0 ;; esac
 while IFS= read -r line; do
 	id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
 	case "$line" in
@@ -307,8 +285,9 @@ while IFS= read -r line; do
 	*) [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}\n' "$id" ;;
 	esac
 done
-`,
-	})
+`
+	r := gittest.New(t)
+	r.WriteFiles(files)
 	return commitAndPrepare(t, r)
 }
 
