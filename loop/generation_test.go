@@ -151,12 +151,14 @@ func TestGenerationConflict(t *testing.T) {
 	}
 }
 
-// BenchmarkAgents runs three attempts of stand-in agents that sleep 2 s each, with
+// BenchmarkAgents runs three attempts of stand-in agents that sleep 4 s each, with
 // --agents 3 (one generation) and with --agents 1 (three iterations), and reports the
 // wall time of the first against the second: the agents' sleeps overlap, the gates do
-// not (target: at most 0.5).
+// not (target: at most 0.5). The sleep is long beside a gate (0.1-0.3 s here) so that a
+// slow machine's gates do not decide the ratio: it stays under 0.5 while a gate takes
+// less than 4/3 s.
 func BenchmarkAgents(b *testing.B) {
-	bot := "sleep 2\necho $HGATE_ITERATION > w/f$HGATE_ITERATION\n"
+	bot := "sleep 4\necho $HGATE_ITERATION > w/f$HGATE_ITERATION\n"
 	var ratio float64
 	for b.Loop() {
 		var took [2]time.Duration
