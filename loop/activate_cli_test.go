@@ -20,12 +20,7 @@ import (
 // hgate-harness:symbolfinder), the model's call of the tool reaches the server and comes
 // back, and the proxy logs it (keys, never values). Nothing is written to the worktree.
 func TestActivationAgainstClaude(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the real claude or codex")
-	}
-	if _, err := exec.LookPath("claude"); err != nil {
-		t.Skipf("claude is not installed (.ci/run: npm install -g --ignore-scripts @anthropic-ai/claude-code): %v", err)
-	}
+	modelstub.NeedCLI(t, "claude")
 	home, dir, bin := t.TempDir(), t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home)
 	os.Unsetenv("CLAUDE_CONFIG_DIR")
@@ -99,12 +94,7 @@ func TestActivationAgainstClaude(t *testing.T) {
 // reaches the server and comes back, logged by the proxy. codex-cli 0.169.0 offers an MCP
 // server's tools as one namespace tool, mcp__<server>, whose functions are the tools.
 func TestActivationAgainstCodex(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the real claude or codex")
-	}
-	if _, err := exec.LookPath("codex"); err != nil {
-		t.Skipf("codex is not installed (.ci/run: npm install -g --ignore-scripts @openai/codex): %v", err)
-	}
+	modelstub.NeedCLI(t, "codex")
 	home, dir, bin := t.TempDir(), t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home)
 	os.Unsetenv("CODEX_HOME")

@@ -34,9 +34,7 @@ func TestPresetsAgainstModelStubs(t *testing.T) {
 	}
 	for _, name := range []string{"claude", "codex"} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := exec.LookPath(name); err != nil {
-				t.Skipf("%s is not installed (.ci/run: npm install -g --ignore-scripts @anthropic-ai/claude-code @openai/codex): %v", name, err)
-			}
+			modelstub.NeedCLI(t, name)
 			// By the assistant turns the conversation holds: a fresh session breaks
 			// the tasks; only the attempt's session, resumed, can fix them.
 			script := []modelstub.Turn{{Command: "echo 'exit 1' > agent.sh"}, {Text: "done"}, {Command: "cp best.sh agent.sh"}, {Text: "fixed"}}

@@ -3,7 +3,6 @@ package loop_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,12 +18,7 @@ import (
 // but no temporary file may be made beside it. Claude Code saves through a temporary file
 // and a rename; the edit must still land (its fallback writes in place) and be kept.
 func TestClaudeEditInPlaceOnly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the real claude")
-	}
-	if _, err := exec.LookPath("claude"); err != nil {
-		t.Skipf("claude is not installed: %v", err)
-	}
+	modelstub.NeedCLI(t, "claude")
 	if _, err := sandbox.Available(); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}

@@ -55,9 +55,7 @@ const (
 )
 
 func harnessScenario(t *testing.T, cli string) {
-	if _, err := exec.LookPath(cli); err != nil {
-		t.Skipf("%s is not installed (.ci/run: npm install -g --ignore-scripts @anthropic-ai/claude-code @openai/codex): %v", cli, err)
-	}
+	modelstub.NeedCLI(t, cli)
 	lookup := modelstub.Turn{Tool: "mcp__good__lookup", Input: map[string]any{"q": "secret words"}}
 	script := func(s *modelstub.Server) {
 		s.Script("- Iteration: 1 of 3", modelstub.Turn{Command: "cp best.sh agent.sh"}, modelstub.Turn{Text: "done"},

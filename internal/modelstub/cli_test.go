@@ -22,12 +22,7 @@ func cli(t *testing.T, env []string, dir, prompt string, args ...string) string 
 // cliExit is cli for a CLI that exits with code.
 func cliExit(t *testing.T, code int, env []string, dir, prompt string, args ...string) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: runs the real claude or codex")
-	}
-	if _, err := exec.LookPath(args[0]); err != nil {
-		t.Skipf("%s is not installed (.ci/run installs it: npm install -g --ignore-scripts @anthropic-ai/claude-code @openai/codex): %v", args[0], err)
-	}
+	NeedCLI(t, args[0])
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, strings.NewReader(prompt)
 	var stderr strings.Builder

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -161,4 +162,16 @@ func text(raw json.RawMessage) string {
 		}
 	}
 	return b.String()
+}
+
+// NeedCLI skips t under -short, or when the named CLI (claude, codex) is not on PATH:
+// the tests that run the real agent CLIs against the stubs.
+func NeedCLI(t testing.TB, name string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs the real claude or codex")
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("%s is not installed (.ci/run installs it: npm install -g --ignore-scripts @anthropic-ai/claude-code @openai/codex): %v", name, err)
+	}
 }
