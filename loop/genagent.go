@@ -67,7 +67,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	if res.Err != nil {
 		return nil, res.Err // a process of it may live: nothing else runs (fail closed)
 	}
-	out := readAgentOutput(run.Stdout, run.Stderr)
+	out := readAgentOutput(r.cli(), run.Stdout, run.Stderr)
 	res = judge(res, out, run.Stderr)
 	it := r.newGenIteration(g, a)
 	it.Agent, it.AgentDetail, it.AgentSeconds, it.Refused = res.Outcome, res.Detail, secs(res.Duration), out.Refused.String()
@@ -79,12 +79,9 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 
 // genAgentRun is the agent's process: its command line, environment and sandbox.
 func (r *runner) genAgentRun(g *generation, a *genAgent, jl *jail, promptFile, msg, notes string, srv *agentapi.Server) (*agentRun, error) {
-	args, err := Command(r.cfg.Agent, promptFile)
+	args, err := r.command(promptFile)
 	if err != nil {
 		return nil, err
-	}
-	if r.j.Sandbox == SandboxOff {
-		args = WithoutHgateSandbox(r.cfg.Agent, args)
 	}
 	tag := rand.Text()
 	dir := r.iterDir(a.Iteration)
@@ -105,9 +102,7 @@ func (r *runner) genAgentRun(g *generation, a *genAgent, jl *jail, promptFile, m
 			fault.Point("loop-generation-agent") // hgate dies while the agents run
 		},
 	}
-	if len(r.cfg.Agent) == 1 {
-		run.Env = append(run.Env, presetEnv(strings.TrimSpace(r.cfg.Agent[0]), jl.policy != nil, jl.tmp)...)
-	}
+	run.Env = append(run.Env, r.cli().Env(jl.policy != nil, jl.tmp)...)
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
 	r.genMu.Lock()
@@ -213,9 +208,7 @@ func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
 		return nil, err
 	}
 	paths := append([]string{}, r.cfg.Sandbox.Writable...)
-	if preset := r.cfg.Agent; len(preset) == 1 {
-		paths = append(paths, presetWritable(strings.TrimSpace(preset[0]))...)
-	}
+	paths = append(paths, r.cli().Writable()...)
 	for _, w := range paths {
 		p, err := openWritable("loop.sandbox.writable", w, root, protected)
 		if err != nil {

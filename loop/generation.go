@@ -238,7 +238,7 @@ func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
 	it := r.newGenIteration(g, a)
 	it.Agent, it.AgentDetail, it.Resumed = AgentInterrupted, "hgate stopped while the agent ran; resumed", true
 	dir := r.iterDir(a.Iteration)
-	out := readAgentOutput(filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
+	out := readAgentOutput(r.cli(), filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
 	r.iterationSpend(it, out)
 	return it
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -474,23 +475,20 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	if err := writeAtomic(promptFile, []byte(c.Prompt(jl.tmp))); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
-	args, err := Command(r.cfg.Agent, promptFile)
+	args, err := r.command(promptFile)
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
-	}
-	if j.Sandbox == SandboxOff {
-		args = WithoutHgateSandbox(r.cfg.Agent, args)
 	}
 	act, err := r.activation(n)
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
-	args, actEnv := act.apply(r.cfg.Agent, args)
-	if act.CodexHome != "" && jl.policy != nil {
-		// codex writes its state there (what the user's home links to, it writes there).
-		jl.policy.Write = append(jl.policy.Write, act.CodexHome)
+	args, actEnv := act.apply(r.cli(), args)
+	if act.Home != "" && jl.policy != nil {
+		// The CLI writes its state there (what the user's home links to, it writes there).
+		jl.policy.Write = append(jl.policy.Write, act.Home)
 	}
-	args, resumed := Resume(r.cfg.Agent, args, session)
+	args, resumed := agentcli.Resume(r.cli(), args, session)
 	msgFile := r.ws.Message()
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
@@ -533,9 +531,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	r.unlock()
-	if len(r.cfg.Agent) == 1 {
-		a.Env = append(a.Env, presetEnv(strings.TrimSpace(r.cfg.Agent[0]), jl.policy != nil, jl.tmp)...)
-	}
+	a.Env = append(a.Env, r.cli().Env(jl.policy != nil, jl.tmp)...)
 	stopWatch := r.watchAgent(n, a.Stdout)
 	res := a.run(ctx)
 	stopWatch()
@@ -543,7 +539,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		return agentResult{}, agentout.Run{}, false, res.Err
 	}
 	fault.Point("loop-agent-" + c.Phase + "-ended") // the agent has ended, its output on disk, the journal not told
-	out := readAgentOutput(a.Stdout, a.Stderr)
+	out := readAgentOutput(r.cli(), a.Stdout, a.Stderr)
 	res = judge(res, out, a.Stderr)
 	for _, name := range c.Keep {
 		// Files the agent wrote: read only as far as they are used.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -17,65 +18,9 @@ import (
 	"github.com/hgate/hgate/internal/scratch"
 )
 
-// presetWritable are the folders (ending in /) and files each preset's tool keeps its
-// own settings, sessions and logs in, as Claude Code 2.1.197 and 2.1.330 and codex-cli
-// 0.169.0 write them: inside the sandbox the home folder is read-only, so a folder missing
-// there is created first (codex cannot start without ~/.codex, claude cannot keep a
-// session without ~/.claude), and claude's ~/.claude.json starts as an empty object
-// (an empty file claude reports as corrupted). CLAUDE_CONFIG_DIR and CODEX_HOME move
-// them, as they move them for the tools.
-func presetWritable(preset string) []string {
-	switch preset {
-	case "claude":
-		if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
-			return []string{dir + "/", filepath.Join(dir, ".claude.json"), "~/.cache/claude-cli-nodejs/"}
-		}
-		return []string{"~/.claude/", "~/.claude.json", "~/.cache/claude-cli-nodejs/"}
-	case "codex":
-		if dir := os.Getenv("CODEX_HOME"); dir != "" {
-			return []string{dir + "/"}
-		}
-		return []string{"~/.codex/"}
-	case "aider":
-		return []string{"~/.aider/"}
-	}
-	return nil
-}
-
-// presetFileStart is what a preset's file missing from the home folder starts as.
-func presetFileStart(p string) (content string, ok bool) {
-	if filepath.Base(p) == ".claude.json" {
-		return "{}\n", true
-	}
-	return "", false
-}
-
-// presetEnv is the environment a preset's tool gets besides hgate's. Claude Code refuses
-// --dangerously-skip-permissions as root unless IS_SANDBOX is exactly "1" (its root
-// guard's escape, as 2.1.197 and 2.1.330 check it): set only when the agent really runs
-// in hgate's sandbox, and over any other value the caller's environment gives it
-// (IS_SANDBOX=yes would not do). aider keeps its chat and input history in the
-// repository root by default, where the agent may not write (and Step 0 would see
-// them): they go to the private TMPDIR instead, and the chat history is kept in the
-// iteration's folder.
-func presetEnv(preset string, sandboxed bool, tmp string) []string {
-	switch preset {
-	case "claude":
-		if sandboxed && os.Getenv("IS_SANDBOX") != "1" {
-			return []string{"IS_SANDBOX=1"}
-		}
-	case "aider":
-		return []string{
-			"AIDER_CHAT_HISTORY_FILE=" + filepath.Join(tmp, transcriptName),
-			"AIDER_INPUT_HISTORY_FILE=" + filepath.Join(tmp, "aider.input.history"),
-		}
-	}
-	return nil
-}
-
 // transcriptName is the agent's own transcript, kept in the iteration's folder when the
 // agent wrote one to its TMPDIR.
-const transcriptName = "aider.chat.history.md"
+const transcriptName = agentcli.TranscriptName
 
 // agentWritable lists what the agent's process tree may write in the worktree: the
 // places where an allow pattern can match, never .git, the workspace or another
@@ -310,9 +255,8 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 		return nil
 	}
 	err = grant("loop.sandbox.writable", r.cfg.Sandbox.Writable)
-	if preset := r.cfg.Agent; err == nil && len(preset) == 1 {
-		name := strings.TrimSpace(preset[0])
-		err = grant("loop.agent: the "+name+" preset's folders", presetWritable(name))
+	if cli := r.cli(); err == nil {
+		err = grant("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable())
 	}
 	if err != nil {
 		jl.close()
@@ -374,7 +318,7 @@ func openWritable(field, w, root string, protected []string) (string, error) {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return "", fmt.Errorf("%s: %w", field, err)
 		}
-	} else if start, ok := presetFileStart(p); ok {
+	} else if start, ok := agentcli.FileStart(p); ok {
 		if err := createWith(p, start); err != nil {
 			return "", fmt.Errorf("%s: %w", field, err)
 		}

@@ -19,7 +19,7 @@ var layer = map[string]int{
 	"workspace": 5, "suite": 5, "split": 5, "record": 5, "config": 5,
 	"ledger": 6, "benchmark": 6, "cleanroom": 6, "harness": 6,
 	"gate":     7,
-	"agentapi": 8, "agentout": 8,
+	"agentapi": 8, "agentout": 8, "agentcli": 8,
 	"loop": 9, "hooks": 9,
 	"report":    10,
 	"mcpserver": 11,
@@ -30,6 +30,7 @@ var layer = map[string]int{
 var sameLayer = map[[2]string]bool{
 	{"split", "suite"}:         true, // the pass mark
 	{"cleanroom", "benchmark"}: true, // a room hands out benchmark runners
+	{"agentcli", "agentout"}:   true, // an adapter reads its CLI's output with agentout's parsers
 	{"gitguard/internal/objstore", "gitguard/internal/pattern"}: false,
 }
 
