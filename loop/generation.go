@@ -375,18 +375,10 @@ func (r *runner) putBackGenRefs(g *generation) error {
 		// Only a resume a human approved gets here without one: Tamper says so already.
 		return nil
 	}
-	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
+	changed, err := r.putBackRefs(g.Refs, fmt.Sprintf("generation %d", g.Number), "an agent")
+	if err != nil || len(changed) == 0 {
 		return err
 	}
-	changed := g.Refs.Changed(now)
-	if len(changed) == 0 {
-		return nil
-	}
-	if err := r.repo.RestoreRefs(gitguard.RefPrefix, g.Refs); err != nil {
-		return fmt.Errorf("generation %d: put back the refs an agent changed: %w", g.Number, err)
-	}
-	fmt.Fprintf(r.log, "[loop] generation %d: an agent changed hgate's refs behind its back; put back: %s\n", g.Number, strings.Join(changed, "; "))
 	g.Tamper = append(g.Tamper, changed...)
 	return r.save()
 }

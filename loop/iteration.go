@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -465,82 +464,49 @@ type agentCall struct {
 // every phase gets the same sandbox, journal entry and end of its processes.
 func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult, agentout.Run, bool, error) {
 	j := r.j
-	dir, repair, session := c.Dir, c.Repair, c.Session
-	jl, err := r.openJail(c.Harness)
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	defer jl.close()
-	promptFile := filepath.Join(dir, "prompt.txt")
-	if err := writeAtomic(promptFile, []byte(c.Prompt(jl.tmp))); err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	args, err := r.command(promptFile)
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
 	act, err := r.activation(n)
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
-	args, actEnv := act.apply(r.cli(), args)
-	if act.Home != "" && jl.policy != nil {
-		// The CLI writes its state there (what the user's home links to, it writes there).
-		jl.policy.Write = append(jl.policy.Write, act.Home)
-	}
-	args, resumed := agentcli.Resume(r.cli(), args, session)
-	msgFile := r.ws.Message()
+	spec := sessionSpec{Phase: c.Phase, Dir: c.Dir, Worktree: r.repo.Root(), Iteration: n, Repair: c.Repair,
+		Session: c.Session, Timeout: c.Timeout, Server: r.srv, Message: r.ws.Message(), Prompt: c.Prompt, Tools: act,
+		Jail: jailSpec{Harness: c.Harness, Files: []string{r.ws.Message()}, Learnings: true}}
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
-	j.AgentTag, j.AgentEnded = rand.Text(), false
+	spec.Tag = rand.Text()
+	ss, err := r.openSession(spec)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	defer ss.close()
+	j.AgentTag, j.AgentEnded = spec.Tag, false
 	if err := r.save(); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
-	a := &agentRun{
-		Args: args, Dir: r.repo.Root(), Sandbox: jl.policy,
-		Env: append(os.Environ(),
-			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
-			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
-			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session, "HGATE_PHASE="+c.Phase,
-			"TMPDIR="+jl.tmp, r.srv.Env()),
-		Ended: r.srv.Drain, Tag: j.AgentTag,
-		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
-		Timeout: c.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
-		Started: func(pid int) {
-			r.refsMu.Lock() // the agent's served commands may write the journal too
-			defer r.refsMu.Unlock()
-			j.AgentPID, j.AgentStart = pid, processStart(pid)
-			_ = r.save()
-			fault.Point("loop-agent-" + c.Phase) // hgate dies while the agent runs
-		},
+	a := ss.run
+	a.Started = func(pid int) {
+		r.refsMu.Lock() // the agent's served commands may write the journal too
+		defer r.refsMu.Unlock()
+		j.AgentPID, j.AgentStart = pid, processStart(pid)
+		_ = r.save()
+		fault.Point("loop-agent-" + c.Phase) // hgate dies while the agent runs
 	}
-	a.Env = append(a.Env, actEnv...)
 	if c.Answer != "" {
-		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(jl.tmp, c.Answer))
+		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
 		c.Keep = append(c.Keep, c.Answer)
 	}
-	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	r.refsMu.Lock()
-	j.Refs = snap
-	err = r.save()
-	r.refsMu.Unlock()
-	if err != nil {
+	if err := r.snapshotRefs(); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	r.unlock()
-	a.Env = append(a.Env, r.cli().Env(jl.policy != nil, jl.tmp)...)
 	stopWatch := r.watchAgent(n, a.Stdout)
-	res := a.run(ctx)
+	res, out, err := ss.wait(ctx, r.cli())
 	stopWatch()
-	if res.Err != nil {
-		return agentResult{}, agentout.Run{}, false, res.Err
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	fault.Point("loop-agent-" + c.Phase + "-ended") // the agent has ended, its output on disk, the journal not told
-	out := readAgentOutput(r.cli(), a.Stdout, a.Stderr)
-	res = judge(res, out, a.Stderr)
+	jl, dir := ss.jail, c.Dir
 	for _, name := range c.Keep {
 		// Files the agent wrote: read only as far as they are used.
 		if data, _, err := statefile.ReadHead(filepath.Join(jl.tmp, name), keepBound); err == nil {
@@ -556,7 +522,20 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	j.AgentPID, j.AgentStart = 0, ""
-	return res, out, resumed, nil
+	return res, out, ss.resumed, nil
+}
+
+// snapshotRefs takes refs/hgate/* into the journal before the agent's phase: what moves
+// them behind hgate's back is put back after it.
+func (r *runner) snapshotRefs() error {
+	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
+	if err != nil {
+		return err
+	}
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	r.j.Refs = snap
+	return r.save()
 }
 
 // addRunSpend adds one agent run's spend to the iteration's: a resumed session's

@@ -185,14 +185,30 @@ func sandboxState(cfg config.Sandbox) (string, error) {
 // SandboxOff is summary.json's "sandbox" for a run whose agent ran unsandboxed.
 const SandboxOff = "off"
 
-// openJail builds the policy of one agent phase: the agent may write where allow can
-// match in the worktree, the message and learnings files, a private TMPDIR and
-// loop.sandbox.writable (plus the preset's own config folders); it cannot read
+// jailSpec is what differs between the sandboxes of a session: the attempt's and its
+// repairs' (the main worktree), a harness phase's (the harness folder) and a
+// generation's agent's (its own linked worktree).
+type jailSpec struct {
+	// Worktree is where the agent may write what allow can match ("" = the main one).
+	Worktree string
+	// Protected are paths never granted in Worktree besides (nil: .git, the workspace and
+	// the carried paths, as unseen says).
+	Protected []string
+	// Harness: the agent may write the harness folder, and nothing of the worktree.
+	Harness bool
+	// Files are the files it writes by design (created when missing): hgate reads them,
+	// never trusts them. Learnings adds learnings.md when it exists.
+	Files     []string
+	Learnings bool
+}
+
+// openJail builds the policy of one session: the agent may write where allow can match
+// in its worktree, the files it writes by design, a private TMPDIR and
+// loop.sandbox.writable (plus its CLI's own config folders); it cannot read
 // loop.sandbox.hidden or clean_room.test_only. .git, the workspace, hgate's lock and the clean rooms are
-// outside what it may write. In a harness phase (harness true) it may write the harness
-// folder instead of the worktree's allowed paths and the message file: a tool is all it
-// builds there.
-func (r *runner) openJail(harness bool) (*jail, error) {
+// outside what it may write. In a harness phase it may write the harness folder instead
+// of the worktree's allowed paths and its files: a tool is all it builds there.
+func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-") // the next hgate removes it if the loop is killed
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
@@ -201,44 +217,34 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	if r.j.Sandbox == SandboxOff {
 		return jl, nil
 	}
-	root := r.repo.Root()
-	hidden, protected, err := r.unseen()
+	write, hidden, err := r.jailWrite(spec, tmp)
 	if err != nil {
 		jl.close()
 		return nil, err
 	}
-	var write []string
-	if harness {
-		dir, err := harnessDir(root, r.cfg.Harness.Dir)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		write = append(write, dir, tmp)
-	} else {
-		write, err = agentWritable(root, r.env.Config.Allow, protected)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		// The two workspace files the agent writes by design: hgate reads them, never trusts them.
-		msg := r.ws.Message()
-		if err := createIfMissing(msg); err != nil {
-			jl.close()
-			return nil, err
-		}
-		write = append(write, msg, tmp)
-		if l := r.ws.Learnings(); fileExists(l) {
-			write = append(write, l)
-		}
+	// Its own PID namespace: when its phase ends, every process of it is gone (the
+	// kernel kills them with the shim, its init) before the loop gates what it left.
+	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
+	return jl, nil
+}
+
+// jailWrite is what spec's agent may write, and what it may not read.
+func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, err error) {
+	root := r.repo.Root()
+	hidden, protected, err := r.unseen()
+	if err != nil {
+		return nil, nil, err
 	}
+	if write, err = r.worktreeWrite(spec, protected); err != nil {
+		return nil, nil, err
+	}
+	write = append(write, tmp)
 	if r.cfg.Harness.Enabled {
 		// The proxies of the agent's MCP servers log its tools/calls here: the agent's
 		// side's record, which hgate shows and never trusts.
 		calls := filepath.Join(r.dir, mcpCallsName)
 		if err := createIfMissing(calls); err != nil {
-			jl.close()
-			return nil, err
+			return nil, nil, err
 		}
 		write = append(write, calls)
 	}
@@ -258,14 +264,38 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	if cli := r.cli(); err == nil {
 		err = grant("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable())
 	}
+	return write, hidden, err
+}
+
+// worktreeWrite is what spec's agent may write of its worktree and its files: the
+// harness folder in a harness phase.
+func (r *runner) worktreeWrite(spec jailSpec, protected []string) ([]string, error) {
+	root := r.repo.Root()
+	if spec.Harness {
+		dir, err := harnessDir(root, r.cfg.Harness.Dir)
+		return []string{dir}, err
+	}
+	wt := spec.Worktree
+	if wt == "" {
+		wt = root
+	}
+	if spec.Protected != nil {
+		protected = spec.Protected
+	}
+	write, err := agentWritable(wt, r.env.Config.Allow, protected)
 	if err != nil {
-		jl.close()
 		return nil, err
 	}
-	// Its own PID namespace: when its phase ends, every process of it is gone (the
-	// kernel kills them with the shim, its init) before the loop gates what it left.
-	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
-	return jl, nil
+	for _, f := range spec.Files {
+		if err := createIfMissing(f); err != nil {
+			return nil, err
+		}
+		write = append(write, f)
+	}
+	if l := r.ws.Learnings(); spec.Learnings && fileExists(l) {
+		write = append(write, l)
+	}
+	return write, nil
 }
 
 // unseen is what every agent's sandbox, one agent's or several's, hides (the rooms and
