@@ -96,33 +96,39 @@ func (r *runner) attemptRef(n int) string {
 
 // iterate runs (or, resumed, finishes) one iteration.
 func (r *runner) iterate(ctx context.Context, resumed bool) error {
-	j := r.j
-	n := j.Next
 	if !resumed {
-		head, _, err := r.repo.Head()
-		if err != nil {
-			return err
-		}
-		best, err := r.best()
-		if err != nil {
-			return err
-		}
-		j.Current = &Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}
-		j.PreHead, j.Repair, j.CommitParent = head.String(), 0, ""
-		j.SessionTokens, j.FreshSession = nil, false
-		j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
-		if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
-			return err
-		}
-		if err := r.enterAgent(); err != nil {
+		if err := r.begin(); err != nil {
 			return err
 		}
 	} else {
-		j.Current.Resumed = true
+		r.j.Current.Resumed = true
 		// The previous hgate was killed, maybe holding a ref lock.
-		r.repo.BreakRefLocks(r.attemptRef(n), gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
+		r.repo.BreakRefLocks(r.attemptRef(r.j.Next), gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
 	}
 	return r.phases(ctx, resumed)
+}
+
+// begin starts the journal's next iteration: against HEAD and the best as they stand,
+// in the agent's phase.
+func (r *runner) begin() error {
+	j := r.j
+	n := j.Next
+	head, _, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	best, err := r.best()
+	if err != nil {
+		return err
+	}
+	j.Current = &Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}
+	j.PreHead, j.Repair, j.CommitParent = head.String(), 0, ""
+	j.SessionTokens, j.FreshSession = nil, false
+	j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
+	if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
+		return err
+	}
+	return r.enterAgent()
 }
 
 // phases runs the journal's iteration from its phase to its end (resumed: hgate was
