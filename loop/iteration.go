@@ -134,14 +134,14 @@ func (r *runner) begin() error {
 // phases runs the journal's iteration from its phase to its end (resumed: hgate was
 // killed in that phase): each phase's step (steps) runs until one closes the iteration.
 func (r *runner) phases(ctx context.Context, resumed bool) error {
-	st := &step{ctx: ctx, n: r.j.Next, it: r.j.Current, resumed: resumed}
+	st := &step{r: r, ctx: ctx, n: r.j.Next, it: r.j.Current, resumed: resumed}
 	st.start, _ = time.Parse(time.RFC3339Nano, r.j.IterStarted)
 	for {
 		f, ok := steps[r.j.Phase]
 		if !ok {
 			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), r.j.Phase)
 		}
-		if done, err := f(r, st); err != nil || done {
+		if done, err := f(st); err != nil || done {
 			return err
 		}
 	}

@@ -2,9 +2,10 @@ package loop
 
 import "github.com/hgate/hgate/internal/fault"
 
-// agentStep runs the agent (the attempt or a repair), or, resumed, ends what is left of
+// agent runs the agent (the attempt or a repair), or, resumed, ends what is left of
 // the agent hgate died under; then the gate, unless the agent did not start.
-func (r *runner) agentStep(st *step) (bool, error) {
+func (st *step) agent() (bool, error) {
+	r := st.r
 	j, n, it := r.j, st.n, st.it
 	if st.resumed {
 		// hgate died while the agent ran: end what is left of it, gate its work.

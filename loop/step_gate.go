@@ -6,10 +6,11 @@ import (
 	"fmt"
 )
 
-// gateStep gates what the agent left: nothing changed closes the iteration unchanged, a
+// gate gates what the agent left: nothing changed closes the iteration unchanged, a
 // pass goes to the commit, a rejection to a repair (while one may run) or to setting the
 // attempt aside.
-func (r *runner) gateStep(st *step) (bool, error) {
+func (st *step) gate() (bool, error) {
+	r := st.r
 	j, n, it := r.j, st.n, st.it
 	rep, err := r.gate(st.ctx, n)
 	if err != nil {
@@ -41,7 +42,7 @@ func (r *runner) gateStep(st *step) (bool, error) {
 		j.CommitParent = head.String()
 		return false, r.phase(phaseCommit)
 	}
-	if r.mayRepair(st.ctx) {
+	if st.mayRepair() {
 		j.Repair++
 		it.Repairs = j.Repair
 		return false, r.enterAgent()
@@ -52,8 +53,8 @@ func (r *runner) gateStep(st *step) (bool, error) {
 // mayRepair says whether a rejected attempt gets a repair: while repairs are left, no
 // ref was tampered with, and neither an interrupt, the deadline nor the budget stops the
 // run. A generation's candidate is not repaired: its agent and worktree are gone.
-func (r *runner) mayRepair(ctx context.Context) bool {
-	j := r.j
+func (st *step) mayRepair() bool {
+	r, ctx, j := st.r, st.ctx, st.r.j
 	return j.Gen == nil && j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil &&
 		(r.dead.IsZero() || r.now().Before(r.dead)) && r.overBudget() == ""
 }

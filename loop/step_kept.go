@@ -6,16 +6,18 @@ import (
 	"github.com/hgate/hgate/gate"
 )
 
-// commitStep commits the change the gate passed.
-func (r *runner) commitStep(st *step) (bool, error) {
+// commit commits the change the gate passed.
+func (st *step) commit() (bool, error) {
+	r := st.r
 	if err := r.commit(st.n); err != nil {
 		return false, err
 	}
 	return false, r.phase(phaseRecord)
 }
 
-// recordStep appends the kept commit's row to results.tsv.
-func (r *runner) recordStep(st *step) (bool, error) {
+// record appends the kept commit's row to results.tsv.
+func (st *step) record() (bool, error) {
+	r := st.r
 	rr, err := gate.RecordRow(r.env, gate.RecordOptions{})
 	if err != nil {
 		return false, fmt.Errorf("iteration %d: record: %w", st.n, err)

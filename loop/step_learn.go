@@ -2,10 +2,11 @@ package loop
 
 import "path/filepath"
 
-// learnStep closes the iteration once its outcome is settled: the harness phases first
+// learn closes the iteration once its outcome is settled: the harness phases first
 // when they are on, then the learnings.md entry, the run's counters, the journal, the
 // summary and the iteration's line.
-func (r *runner) learnStep(st *step) (bool, error) {
+func (st *step) learn() (bool, error) {
+	r := st.r
 	j, n, it := r.j, st.n, st.it
 	if r.cfg.Harness.Enabled && it.Harness == nil {
 		// The attempt's outcome is settled: the harness phases come first.
@@ -24,7 +25,7 @@ func (r *runner) learnStep(st *step) (bool, error) {
 	if err := r.learn(it); err != nil {
 		return false, err
 	}
-	r.count(it)
+	st.count(it)
 	it.Seconds = secs(r.now().Sub(st.start))
 	it.CumulativeUSD, it.CumulativeTokens = j.SpendUSD, j.SpendTokens
 	j.Iterations = append(j.Iterations, *it)
@@ -44,8 +45,8 @@ func (r *runner) learnStep(st *step) (bool, error) {
 
 // count moves the run's stopping counters by the iteration's outcome: patience (since
 // the best) and consecutive crashes.
-func (r *runner) count(it *Iteration) {
-	j := r.j
+func (st *step) count(it *Iteration) {
+	j := st.r.j
 	if it.Outcome == OutcomeKept && it.NewBest {
 		j.SinceBest = 0
 	} else {

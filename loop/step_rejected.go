@@ -2,9 +2,10 @@ package loop
 
 import "fmt"
 
-// attemptStep keeps a rejected attempt under its attempt ref; when the worktree already
+// attempt keeps a rejected attempt under its attempt ref; when the worktree already
 // holds HEAD's again (restored), the restore is skipped.
-func (r *runner) attemptStep(st *step) (bool, error) {
+func (st *step) attempt() (bool, error) {
+	r := st.r
 	restored, err := r.saveAttempt(st.n)
 	if err != nil {
 		return false, err
@@ -16,8 +17,9 @@ func (r *runner) attemptStep(st *step) (bool, error) {
 	return false, r.phase(next)
 }
 
-// restoreStep puts HEAD's worktree back after a rejected attempt.
-func (r *runner) restoreStep(st *step) (bool, error) {
+// restore puts HEAD's worktree back after a rejected attempt.
+func (st *step) restore() (bool, error) {
+	r := st.r
 	if err := r.repo.RestoreHead(r.gopts); err != nil {
 		return false, fmt.Errorf("iteration %d: restore HEAD: %w", st.n, err)
 	}

@@ -9,6 +9,7 @@ import (
 // holds the rest (its phase, the iteration so far, the spend, the harness state, the
 // generation), so a resumed run starts from the phase the journal names.
 type step struct {
+	r       *runner
 	ctx     context.Context
 	n       int        // the iteration
 	it      *Iteration // the journal's current iteration
@@ -18,7 +19,7 @@ type step struct {
 
 // stepFunc runs one phase and moves the journal to the next (r.phase); done is true
 // once the iteration is closed.
-type stepFunc func(r *runner, st *step) (done bool, err error)
+type stepFunc func(st *step) (done bool, err error)
 
 // steps is the loop's machine: each phase the journal can name, and its step. One file
 // each: step_agent.go, step_gate.go, step_kept.go (commit, record), step_rejected.go
@@ -28,21 +29,22 @@ var steps map[phase]stepFunc
 
 func init() {
 	steps = map[phase]stepFunc{
-		phaseAgent:   (*runner).agentStep,
-		phaseGate:    (*runner).gateStep,
-		phaseCommit:  (*runner).commitStep,
-		phaseRecord:  (*runner).recordStep,
-		phaseAttempt: (*runner).attemptStep,
-		phaseRestore: (*runner).restoreStep,
-		phaseLearn:   (*runner).learnStep,
+		phaseAgent:   (*step).agent,
+		phaseGate:    (*step).gate,
+		phaseCommit:  (*step).commit,
+		phaseRecord:  (*step).record,
+		phaseAttempt: (*step).attempt,
+		phaseRestore: (*step).restore,
+		phaseLearn:   (*step).learn,
 
-		phaseReflect: (*runner).harnessStep, phaseBuild: (*runner).harnessStep,
-		phaseQualify: (*runner).harnessStep, phaseArtifactRepair: (*runner).harnessStep,
+		phaseReflect: (*step).harness, phaseBuild: (*step).harness,
+		phaseQualify: (*step).harness, phaseArtifactRepair: (*step).harness,
 	}
 }
 
-// harnessStep runs one of the harness phases (harness.go).
-func (r *runner) harnessStep(st *step) (bool, error) {
+// harness runs one of the harness phases (harness.go).
+func (st *step) harness() (bool, error) {
+	r := st.r
 	err := r.harnessPhase(st.ctx, st.n, r.j.Phase, st.resumed)
 	st.resumed = false
 	return false, err

@@ -99,8 +99,8 @@ func runStep(t *testing.T, r *runner, p phase, resumed bool) (*step, bool) {
 	if err := r.phase(p); err != nil {
 		t.Fatal(err)
 	}
-	st := &step{ctx: context.Background(), n: r.j.Next, it: r.j.Current, resumed: resumed, start: time.Now()}
-	done, err := steps[p](r, st)
+	st := &step{r: r, ctx: context.Background(), n: r.j.Next, it: r.j.Current, resumed: resumed, start: time.Now()}
+	done, err := steps[p](st)
 	if err != nil {
 		t.Fatalf("%s step: %v", p, err)
 	}
