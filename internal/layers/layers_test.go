@@ -19,7 +19,7 @@ var layer = map[string]int{
 	"workspace": 5, "suite": 5, "split": 5, "record": 5, "config": 5,
 	"ledger": 6, "benchmark": 6, "cleanroom": 6, "harness": 6,
 	"gate":     7,
-	"agentapi": 8, "agentout": 8,
+	"agentapi": 8, "agentout": 8, "gateway": 8,
 	"loop": 9, "hooks": 9,
 	"report":    10,
 	"mcpserver": 11,
