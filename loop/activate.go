@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/cleanroom"
-	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/harness/qualify"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -360,7 +360,7 @@ func reportTools(root string, reg *harness.Registry) map[string][]string {
 		if err != nil {
 			continue
 		}
-		var q gate.Qualification
+		var q qualify.Qualification
 		if json.Unmarshal(data, &q) != nil {
 			continue
 		}

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/harness/qualify"
 	"github.com/hgate/hgate/internal/fault"
 )
 
@@ -295,7 +295,7 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 		}
 	}
 	report := filepath.Join(r.iterDir(n), "qualification", "attempt_"+strconv.Itoa(k))
-	q, err := gate.Qualify(ctx, r.env, gate.QualifyOptions{ReportDir: report,
+	q, err := qualify.Run(ctx, r.env, qualify.Options{ReportDir: report,
 		Prior: j.HarnessPrior, Final: final, Iteration: n})
 	if errors.Is(err, context.Canceled) {
 		return err // interrupted: --resume qualifies again

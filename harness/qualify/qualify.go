@@ -1,4 +1,9 @@
-package gate
+// Package qualify is harness qualification: it checks the tools an agent built for
+// itself (MCP servers, skills) in a clean room before any attempt may use them, and
+// records each artifact's standing in harness.json and the qualified bytes on
+// refs/hgate/harness. It uses a gate Env for the state it shares with the gate (the
+// gated commit, the ledger), and is the one owner of qualification.
+package qualify
 
 import (
 	"bufio"
@@ -15,6 +20,7 @@ import (
 
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/fault"
@@ -57,11 +63,13 @@ type Check struct {
 // outputTail is how much of a check's output the report keeps.
 const outputTail = 2000
 
-// QualificationDir is where hgate qualify writes its report.
-func (e *Env) QualificationDir() string { return e.ws().Path(workspace.Qualify) }
+// ReportDir is where hgate qualify writes its report.
+func ReportDir(e *gate.Env) string {
+	return workspace.Dir(e.Config.WorkspaceDir()).Path(workspace.Qualify)
+}
 
-// QualifyOptions says where the report goes.
-type QualifyOptions struct {
+// Options says where the report goes.
+type Options struct {
 	ReportDir string // emptied and rewritten
 	// Final marks the loop's last qualification of an iteration (no artifact repair is
 	// left): when it fails, the artifacts built or changed in the iteration are
@@ -73,23 +81,19 @@ type QualifyOptions struct {
 	Iteration int
 }
 
-// Qualify checks the tools in the harness folder in a clean room that holds the gated
+// Run checks the tools in the harness folder in a clean room that holds the gated
 // commit's tree and a copy of the harness folder, nothing else. Every command runs as a
 // benchmark task does (the room's sandbox, a private TMPDIR and HOME, its whole process
 // tree ended at its timeout); none sees the test split. An MCP server passes when it
 // answers initialize and tools/list within its timeouts (through hgate-mcp smoke, the
 // MCP SDK's client), lists at least one tool, and its self_test exits 0; a skill passes
 // when its SKILL.md has name and description.
-func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, error) {
+func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error) {
 	hc := e.Config.Loop.Harness
-	if err := e.verify(); err != nil {
+	if err := e.CheckState(); err != nil {
 		return nil, err
 	}
-	gated, err := gatedBase(e.Repo)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := e.Repo.TreeOf(gated)
+	tree, err := e.GatedTree()
 	if err != nil {
 		return nil, fmt.Errorf("qualify: tree of the gated commit: %w", err)
 	}
@@ -121,8 +125,8 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err != nil {
 		return nil, err
 	}
-	q := &Qualification{CreatedAt: statefile.Timestamp(e.now()), Tree: tree.String(), Dir: hc.Dir,
-		Artifacts: []QualifiedArtifact{}, Report: e.display(filepath.Join(opts.ReportDir, "qualification.json"))}
+	q := &Qualification{CreatedAt: statefile.Timestamp(e.Clock()), Tree: tree.String(), Dir: hc.Dir,
+		Artifacts: []QualifiedArtifact{}, Report: e.Display(filepath.Join(opts.ReportDir, "qualification.json"))}
 	qr := qualifier{e: e, room: rm, mcpBin: mcpBin, traces: opts.ReportDir}
 	for _, a := range arts {
 		if err := ctx.Err(); err != nil {
@@ -148,17 +152,17 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 		return nil, err
 	}
 	fault.Point("qualify-checked") // judged, nothing registered: the next run judges again
-	if err := e.registerQualification(q, bundle, data, opts); err != nil {
+	if err := register(e, q, bundle, data, opts); err != nil {
 		return nil, err
 	}
 	return q, nil
 }
 
-// registerQualification commits the qualified bundle and its report to HarnessRef and
+// register commits the qualified bundle and its report to HarnessRef and
 // records each artifact's standing in harness.json through the ledger: what passed is
 // qualified, what failed quarantined, keyed by its content, so a changed artifact is
 // judged again.
-func (e *Env) registerQualification(q *Qualification, bundle string, report []byte, opts QualifyOptions) error {
+func register(e *gate.Env, q *Qualification, bundle string, report []byte, opts Options) error {
 	files, err := bundleFiles(bundle)
 	if err != nil {
 		return fmt.Errorf("qualify: %w", err)
@@ -196,17 +200,13 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 		}
 		reg.Artifacts = append(reg.Artifacts, en)
 	}
-	c := changes{}
-	if err := c.add(workspace.Harness, reg.Marshal); err != nil {
-		return err
-	}
 	kept := 0
 	for _, en := range reg.Artifacts {
 		if en.Status == harness.Qualified {
 			kept++
 		}
 	}
-	return e.apply(fmt.Sprintf("qualify: %d qualified, %d quarantined", kept, len(reg.Artifacts)-kept), c)
+	return e.ApplyState(fmt.Sprintf("qualify: %d qualified, %d quarantined", kept, len(reg.Artifacts)-kept), workspace.Harness, reg.Marshal)
 }
 
 // failure is the first failed check of an artifact, as one line.
@@ -240,22 +240,9 @@ func bundleFiles(bundle string) (map[string][]byte, error) {
 	return files, err
 }
 
-// Registry reads harness.json: nil when no qualification has run.
-func (e *Env) Registry() (*harness.Registry, error) {
-	p := e.ws().Path(workspace.Harness)
-	data, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return harness.ParseRegistry(e.display(p), data)
-}
-
 // qualifier runs the checks of one qualification.
 type qualifier struct {
-	e      *Env
+	e      *gate.Env
 	room   *cleanroom.Room
 	mcpBin string
 	traces string
