@@ -49,6 +49,12 @@ type QualifiedArtifact struct {
 	Status string   `json:"status"` // passed, failed
 	Tools  []string `json:"tools"`
 	Checks []Check  `json:"checks"`
+	// Content is the artifact folder's harness.ContentHash as it was checked.
+	Content string `json:"content,omitempty"`
+	// Standing is what harness.json records: qualified, or quarantined with Reason
+	// (its own failure, or that of an artifact built in the same iteration).
+	Standing string `json:"standing,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // Check is one check of an artifact.
@@ -79,6 +85,10 @@ type Options struct {
 	Final     bool
 	Prior     map[string]string
 	Iteration int
+	// Earlier is the report (qualification.json) of this iteration's previous
+	// qualification, or "": an artifact that timed out there and is unchanged since is
+	// not run again (a server that never answers would cost its timeouts once more).
+	Earlier string
 }
 
 // Run checks the tools in the harness folder in a clean room that holds the gated
@@ -128,11 +138,20 @@ func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error)
 	q := &Qualification{CreatedAt: statefile.Timestamp(e.Clock()), Tree: tree.String(), Dir: hc.Dir,
 		Artifacts: []QualifiedArtifact{}, Report: e.Display(filepath.Join(opts.ReportDir, "qualification.json"))}
 	qr := qualifier{e: e, room: rm, mcpBin: mcpBin, traces: opts.ReportDir}
+	earlier := readEarlier(opts.Earlier)
 	for _, a := range arts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		qa := qr.artifact(ctx, a)
+		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))
+		if err != nil {
+			return nil, fmt.Errorf("qualify: %w", err)
+		}
+		qa, ok := notAgain(earlier, a.Path, content)
+		if !ok {
+			qa = qr.artifact(ctx, a)
+		}
+		qa.Content = content
 		if qa.Status == "passed" {
 			q.Passed++
 		} else {
@@ -144,6 +163,7 @@ func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error)
 	if q.Failed > 0 {
 		q.Status = "failed"
 	}
+	stand(q, opts)
 	data, err := statefile.EncodeJSON(q)
 	if err != nil {
 		return nil, err
@@ -152,7 +172,7 @@ func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error)
 		return nil, err
 	}
 	fault.Point("qualify-checked") // judged, nothing registered: the next run judges again
-	if err := register(e, q, bundle, data, opts); err != nil {
+	if err := register(e, q, bundle, data); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -162,7 +182,7 @@ func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error)
 // records each artifact's standing in harness.json through the ledger: what passed is
 // qualified, what failed quarantined, keyed by its content, so a changed artifact is
 // judged again.
-func register(e *gate.Env, q *Qualification, bundle string, report []byte, opts Options) error {
+func register(e *gate.Env, q *Qualification, bundle string, report []byte) error {
 	files, err := bundleFiles(bundle)
 	if err != nil {
 		return fmt.Errorf("qualify: %w", err)
@@ -186,19 +206,8 @@ func register(e *gate.Env, q *Qualification, bundle string, report []byte, opts 
 	fault.Point("qualify-committed") // on the ref, not in harness.json: the ref's tip is evidence only
 	reg := &harness.Registry{UpdatedAt: q.CreatedAt, Commit: commit.String(), Artifacts: []harness.Entry{}}
 	for _, a := range q.Artifacts {
-		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))
-		if err != nil {
-			return fmt.Errorf("qualify: %w", err)
-		}
-		en := harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: harness.Qualified, Content: content, Report: q.Report, Judged: q.CreatedAt}
-		switch {
-		case a.Status != "passed":
-			en.Status, en.Reason = harness.Quarantined, a.failure()
-		case opts.Final && q.Failed > 0 && opts.Prior[a.Path] != content:
-			en.Status = harness.Quarantined
-			en.Reason = fmt.Sprintf("built in iteration %d, whose qualification still failed after its repairs", opts.Iteration)
-		}
-		reg.Artifacts = append(reg.Artifacts, en)
+		reg.Artifacts = append(reg.Artifacts, harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: a.Standing,
+			Content: a.Content, Reason: a.Reason, Report: q.Report, Judged: q.CreatedAt})
 	}
 	kept := 0
 	for _, en := range reg.Artifacts {
@@ -261,7 +270,8 @@ func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedA
 	default:
 		m := a.MCP
 		argv := append([]string{qr.mcpBin, "smoke", "--startup-timeout", m.Startup.String(), "--tool-timeout", m.Tool.String(), "--", m.Command}, m.Args...)
-		smoke, line := qr.run(ctx, "smoke."+a.Name, m.Cwd, argv, m.Startup+m.Tool+10*time.Second)
+		smoke, line := qr.run(ctx, "smoke."+a.Name, m.Cwd, argv, m.Startup+m.Tool+10*time.Second, a.Path+"/"+m.Manifest+": startup_timeout_sec + tool_timeout_sec")
+		smoke = startupTimeout(smoke, a.Path+"/"+m.Manifest)
 		if smoke.Status == "passed" {
 			qa.Tools = append(qa.Tools, line.Tools...)
 		}
@@ -269,7 +279,7 @@ func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedA
 		if m.SelfTest == nil {
 			add(Check{Name: "self_test", Status: "failed", Message: "no self_test in the manifest (expected a command that exits 0, e.g. \"self_test\": true)"})
 		} else {
-			st, _ := qr.run(ctx, "self_test."+a.Name, m.Cwd, append([]string{qr.mcpBin, "selftest", "--"}, m.SelfTest...), m.SelfTestTime)
+			st, _ := qr.run(ctx, "self_test."+a.Name, m.Cwd, append([]string{qr.mcpBin, "selftest", "--"}, m.SelfTest...), m.SelfTestTime, a.Path+"/"+m.Manifest+": self_test_timeout_sec")
 			add(st)
 		}
 		inv := Check{Name: "tool_inventory", Status: "passed"}
@@ -308,6 +318,21 @@ func (qr qualifier) widen(run *benchmark.Runner) error {
 	return nil
 }
 
+// startupTimeout marks a smoke that got no answer within the manifest's startup or tool
+// timeout as a timeout (hgate-mcp smoke ended the server at that deadline), naming the
+// manifest's key.
+func startupTimeout(c Check, manifest string) Check {
+	if c.Status != "failed" || !strings.Contains(c.Message, "no answer within") {
+		return c
+	}
+	key := "startup_timeout_sec"
+	if strings.HasPrefix(c.Message, "tools/list") {
+		key = "tool_timeout_sec"
+	}
+	c.Status, c.Message = "timeout", c.Message+" ("+manifest+": "+key+")"
+	return c
+}
+
 // checkLine is the result line hgate-mcp smoke and selftest print.
 type checkLine struct {
 	Reward  *float64 `json:"reward"`
@@ -316,8 +341,8 @@ type checkLine struct {
 }
 
 // run runs one check command as a benchmark task of its own, in cwd of the room, bounded
-// by timeout; its trace is <traces>/<id>.log.
-func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, timeout time.Duration) (Check, checkLine) {
+// by timeout, the setting key names; its trace is <traces>/<id>.log.
+func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, timeout time.Duration, key string) (Check, checkLine) {
 	name, _, _ := strings.Cut(id, ".")
 	c := Check{Name: name}
 	run, err := qr.room.Runner(benchmark.NewPool(1), cleanroom.Train)
@@ -331,7 +356,7 @@ func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, time
 	}
 	run.Dir = filepath.Join(run.Dir, filepath.FromSlash(cwd))
 	run.Config.Run, run.Config.Batch, run.Config.Harbor = argv, nil, nil
-	run.Config.TaskTimeout, run.Config.Env = timeout, nil
+	run.Config.TaskTimeout, run.Config.Env, run.TimeoutKey = timeout, nil, key
 	start := time.Now()
 	out, err := run.Run(ctx, benchmark.Request{Split: "qualify", Tasks: []string{id}, TraceDir: qr.traces})
 	c.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
@@ -345,7 +370,7 @@ func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, time
 	line := lastCheckLine(trace)
 	switch {
 	case strings.HasPrefix(res.Reason, "timed out"):
-		c.Status, c.Message = "timeout", res.Reason
+		c.Status, c.Message = "timeout", res.Reason+" ("+key+")"
 	case res.Passed():
 		c.Status = "passed"
 	case line.Message != "":
