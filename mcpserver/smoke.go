@@ -74,6 +74,7 @@ func orMissing(err error) error {
 // smoke runs one server through initialize and tools/list.
 func smoke(ctx context.Context, argv []string, startup, tool time.Duration, stderr io.Writer) smokeResult {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = toolEnv()
 	// The server's stderr is passed on only while it runs: what it (or a process it
 	// left) writes later cannot follow smoke's result line.
 	errPipe, err := cmd.StderrPipe()
@@ -207,6 +208,7 @@ func SelfTest(args []string, stdout, stderr io.Writer) int {
 	}
 	res := smokeResult{Reward: 1}
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = toolEnv()
 	out, err1 := cmd.StdoutPipe()
 	errs, err2 := cmd.StderrPipe()
 	err := errors.Join(err1, err2)
