@@ -30,7 +30,10 @@ type Entry struct {
 	Status  string `json:"status"`  // qualified, quarantined
 	Content string `json:"content"` // ContentHash of the artifact's folder when it was judged
 	Reason  string `json:"reason,omitempty"`
-	Report  string `json:"report"`
+	// Handshake is how an MCP server was opened when it was judged: "server/discover"
+	// (2026-07-28 and later) or "initialize" (legacy); "" for a skill.
+	Handshake string `json:"handshake,omitempty"`
+	Report    string `json:"report"`
 	// Judged is when this content was qualified or quarantined.
 	Judged string `json:"judged"`
 }

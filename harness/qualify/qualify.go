@@ -49,6 +49,11 @@ type QualifiedArtifact struct {
 	Status string   `json:"status"` // passed, failed
 	Tools  []string `json:"tools"`
 	Checks []Check  `json:"checks"`
+	// Handshake is how an MCP server was opened in its smoke check: "server/discover"
+	// (the 2026-07-28 specification's stateless requests) or "initialize" (legacy);
+	// Protocol the version agreed.
+	Handshake string `json:"handshake,omitempty"`
+	Protocol  string `json:"protocol,omitempty"`
 	// Content is the artifact folder's harness.ContentHash as it was checked.
 	Content string `json:"content,omitempty"`
 	// Standing is what harness.json records: qualified, or quarantined with Reason
@@ -207,7 +212,7 @@ func register(e *gate.Env, q *Qualification, bundle string, report []byte) error
 	reg := &harness.Registry{UpdatedAt: q.CreatedAt, Commit: commit.String(), Artifacts: []harness.Entry{}}
 	for _, a := range q.Artifacts {
 		reg.Artifacts = append(reg.Artifacts, harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: a.Standing,
-			Content: a.Content, Reason: a.Reason, Report: q.Report, Judged: q.CreatedAt})
+			Content: a.Content, Reason: a.Reason, Handshake: a.Handshake, Report: q.Report, Judged: q.CreatedAt})
 	}
 	kept := 0
 	for _, en := range reg.Artifacts {
@@ -274,6 +279,7 @@ func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedA
 		smoke = startupTimeout(smoke, a.Path+"/"+m.Manifest)
 		if smoke.Status == "passed" {
 			qa.Tools = append(qa.Tools, line.Tools...)
+			qa.Handshake, qa.Protocol = line.Handshake, line.Protocol
 		}
 		add(smoke)
 		if m.SelfTest == nil {
@@ -335,9 +341,11 @@ func startupTimeout(c Check, manifest string) Check {
 
 // checkLine is the result line hgate-mcp smoke and selftest print.
 type checkLine struct {
-	Reward  *float64 `json:"reward"`
-	Tools   []string `json:"tools"`
-	Message string   `json:"message"`
+	Reward    *float64 `json:"reward"`
+	Tools     []string `json:"tools"`
+	Message   string   `json:"message"`
+	Handshake string   `json:"handshake"`
+	Protocol  string   `json:"protocol"`
 }
 
 // run runs one check command as a benchmark task of its own, in cwd of the room, bounded
