@@ -259,7 +259,7 @@ func (act *activation) codexHome(dir string) error {
 	if err := link(filepath.Join(user, "skills"), filepath.Join(home, "skills")); err != nil {
 		return err
 	}
-	if err := copyTree(act.SkillsDir, filepath.Join(home, "skills", "hgate-harness")); err != nil {
+	if err := harness.WriteCodexSkills(act.SkillsDir, filepath.Join(home, "skills", "hgate-harness")); err != nil {
 		return err
 	}
 	act.CodexHome = home
