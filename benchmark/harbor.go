@@ -231,6 +231,9 @@ func (r *Runner) runHarbor(ctx context.Context, req Request, pool *Pool, traceDi
 		return fmt.Errorf("benchmark: harbor jobs folder: %w", err)
 	}
 	defer RemoveAll(jobsDir)
+	if _, err := r.harborAgentTimeouts(req.Tasks); err != nil {
+		out.Problems = append(out.Problems, err.Error())
+	}
 	jobName := "hgate-" + req.Split + "-" + strconv.Itoa(max(req.Trial, 1)) + "-" + randomHex()
 	rounds := (len(req.Tasks) + r.harborConcurrency() - 1) / r.harborConcurrency()
 	argv, env := r.command(r.harborArgv(req, jobsDir, jobName), "", req, traceDir)
