@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hgate/hgate/harness"
 )
 
 func init() { Register(Codex{}) }
@@ -127,7 +129,7 @@ func (Codex) Activate(dir string, t Tools) (string, error) {
 	if err := linkEntries(filepath.Join(user, "skills"), filepath.Join(home, "skills"), ""); err != nil {
 		return "", err
 	}
-	if err := CopyTree(t.SkillsDir, filepath.Join(home, "skills", "hgate-harness")); err != nil {
+	if err := harness.WriteCodexSkills(t.SkillsDir, filepath.Join(home, "skills", "hgate-harness")); err != nil {
 		return "", err
 	}
 	return home, nil

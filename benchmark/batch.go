@@ -29,7 +29,7 @@ func (r *Runner) runBatch(ctx context.Context, req Request, pool *Pool, traceDir
 		pr = p.Wait(ctx)
 	}
 	cleanup()
-	t.endTimedOut(pr, r.Config.TaskTimeout)
+	t.endTimedOut(pr, r.Config.TaskTimeout, r.timeoutKey())
 	if problem := t.finish(); problem != "" {
 		out.Problems = append(out.Problems, problem)
 	}

@@ -134,6 +134,41 @@ var harborCandidateErrors = []string{
 	"RewardFileEmptyError", "VerifierOutputParseError",
 }
 
+// harborInfraMarkers name, in an exception's type or message, a failure of the
+// infrastructure rather than of the code under test: a registry's rate limit, an image
+// that could not be pulled, a sandbox or container that did not start. Such a trial is
+// null (the environment's), even when the verifier then ran on the untouched container
+// and scored it 0: never a zero, and the gate's rerun rule for infrastructure nulls
+// applies.
+var harborInfraMarkers = []string{
+	"ratelimit", "rate limit", "rate-limit", "toomanyrequests", "too many requests", "http 429",
+	"environmentstart", "sandboxstart", "imagepull", "image pull", "pull access denied",
+	"failed to start", "did not start",
+}
+
+// harborInfra reports whether an exception is the infrastructure's (harborInfraMarkers).
+func harborInfra(typ, msg string) bool {
+	s := strings.ToLower(typ + " " + msg)
+	for _, m := range harborInfraMarkers {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// harborTaskName is the asked task a trial's task_name names: itself, or for a dataset
+// named org/name, whose trials may name their task org/<task>, the part after the org.
+func harborTaskName(name string, want map[string]bool) string {
+	if want[name] {
+		return name
+	}
+	if i := strings.LastIndexByte(name, '/'); i >= 0 && want[name[i+1:]] {
+		return name[i+1:]
+	}
+	return name
+}
+
 // harborArgv is the `harbor run` command line for one request.
 func (r *Runner) harborArgv(req Request, jobsDir, jobName string) []string {
 	h := r.Config.Harbor
@@ -196,6 +231,9 @@ func (r *Runner) runHarbor(ctx context.Context, req Request, pool *Pool, traceDi
 		return fmt.Errorf("benchmark: harbor jobs folder: %w", err)
 	}
 	defer RemoveAll(jobsDir)
+	if _, err := r.harborAgentTimeouts(req.Tasks); err != nil {
+		out.Problems = append(out.Problems, err.Error())
+	}
 	jobName := "hgate-" + req.Split + "-" + strconv.Itoa(max(req.Trial, 1)) + "-" + randomHex()
 	rounds := (len(req.Tasks) + r.harborConcurrency() - 1) / r.harborConcurrency()
 	argv, env := r.command(r.harborArgv(req, jobsDir, jobName), "", req, traceDir)
@@ -284,7 +322,9 @@ func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Resu
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("harbor trial %s: %v", clip(e.Name()), err))
 			continue
-		case !want[tr.TaskName]:
+		}
+		tr.TaskName = harborTaskName(tr.TaskName, want)
+		if !want[tr.TaskName] {
 			problems = append(problems, fmt.Sprintf("harbor trial %s is of task %q, which was not asked for", clip(e.Name()), clip(tr.TaskName)))
 			continue
 		}
@@ -339,6 +379,10 @@ func (tr harborTrial) result(id string) Result {
 		if m := firstLine(tr.ExceptionInfo.Message); m != "" {
 			exc += ": " + clip(m)
 		}
+	}
+	if tr.ExceptionInfo != nil && harborInfra(tr.ExceptionInfo.Type, tr.ExceptionInfo.Message) {
+		res.Null, res.Reason = NullInfra, "harbor: "+exc+" (the infrastructure's failure: null, whatever the verifier said)"
+		return res
 	}
 	if tr.VerifierResult != nil && len(tr.VerifierResult.Rewards) > 0 && string(tr.VerifierResult.Rewards) != "null" {
 		res.Reward, res.Reason = judgeJSON(tr.VerifierResult.Rewards)

@@ -41,6 +41,7 @@ func harborConfig(t *testing.T) config.Benchmark {
 var harborTasks = map[string]string{
 	"pass": "reward 1", "fail": "reward 0", "slow": "timeout 1", "env": "envfail", "vto": "verifier-timeout",
 	"lost": "noresult", "twin": "twice", "wild": "reward 1.5", "q[1]": "reward 1", "q1": "reward 0",
+	"rl": "ratelimit", "sbx": "sandboxfail 0", "orgt": "org 1",
 }
 
 func TestRunHarbor(t *testing.T) {
@@ -48,12 +49,17 @@ func TestRunHarbor(t *testing.T) {
 	harborDataset(t, dir, harborTasks)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	ask := []string{"env", "fail", "lost", "pass", "q[1]", "slow", "twin", "vto", "wild"}
+	ask := []string{"env", "fail", "lost", "orgt", "pass", "q[1]", "rl", "sbx", "slow", "twin", "vto", "wild"}
 	want := map[string]string{
 		"pass": "1",
 		"fail": "0",
 		"slow": "1 (harbor: AgentTimeoutError: Agent execution timed out after 60s (the verifier's reward stands))",
-		"env":  "infra null (harbor: EnvironmentStartError: docker: image pull failed)",
+		"env":  "infra null (harbor: EnvironmentStartError: docker: image pull failed (the infrastructure's failure: null, whatever the verifier said))",
+		// An infrastructure failure is null with its reason even when the verifier then
+		// scored the untouched container 0; a trial naming its task org/<task> is that task's.
+		"rl":   "infra null (harbor: DockerImagePullError: toomanyrequests: You have reached your pull rate limit (HTTP 429) (the infrastructure's failure: null, whatever the verifier said))",
+		"sbx":  "infra null (harbor: SandboxStartError: sandbox failed to start (the infrastructure's failure: null, whatever the verifier said))",
+		"orgt": "1",
 		"vto":  "null (harbor: VerifierTimeoutError: verifier timed out)",
 		"lost": "infra null (harbor wrote no trial result for it)",
 		"twin": "infra null (harbor wrote 2 trials for it (hgate asks for one))",
@@ -83,8 +89,8 @@ func TestRunHarbor(t *testing.T) {
 			if strings.Join(out.Problems, "\n") != strings.Join(wantProblems, "\n") {
 				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(out.Problems, "\n"), strings.Join(wantProblems, "\n"))
 			}
-			// Trials with a result.json of an asked task: 9 (twin has two), each 0.25 USD.
-			if out.Spend != (Spend{CostUSD: 2.25, InputTokens: 900, CacheTokens: 45, OutputTokens: 90}) {
+			// Trials with a result.json of an asked task: 12 (twin has two), each 0.25 USD.
+			if out.Spend != (Spend{CostUSD: 3, InputTokens: 1200, CacheTokens: 60, OutputTokens: 120}) {
 				t.Errorf("spend %+v", out.Spend)
 			}
 			argv, _ := os.ReadFile(args)

@@ -135,6 +135,17 @@ type Runner struct {
 	Sandbox *sandbox.Policy
 	// Meter, when set, counts what each run's benchmark agents spent (Outcome.Spend).
 	Meter *Meter
+	// TimeoutKey is the setting a timed-out command's trace and reason name; "":
+	// benchmark.task_timeout. Qualification's checks name their manifest's keys.
+	TimeoutKey string
+}
+
+// timeoutKey is the setting that bounded each command.
+func (r *Runner) timeoutKey() string {
+	if r.TimeoutKey != "" {
+		return r.TimeoutKey
+	}
+	return "benchmark.task_timeout"
 }
 
 // Request is one run over a set of tasks.
@@ -306,7 +317,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 			defer pool.release()
 			pr := p.Wait(ctx)
 			cleanup()
-			t.endTimedOut(pr, r.Config.TaskTimeout)
+			t.endTimedOut(pr, r.Config.TaskTimeout, r.timeoutKey())
 			problem := t.finish()
 			finish(r.score(id, pr, t.tail.Bytes()), problem)
 		}()
@@ -407,9 +418,9 @@ func (r *Runner) score(id string, pr proc.Result, stdout []byte) Result {
 // endTimedOut ends the trace of a command stopped at its timeout with a line saying so:
 // a trace that merely stops (or is empty, as a test runner's that prints at the end)
 // would not say why.
-func (t *taskOutput) endTimedOut(pr proc.Result, timeout time.Duration) {
+func (t *taskOutput) endTimedOut(pr proc.Result, timeout time.Duration, key string) {
 	if pr.TimedOut {
-		t.endWith("hgate: timed out after " + formatDuration(timeout) + " (benchmark.task_timeout): the command was stopped here; above is what it printed before")
+		t.endWith("hgate: timed out after " + formatDuration(timeout) + " (" + key + "): the command was stopped here; above is what it printed before")
 	}
 }
 

@@ -12,21 +12,9 @@ import (
 // between a first line "---" and the next "---" line. Only its top-level keys with text
 // values are returned; this package owns yaml, so other packages ask here.
 func FrontMatter(data []byte) (map[string]string, error) {
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	rest, ok := bytes.CutPrefix(data, []byte("---\n"))
-	if !ok {
-		rest, ok = bytes.CutPrefix(data, []byte("---\r\n"))
-	}
-	if !ok {
-		return nil, errors.New("no front matter (expected a first line --- and name: and description: keys)")
-	}
-	end := bytes.Index(rest, []byte("\n---"))
-	if end < 0 {
-		return nil, errors.New("front matter does not end (expected a line --- after its keys)")
-	}
-	var raw map[string]any
-	if err := yaml.Unmarshal(rest[:end], &raw); err != nil {
-		return nil, fmt.Errorf("front matter: %v", err)
+	raw, _, err := FrontMatterFields(data)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]string{}
 	for k, v := range raw {
@@ -35,4 +23,35 @@ func FrontMatter(data []byte) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// FrontMatterFields reads the front matter's top-level keys with their YAML values as
+// decoded (string, bool, number, list, mapping), and the body after its closing line.
+func FrontMatterFields(data []byte) (map[string]any, []byte, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	rest, ok := bytes.CutPrefix(data, []byte("---\n"))
+	if !ok {
+		rest, ok = bytes.CutPrefix(data, []byte("---\r\n"))
+	}
+	if !ok {
+		return nil, nil, errors.New("no front matter (expected a first line --- and name: and description: keys)")
+	}
+	end := bytes.Index(rest, []byte("\n---"))
+	if end < 0 {
+		return nil, nil, errors.New("front matter does not end (expected a line --- after its keys)")
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(rest[:end], &raw); err != nil {
+		return nil, nil, fmt.Errorf("front matter: %v", err)
+	}
+	if raw == nil {
+		raw = map[string]any{}
+	}
+	body := rest[end+len("\n---"):]
+	if i := bytes.IndexByte(body, '\n'); i >= 0 {
+		body = body[i+1:]
+	} else {
+		body = nil
+	}
+	return raw, body, nil
 }

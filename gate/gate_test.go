@@ -79,12 +79,6 @@ func TestRejectionCertain(t *testing.T) {
 	}
 }
 
-func TestPyList(t *testing.T) {
-	if got, want := pyList([]string{"task_042", "task_071"}), "['task_042', 'task_071']"; got != want {
-		t.Fatalf("pyList = %s, want %s", got, want)
-	}
-}
-
 func TestPromotionCandidates(t *testing.T) {
 	train := map[string]*float64{"a": reward(0), "b": reward(1), "c": nil, "t1": reward(0)}
 	split := []string{"a", "b", "c", "d"}

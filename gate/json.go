@@ -29,22 +29,6 @@ func (r *RecordReport) JSON() RecordJSON {
 		Iteration: row.Iteration, NewBest: r.NewBest, ValScore: row.ValScore}
 }
 
-// BenchJSON is hgate bench --json; Results is keyed by task id.
-type BenchJSON struct {
-	Full    bool                     `json:"full"`
-	Passed  int                      `json:"passed"`
-	Results map[string]BenchTaskJSON `json:"results"`
-	Total   int                      `json:"total"`
-	Spend   *benchmark.Spend         `json:"spend,omitempty"` // where the benchmark reports it (Harbor)
-}
-
-// BenchTaskJSON is one task's result in BenchJSON.
-type BenchTaskJSON struct {
-	Passed bool     `json:"passed"`
-	Reason string   `json:"reason"`
-	Reward *float64 `json:"reward"` // null: the task returned no reward
-}
-
 // JSON is the report as hgate bench --json prints it.
 func (r *BenchReport) JSON() BenchJSON {
 	out := BenchJSON{Full: r.Full, Passed: r.Passed, Total: len(r.Tasks), Results: map[string]BenchTaskJSON{}}

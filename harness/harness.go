@@ -135,20 +135,24 @@ func readSkill(folder string) (*Skill, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	fm, err := config.FrontMatter(data)
+	fm, _, err := config.FrontMatterFields(data)
 	if err != nil {
 		return nil, "SKILL.md: " + err.Error()
 	}
 	var missing []string
 	for _, k := range []string{"name", "description"} {
-		if strings.TrimSpace(fm[k]) == "" {
+		if s, _ := fm[k].(string); strings.TrimSpace(s) == "" {
 			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Sprintf("SKILL.md: front matter has no %s (expected name: and description:)", strings.Join(missing, " and "))
 	}
-	return &Skill{Description: fm["description"]}, ""
+	if problem := checkFrontMatter(fm); problem != "" {
+		return nil, problem
+	}
+	desc, _ := fm["description"].(string)
+	return &Skill{Description: desc}, ""
 }
 
 // maxManifest bounds what is read of a file the agent wrote.

@@ -104,3 +104,40 @@ func TestLoad(t *testing.T) {
 		t.Errorf("absent folder: %v, %v", none, err)
 	}
 }
+
+// TestJudge: an unchanged folder whose artifacts are all qualified is settled; one with a
+// quarantined artifact, unchanged, is judged again; a change is a change.
+func TestJudge(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, s string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("skills/a/SKILL.md", "---\nname: a\ndescription: d\n---\n")
+	write("skills/b/SKILL.md", "---\nname: b\ndescription: d\n---\n")
+	ca, _ := ContentHash(filepath.Join(dir, "skills/a"))
+	cb, _ := ContentHash(filepath.Join(dir, "skills/b"))
+	reg := &Registry{Artifacts: []Entry{{Path: "skills/a", Status: Qualified, Content: ca}, {Path: "skills/b", Status: Quarantined, Content: cb}}}
+	if got, err := reg.Judge(dir); err != nil || got != Retest {
+		t.Fatalf("one quarantined, unchanged: %d %v, want Retest", got, err)
+	}
+	if u := reg.Unchanged(dir); u["skills/a"] != ca || u["skills/b"] != cb {
+		t.Fatalf("Unchanged: %v", u)
+	}
+	reg.Artifacts[1].Status = Qualified
+	if got, _ := reg.Judge(dir); got != Settled {
+		t.Fatalf("all qualified, unchanged: %d, want Settled", got)
+	}
+	write("skills/b/SKILL.md", "---\nname: b\ndescription: e\n---\n")
+	if got, _ := reg.Judge(dir); got != Changed {
+		t.Fatalf("changed: %d, want Changed", got)
+	}
+	if u := reg.Unchanged(dir); len(u) != 1 {
+		t.Fatalf("Unchanged after a change: %v", u)
+	}
+}

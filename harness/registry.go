@@ -30,7 +30,10 @@ type Entry struct {
 	Status  string `json:"status"`  // qualified, quarantined
 	Content string `json:"content"` // ContentHash of the artifact's folder when it was judged
 	Reason  string `json:"reason,omitempty"`
-	Report  string `json:"report"`
+	// Handshake is how an MCP server was opened when it was judged: "server/discover"
+	// (2026-07-28 and later) or "initialize" (legacy); "" for a skill.
+	Handshake string `json:"handshake,omitempty"`
+	Report    string `json:"report"`
 	// Judged is when this content was qualified or quarantined.
 	Judged string `json:"judged"`
 }
@@ -108,4 +111,63 @@ func ContentHash(dir string) (string, error) {
 		fmt.Fprintf(h, "%s\x00%s\n", it.path, it.digest)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Unchanged are the artifacts the registry judged (qualified or quarantined) whose
+// folders under dir (the harness folder) are as they were judged, path → content: not
+// built in the iteration now running, so another artifact's failure never quarantines
+// them with it.
+func (r *Registry) Unchanged(dir string) map[string]string {
+	if r == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, e := range r.Artifacts {
+		if c, err := ContentHash(filepath.Join(dir, filepath.FromSlash(e.Path))); err == nil && c == e.Content {
+			out[e.Path] = c
+		}
+	}
+	return out
+}
+
+// What a qualification of the harness folder would have to decide (Registry.Judge).
+const (
+	Changed = iota // an artifact is new, changed or gone: judge it
+	Retest         // all as judged, but some quarantined: judge them again
+	Settled        // all as judged and qualified: nothing to decide
+)
+
+// Judge says what a qualification of dir would find: Settled when every artifact there
+// is as the registry judged it and qualified; Retest when all are as judged but one is
+// quarantined — a quarantined artifact is judged again at every later qualification,
+// changed or not (as HarnessGym re-tests): what failed for want of a sibling, or for a
+// flake, may pass; Changed otherwise.
+func (r *Registry) Judge(dir string) (int, error) {
+	arts, err := Load(dir)
+	if err != nil {
+		return Changed, err
+	}
+	if r == nil {
+		if len(arts) == 0 {
+			return Settled, nil
+		}
+		return Changed, nil
+	}
+	if len(arts) != len(r.Artifacts) {
+		return Changed, nil
+	}
+	state := Settled
+	for _, a := range arts {
+		e, ok := r.Find(a.Path)
+		if !ok {
+			return Changed, nil
+		}
+		if c, err := ContentHash(filepath.Join(dir, filepath.FromSlash(a.Path))); err != nil || c != e.Content {
+			return Changed, nil
+		}
+		if e.Status != Qualified {
+			state = Retest
+		}
+	}
+	return state, nil
 }

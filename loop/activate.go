@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/agentcli"
-	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/harness/qualify"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -100,6 +100,9 @@ func (r *runner) activation(n int) (*activation, error) {
 // activate writes the activation folder from the registry: only artifacts hgate
 // qualified whose content is still what it judged.
 func (r *runner) activate(dir string, n int) (*activation, error) {
+	if err := harness.Unseal(dir); err != nil {
+		return nil, err
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -113,7 +116,13 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 	}
 	root := r.repo.Root()
 	hdir := filepath.Join(root, filepath.FromSlash(r.cfg.Harness.Dir))
-	arts, err := harness.Load(hdir)
+	// What runs is what qualified: the bytes on refs/hgate/harness, read-only in the
+	// activation folder, never the worktree's folder the agent can still edit.
+	mat := filepath.Join(dir, "harness")
+	if err := harness.Materialize(r.repo, reg, mat); err != nil {
+		return nil, err
+	}
+	arts, err := harness.Load(mat)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +140,19 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 		if content, err := harness.ContentHash(filepath.Join(hdir, filepath.FromSlash(a.Path))); err != nil || content != e.Content {
 			continue // changed since it was judged: the next qualification judges it again
 		}
+		if content, err := harness.ContentHash(filepath.Join(mat, filepath.FromSlash(a.Path))); err != nil || content != e.Content {
+			continue // the ref does not hold the bytes judged
+		}
 		switch a.Kind {
 		case harness.KindMCP:
 			m := a.MCP
-			act.MCP = append(act.MCP, activeMCP{Name: a.Name, Path: a.Path, Command: m.Command, Args: m.Args,
-				Cwd: filepath.Join(root, filepath.FromSlash(m.Cwd)), Tools: tools[a.Path], EnabledTools: m.EnabledTools,
+			command, args, cwd := m.Relocate(root, r.cfg.Harness.Dir, mat)
+			act.MCP = append(act.MCP, activeMCP{Name: a.Name, Path: a.Path, Command: command, Args: args,
+				Cwd: cwd, Tools: tools[a.Path], EnabledTools: m.EnabledTools,
 				StartupSec: max(1, int(m.Startup.Seconds())), ToolSec: max(1, int(m.Tool.Seconds()))})
 		case harness.KindSkill:
 			to := filepath.Join(dir, "skills", a.Name)
-			if err := agentcli.CopyTree(filepath.Join(hdir, filepath.FromSlash(a.Path)), to); err != nil {
+			if err := agentcli.CopyTree(filepath.Join(mat, filepath.FromSlash(a.Path)), to); err != nil {
 				return nil, err
 			}
 			act.Skills = append(act.Skills, activeSkill{Name: a.Name, Path: a.Path, Description: a.Skill.Description,
@@ -268,7 +281,7 @@ func reportTools(root string, reg *harness.Registry) map[string][]string {
 		if err != nil {
 			continue
 		}
-		var q gate.Qualification
+		var q qualify.Qualification
 		if json.Unmarshal(data, &q) != nil {
 			continue
 		}

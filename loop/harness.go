@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/harness/qualify"
 	"github.com/hgate/hgate/internal/fault"
 )
 
@@ -101,25 +101,15 @@ func (r *runner) stopping(ctx context.Context) bool {
 	return ctx.Err() != nil || !r.dead.IsZero() && !r.now().Before(r.dead)
 }
 
-// priorQualified are the artifacts qualified before this iteration whose folders are
-// unchanged, by path: a failure in this iteration never quarantines them unless they fail
-// themselves.
+// priorQualified are the artifacts judged before this iteration whose folders are
+// unchanged, by path (harness.Registry.Unchanged): a failure in this iteration never
+// quarantines them unless they fail themselves.
 func (r *runner) priorQualified() (map[string]string, error) {
 	reg, err := r.env.Registry()
 	if err != nil || reg == nil {
 		return nil, err
 	}
-	hdir := filepath.Join(r.repo.Root(), filepath.FromSlash(r.cfg.Harness.Dir))
-	prior := map[string]string{}
-	for _, e := range reg.Artifacts {
-		if e.Status != harness.Qualified {
-			continue
-		}
-		if c, err := harness.ContentHash(filepath.Join(hdir, filepath.FromSlash(e.Path))); err == nil && c == e.Content {
-			prior[e.Path] = c
-		}
-	}
-	return prior, nil
+	return reg.Unchanged(filepath.Join(r.repo.Root(), filepath.FromSlash(r.cfg.Harness.Dir))), nil
 }
 
 // harnessPhase runs one harness phase and moves the journal to the next. resumed: hgate
@@ -282,11 +272,17 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 		return r.phase(phaseLearn)
 	}
 	if k == 0 {
-		same, err := r.asJudged()
+		judged, err := r.asJudged()
 		if err != nil {
 			return err
 		}
-		if same {
+		if judged == harness.Retest {
+			// Nothing built or changed in this iteration: the quarantined artifacts are
+			// judged again, and what still fails goes to no repair.
+			fmt.Fprintf(r.log, "[loop] iteration %d: %s unchanged: the quarantined artifacts are judged again\n", n, r.cfg.Harness.Dir)
+			final = true
+		}
+		if judged == harness.Settled {
 			fmt.Fprintf(r.log, "[loop] iteration %d: no qualification: %s is as hgate last judged it\n", n, r.cfg.Harness.Dir)
 			if err := r.standing(h); err != nil {
 				return err
@@ -295,8 +291,12 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 		}
 	}
 	report := filepath.Join(r.iterDir(n), "qualification", "attempt_"+strconv.Itoa(k))
-	q, err := gate.Qualify(ctx, r.env, gate.QualifyOptions{ReportDir: report,
-		Prior: j.HarnessPrior, Final: final, Iteration: n})
+	earlier := ""
+	if k := len(h.Qualifications); k > 0 {
+		earlier = filepath.Join(r.repo.Root(), filepath.FromSlash(h.Qualifications[k-1]))
+	}
+	q, err := qualify.Run(ctx, r.env, qualify.Options{ReportDir: report,
+		Prior: j.HarnessPrior, Final: final, Iteration: n, Earlier: earlier})
 	if errors.Is(err, context.Canceled) {
 		return err // interrupted: --resume qualifies again
 	}
@@ -310,6 +310,9 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 		return err
 	}
 	fmt.Fprintf(r.log, "[loop] iteration %d: qualification %d: %d passed, %d failed (%s)\n", n, k, q.Passed, q.Failed, filepath.ToSlash(rel))
+	for _, l := range qualify.Lines(q) {
+		fmt.Fprintf(r.log, "[loop] iteration %d: qualification %d: %s\n", n, k, l)
+	}
 	if q.Status == "passed" || final {
 		return r.phase(phaseLearn)
 	}
@@ -336,34 +339,14 @@ func (r *runner) standing(h *HarnessOutcome) error {
 	return nil
 }
 
-// asJudged reports whether the harness folder holds exactly the artifacts the registry
-// judged, each unchanged: a qualification would find nothing new.
-func (r *runner) asJudged() (bool, error) {
+// asJudged says what a qualification would find (harness.Registry.Judge): a quarantined
+// artifact is always judged again.
+func (r *runner) asJudged() (int, error) {
 	reg, err := r.env.Registry()
 	if err != nil {
-		return false, err
+		return harness.Changed, err
 	}
-	hdir := filepath.Join(r.repo.Root(), filepath.FromSlash(r.cfg.Harness.Dir))
-	arts, err := harness.Load(hdir)
-	if err != nil {
-		return false, err
-	}
-	if reg == nil {
-		return len(arts) == 0, nil
-	}
-	if len(arts) != len(reg.Artifacts) {
-		return false, nil
-	}
-	for _, a := range arts {
-		e, ok := reg.Find(a.Path)
-		if !ok {
-			return false, nil
-		}
-		if c, err := harness.ContentHash(filepath.Join(hdir, filepath.FromSlash(a.Path))); err != nil || c != e.Content {
-			return false, nil
-		}
-	}
-	return true, nil
+	return reg.Judge(filepath.Join(r.repo.Root(), filepath.FromSlash(r.cfg.Harness.Dir)))
 }
 
 // readReport is a qualification report for the repair prompt (bounded).

@@ -198,8 +198,8 @@ func harnessScenario(t *testing.T, cli string) {
 	if bytes.Contains(act, []byte("mute")) || !bytes.Contains(act, []byte(`"quarantined_hidden": 1`)) {
 		t.Fatalf("iteration 3's activation.json:\n%s", act)
 	}
-	if !strings.Contains(log.String(), "iteration 3: no qualification: .hgate/harness is as hgate last judged it") {
-		t.Fatalf("iteration 3 judged the harness again:\n%s", log.String())
+	if !strings.Contains(log.String(), "iteration 3: .hgate/harness unchanged: the quarantined artifacts are judged again") {
+		t.Fatalf("iteration 3 did not judge the quarantined server again:\n%s", log.String())
 	}
 
 	// The registry, hgate's (what hgate harness list --json prints).

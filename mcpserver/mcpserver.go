@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hgate/hgate/agentapi"
-	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/answer"
 )
 
 // Exit codes of hgate (README, "Exit codes").
@@ -48,7 +48,7 @@ func New(version string, exec Exec) *mcp.Server {
 			for _, id := range in.Tasks {
 				args = append(args, "--tasks="+id)
 			}
-			return toolResult(ctx, exec, args, (*gate.BenchJSON).WriteText)
+			return toolResult(ctx, exec, args, (*answer.BenchJSON).WriteText)
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "gate", Description: "Check the current change: file guard, regression suite, and which failing train tasks pass now. Inside hgate loop the held-out test split is scored by the loop after your turn, never while you run: the answer is pending (exit 0) when nothing rejects the change so far, rejected (exit 1) with the reasons; the loop's verdict comes in your next prompt. Outside the loop the held-out score is checked too, and passed (exit 0) means the change may be kept."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in gateInput) (*mcp.CallToolResult, any, error) {
@@ -56,11 +56,11 @@ func New(version string, exec Exec) *mcp.Server {
 			if in.FailFast {
 				args = append(args, "--fail-fast")
 			}
-			return toolResult(ctx, exec, args, (*gate.Answer).WriteText)
+			return toolResult(ctx, exec, args, (*answer.Answer).WriteText)
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "guard", Description: "Check that only paths allow names changed (the gate's Step 0), without running any task; lists each other path with how to revert it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, any, error) {
-			return toolResult(ctx, exec, []string{"guard", "--json"}, (*gate.GuardJSON).WriteText)
+			return toolResult(ctx, exec, []string{"guard", "--json"}, (*answer.GuardJSON).WriteText)
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "status", Description: "What the agent may know: the best val_score so far, the regression suite's size, the allowlist, and in a loop the iteration and run id."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, any, error) {

@@ -86,7 +86,7 @@ func Proxy(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
-	cmd.Dir, cmd.Stderr = *cwd, stderr
+	cmd.Dir, cmd.Stderr, cmd.Env = *cwd, stderr, toolEnv()
 	toServer, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintf(stderr, "hgate-mcp proxy: %v\n", err)

@@ -20,9 +20,12 @@ import (
 const smokeUsage = `Usage: hgate-mcp smoke [--startup-timeout D] [--tool-timeout D] -- COMMAND [ARG...]
 
 Starts COMMAND as an MCP server on stdio (newline-delimited JSON, as the MCP
-specification says), sends initialize within the startup timeout, then tools/list
-within the tool timeout, ends the server, and prints one JSON line:
-{"reward": 1, "tools": [...]} when both answered, else {"reward": 0, "message": ...}.
+specification says). Within the startup timeout it sends server/discover (the
+2026-07-28 specification's stateless discovery) and, when the server answers that
+with an error, as a legacy server does, the initialize handshake; then tools/list
+within the tool timeout; ends the server, and prints one JSON line:
+{"reward": 1, "tools": [...], "handshake": "server/discover" or "initialize",
+"protocol": VERSION} when both answered, else {"reward": 0, "message": ...}.
 hgate qualify runs it inside the clean room's sandbox (README, "Qualification").
 `
 
@@ -32,10 +35,17 @@ type smokeResult struct {
 	Reward  int      `json:"reward"`
 	Tools   []string `json:"tools"`
 	Message string   `json:"message,omitempty"`
+	// Handshake is how the server was opened: "server/discover" (a modern server,
+	// stateless requests) or "initialize" (a legacy one); Protocol the version agreed.
+	Handshake string `json:"handshake,omitempty"`
+	Protocol  string `json:"protocol,omitempty"`
 }
 
-// smokeProtocol is the MCP version smoke's initialize asks for.
-const smokeProtocol = "2025-11-25"
+// smokeProtocol is the MCP version smoke asks for first: the 2026-07-28 specification,
+// whose client probes with server/discover and falls back to the legacy initialize
+// handshake (2025-11-25 and earlier) on any error that is not a modern one — the
+// official SDK's client does both. A server speaking either qualifies.
+const smokeProtocol = "2026-07-28"
 
 // maxLine bounds one message from a server the agent wrote: a flood is a failure, not
 // memory.
@@ -74,6 +84,7 @@ func orMissing(err error) error {
 // smoke runs one server through initialize and tools/list.
 func smoke(ctx context.Context, argv []string, startup, tool time.Duration, stderr io.Writer) smokeResult {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = toolEnv()
 	// The server's stderr is passed on only while it runs: what it (or a process it
 	// left) writes later cannot follow smoke's result line.
 	errPipe, err := cmd.StderrPipe()
@@ -101,12 +112,10 @@ func smoke(ctx context.Context, argv []string, startup, tool time.Duration, stde
 	client := mcp.NewClient(&mcp.Implementation{Name: "hgate-qualify", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, startup)
 	defer cancel()
-	// The handshake the agents' CLIs make: initialize, not the newer server/discover,
-	// which a server written for them need not answer.
 	session, err := client.Connect(cctx, &mcp.IOTransport{Reader: io.NopCloser(peek), Writer: in, MaxLineLength: maxLine},
 		&mcp.ClientSessionOptions{ProtocolVersion: smokeProtocol})
 	if err != nil {
-		return fail("initialize: %s", peek.why(err, startup))
+		return fail("server/discover or initialize: %s", peek.why(err, startup))
 	}
 	defer session.Close()
 	tctx, cancel2 := context.WithTimeout(ctx, tool)
@@ -115,7 +124,13 @@ func smoke(ctx context.Context, argv []string, startup, tool time.Duration, stde
 	if err != nil {
 		return fail("tools/list: %s", peek.why(err, tool))
 	}
-	res := smokeResult{Reward: 1}
+	res := smokeResult{Reward: 1, Handshake: "initialize"}
+	if ir := session.InitializeResult(); ir != nil {
+		res.Protocol = ir.ProtocolVersion
+		if ir.ProtocolVersion >= smokeProtocol {
+			res.Handshake = "server/discover"
+		}
+	}
 	for _, t := range list.Tools {
 		res.Tools = append(res.Tools, t.Name)
 	}
@@ -207,6 +222,7 @@ func SelfTest(args []string, stdout, stderr io.Writer) int {
 	}
 	res := smokeResult{Reward: 1}
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = toolEnv()
 	out, err1 := cmd.StdoutPipe()
 	errs, err2 := cmd.StderrPipe()
 	err := errors.Join(err1, err2)

@@ -40,11 +40,15 @@ func TestSmoke(t *testing.T) {
 		argv []string
 		want smokeResult
 	}{
-		{name: "a server with a tool", env: "tools", argv: []string{self}, want: smokeResult{Reward: 1, Tools: []string{"lookup"}}},
-		{name: "a server with no tool", env: "empty", argv: []string{self}, want: smokeResult{Reward: 1, Tools: []string{}}},
+		{name: "a server with a tool", env: "tools", argv: []string{self}, want: smokeResult{Reward: 1, Tools: []string{"lookup"}, Handshake: "server/discover", Protocol: "2026-07-28"}},
+		{name: "a server with no tool", env: "empty", argv: []string{self}, want: smokeResult{Reward: 1, Tools: []string{}, Handshake: "server/discover", Protocol: "2026-07-28"}},
+		// Hand-written servers of each era: one that speaks only the 2026-07-28
+		// specification's stateless requests (no initialize), one only the legacy handshake.
+		{name: "modern only", env: "sh", argv: []string{"sh", "testdata/modern_only.sh"}, want: smokeResult{Reward: 1, Tools: []string{"new"}, Handshake: "server/discover", Protocol: "2026-07-28"}},
+		{name: "initialize only", env: "sh", argv: []string{"sh", "testdata/initialize_only.sh"}, want: smokeResult{Reward: 1, Tools: []string{"old"}, Handshake: "initialize", Protocol: "2025-06-18"}},
 		{name: "Content-Length framing", argv: []string{"sh", "-c", `printf 'Content-Length: 40\r\n\r\n{"jsonrpc":"2.0","id":1,"result":{}}'; sleep 5`},
-			want: smokeResult{Message: "initialize: the server speaks Content-Length framing; MCP's stdio transport is newline-delimited JSON (one message a line)"}},
-		{name: "silent", argv: []string{"sleep", "5"}, want: smokeResult{Message: "initialize: no answer within 300ms"}},
+			want: smokeResult{Message: "server/discover or initialize: the server speaks Content-Length framing; MCP's stdio transport is newline-delimited JSON (one message a line)"}},
+		{name: "silent", argv: []string{"sleep", "5"}, want: smokeResult{Message: "server/discover or initialize: no answer within 300ms"}},
 		{name: "not a program", argv: []string{"/nonexistent/server"}, want: smokeResult{Message: "cannot start: fork/exec /nonexistent/server: no such file or directory"}},
 	}
 	for _, tc := range tests {
@@ -66,7 +70,8 @@ func TestSmoke(t *testing.T) {
 			if want.Tools == nil {
 				want.Tools = []string{}
 			}
-			if got.Reward != want.Reward || strings.Join(got.Tools, ",") != strings.Join(want.Tools, ",") || got.Message != want.Message {
+			if got.Reward != want.Reward || strings.Join(got.Tools, ",") != strings.Join(want.Tools, ",") || got.Message != want.Message ||
+				got.Handshake != want.Handshake || got.Protocol != want.Protocol {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
 		})

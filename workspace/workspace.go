@@ -3,7 +3,10 @@
 // formats belong to suite, split and record; which of them the ledger keeps, to ledger.
 package workspace
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strconv"
+)
 
 // The state files, by their names in the workspace (and in the ledger's commits).
 const (
@@ -21,6 +24,32 @@ const (
 	Qualify      = "qualification/latest" // hgate qualify's report and check outputs
 	Harness      = "harness.json"         // which of the agent's tools are qualified or quarantined
 )
+
+// The files and folders of one loop run, workspace/runs/<run>/ (docs/design.md#workspace).
+const (
+	RunConfig   = "run_config.json"
+	Summary     = "summary.json" // written when the run stops
+	Journal     = "journal.json" // the run's state, for --resume
+	Private     = "private"      // what the agent may not read (the test split's spend)
+	TestSpend   = "private/test_spend.json"
+	MCPCalls    = "mcp_calls.jsonl"    // the activated tools' calls, with the harness phases
+	IterDir     = "iterations"         // iterations/<n>/, one per iteration
+	Prompt      = "prompt.txt"         // in iterations/<n>/
+	AgentStdout = "agent.stdout"       // in iterations/<n>/
+	AgentStderr = "agent.stderr"       // in iterations/<n>/
+	GateAnswer  = "gate.json"          // in iterations/<n>/ and each repair-<k>/
+	Activation  = "activation"         // in iterations/<n>/: what the agent's runs were given
+	Qualified   = "qualification"      // in iterations/<n>/: attempt_<k>/qualification.json
+	QualifyJSON = "qualification.json" // a qualification's report, in Qualify and each attempt_<k>/
+)
+
+// Run is a loop run's folder.
+func (d Dir) Run(id string) string { return filepath.Join(d.Runs(), id) }
+
+// Iteration is iteration n's folder in run id.
+func (d Dir) Iteration(id string, n int) string {
+	return filepath.Join(d.Run(id), IterDir, strconv.Itoa(n))
+}
 
 // Receipt is the slash name of the receipt for a gated tree.
 func Receipt(tree string) string { return ReceiptsDir + "/" + tree + ".json" }

@@ -9,6 +9,11 @@
 #   verifier-timeout  VerifierTimeoutError: no verifier result
 #   noresult          a trial folder without result.json
 #   twice             two trials of the task
+#   ratelimit         the registry refused the image pull (429); the verifier still ran on the
+#                     untouched container and scored 0 — an infrastructure failure, not a zero
+#   sandboxfail X     the sandbox did not start (a cloud environment's start failure); reward X
+#   org X             the trial names its task org/<name>, as registry datasets of org/name
+#                     do; reward X
 # Like Harbor it exits 0 whatever the trials did; it also leaves a stale job folder from
 # "an earlier run" and a trial of a task nobody asked for, which hgate must not read.
 # HARBOR_STANDIN_ARGS, when set, is a file that receives the arguments, one a line.
@@ -66,6 +71,9 @@ PAT
 	envfail) result "$d" "$name" null "$(exc EnvironmentStartError 'docker: image pull failed')" ;;
 	verifier-timeout) result "$d" "$name" null "$(exc VerifierTimeoutError 'verifier timed out')" ;;
 	noresult) ;;
+	ratelimit) result "$d" "$name" '{"rewards": {"reward": 0}}' "$(exc DockerImagePullError 'toomanyrequests: You have reached your pull rate limit (HTTP 429)')" ;;
+	sandboxfail) result "$d" "$name" "{\"rewards\": {\"reward\": $2}}" "$(exc SandboxStartError 'sandbox failed to start')" ;;
+	org) result "$d" "acme/$name" "{\"rewards\": {\"reward\": $2}}" null ;;
 	twice) result "$d" "$name" "{\"rewards\": {\"reward\": 1}}" null
 		d=$(trial "$name" 2); result "$d" "$name" "{\"rewards\": {\"reward\": 0}}" null ;;
 	esac

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/harness/qualify"
 )
 
 type qualifyCmd struct{}
@@ -21,7 +22,7 @@ func (c *qualifyCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		return err
 	}
 	defer release()
-	q, err := gate.Qualify(ctx, env, gate.QualifyOptions{ReportDir: env.QualificationDir()})
+	q, err := qualify.Run(ctx, env, qualify.Options{ReportDir: qualify.ReportDir(env)})
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func (c *qualifyCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 }
 
 // writeQualification prints one line an artifact, one more a failed check.
-func writeQualification(w io.Writer, q *gate.Qualification) {
+func writeQualification(w io.Writer, q *qualify.Qualification) {
 	if len(q.Artifacts) == 0 {
 		fmt.Fprintf(w, "nothing to qualify in %s\n", q.Dir)
 		return

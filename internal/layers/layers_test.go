@@ -18,8 +18,8 @@ var layer = map[string]int{
 	"gitguard":  4,
 	"workspace": 5, "suite": 5, "split": 5, "record": 5, "config": 5, "finalscore": 5,
 	"ledger": 6, "benchmark": 6, "cleanroom": 6, "harness": 6,
-	"gate":     7,
-	"agentapi": 8, "agentout": 8, "agentcli": 8, "gateway": 8,
+	"gate": 7, "answer": 7,
+	"agentapi": 8, "agentout": 8, "agentcli": 8, "gateway": 8, "harness/qualify": 8,
 	"loop": 9, "hooks": 9,
 	"report":    10,
 	"mcpserver": 11,
@@ -31,7 +31,16 @@ var sameLayer = map[[2]string]bool{
 	{"split", "suite"}:         true, // the pass mark
 	{"cleanroom", "benchmark"}: true, // a room hands out benchmark runners
 	{"agentcli", "agentout"}:   true, // an adapter reads its CLI's output with agentout's parsers
+	{"gate", "answer"}:         true, // the gate's answer types, apart so the MCP server can render them
 	{"gitguard/internal/objstore", "gitguard/internal/pattern"}: false,
+}
+
+// never are imports the layers would allow but the owners forbid: the MCP server renders
+// the commands' answers (package answer) and must not depend on the workflows that make
+// them.
+var never = map[[2]string]string{
+	{"mcpserver", "gate"}: "the answer types and their text are package answer's",
+	{"mcpserver", "loop"}: "the answer types and their text are package answer's",
 }
 
 // only are third-party packages one hgate package alone may import; go-git's
@@ -91,6 +100,9 @@ func TestImportsFollowTheDiagram(t *testing.T) {
 			to, ok := layer[dep]
 			if !ok {
 				continue // reported as a package of its own
+			}
+			if why, ok := never[[2]string{name, dep}]; ok {
+				t.Errorf("%s imports %s: %s", name, dep, why)
 			}
 			if to > from || to == from && !sameLayer[[2]string{name, dep}] {
 				t.Errorf("%s (layer %d) imports %s (layer %d): against the diagram", name, from, dep, to)

@@ -1,4 +1,9 @@
-package gate
+// Package qualify is harness qualification: it checks the tools an agent built for
+// itself (MCP servers, skills) in a clean room before any attempt may use them, and
+// records each artifact's standing in harness.json and the qualified bytes on
+// refs/hgate/harness. It uses a gate Env for the state it shares with the gate (the
+// gated commit, the ledger), and is the one owner of qualification.
+package qualify
 
 import (
 	"bufio"
@@ -15,6 +20,7 @@ import (
 
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/fault"
@@ -43,6 +49,17 @@ type QualifiedArtifact struct {
 	Status string   `json:"status"` // passed, failed
 	Tools  []string `json:"tools"`
 	Checks []Check  `json:"checks"`
+	// Handshake is how an MCP server was opened in its smoke check: "server/discover"
+	// (the 2026-07-28 specification's stateless requests) or "initialize" (legacy);
+	// Protocol the version agreed.
+	Handshake string `json:"handshake,omitempty"`
+	Protocol  string `json:"protocol,omitempty"`
+	// Content is the artifact folder's harness.ContentHash as it was checked.
+	Content string `json:"content,omitempty"`
+	// Standing is what harness.json records: qualified, or quarantined with Reason
+	// (its own failure, or that of an artifact built in the same iteration).
+	Standing string `json:"standing,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // Check is one check of an artifact.
@@ -57,11 +74,13 @@ type Check struct {
 // outputTail is how much of a check's output the report keeps.
 const outputTail = 2000
 
-// QualificationDir is where hgate qualify writes its report.
-func (e *Env) QualificationDir() string { return e.ws().Path(workspace.Qualify) }
+// ReportDir is where hgate qualify writes its report.
+func ReportDir(e *gate.Env) string {
+	return workspace.Dir(e.Config.WorkspaceDir()).Path(workspace.Qualify)
+}
 
-// QualifyOptions says where the report goes.
-type QualifyOptions struct {
+// Options says where the report goes.
+type Options struct {
 	ReportDir string // emptied and rewritten
 	// Final marks the loop's last qualification of an iteration (no artifact repair is
 	// left): when it fails, the artifacts built or changed in the iteration are
@@ -71,25 +90,25 @@ type QualifyOptions struct {
 	Final     bool
 	Prior     map[string]string
 	Iteration int
+	// Earlier is the report (qualification.json) of this iteration's previous
+	// qualification, or "": an artifact that timed out there and is unchanged since is
+	// not run again (a server that never answers would cost its timeouts once more).
+	Earlier string
 }
 
-// Qualify checks the tools in the harness folder in a clean room that holds the gated
+// Run checks the tools in the harness folder in a clean room that holds the gated
 // commit's tree and a copy of the harness folder, nothing else. Every command runs as a
 // benchmark task does (the room's sandbox, a private TMPDIR and HOME, its whole process
 // tree ended at its timeout); none sees the test split. An MCP server passes when it
 // answers initialize and tools/list within its timeouts (through hgate-mcp smoke, the
 // MCP SDK's client), lists at least one tool, and its self_test exits 0; a skill passes
 // when its SKILL.md has name and description.
-func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, error) {
+func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error) {
 	hc := e.Config.Loop.Harness
-	if err := e.verify(); err != nil {
+	if err := e.CheckState(); err != nil {
 		return nil, err
 	}
-	gated, err := gatedBase(e.Repo)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := e.Repo.TreeOf(gated)
+	tree, err := e.GatedTree()
 	if err != nil {
 		return nil, fmt.Errorf("qualify: tree of the gated commit: %w", err)
 	}
@@ -121,14 +140,23 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if err != nil {
 		return nil, err
 	}
-	q := &Qualification{CreatedAt: statefile.Timestamp(e.now()), Tree: tree.String(), Dir: hc.Dir,
-		Artifacts: []QualifiedArtifact{}, Report: e.display(filepath.Join(opts.ReportDir, "qualification.json"))}
+	q := &Qualification{CreatedAt: statefile.Timestamp(e.Clock()), Tree: tree.String(), Dir: hc.Dir,
+		Artifacts: []QualifiedArtifact{}, Report: e.Display(filepath.Join(opts.ReportDir, "qualification.json"))}
 	qr := qualifier{e: e, room: rm, mcpBin: mcpBin, traces: opts.ReportDir}
+	earlier := readEarlier(opts.Earlier)
 	for _, a := range arts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		qa := qr.artifact(ctx, a)
+		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))
+		if err != nil {
+			return nil, fmt.Errorf("qualify: %w", err)
+		}
+		qa, ok := notAgain(earlier, a.Path, content)
+		if !ok {
+			qa = qr.artifact(ctx, a)
+		}
+		qa.Content = content
 		if qa.Status == "passed" {
 			q.Passed++
 		} else {
@@ -140,6 +168,7 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 	if q.Failed > 0 {
 		q.Status = "failed"
 	}
+	stand(q, opts)
 	data, err := statefile.EncodeJSON(q)
 	if err != nil {
 		return nil, err
@@ -148,17 +177,17 @@ func Qualify(ctx context.Context, e *Env, opts QualifyOptions) (*Qualification, 
 		return nil, err
 	}
 	fault.Point("qualify-checked") // judged, nothing registered: the next run judges again
-	if err := e.registerQualification(q, bundle, data, opts); err != nil {
+	if err := register(e, q, bundle, data); err != nil {
 		return nil, err
 	}
 	return q, nil
 }
 
-// registerQualification commits the qualified bundle and its report to HarnessRef and
+// register commits the qualified bundle and its report to HarnessRef and
 // records each artifact's standing in harness.json through the ledger: what passed is
 // qualified, what failed quarantined, keyed by its content, so a changed artifact is
 // judged again.
-func (e *Env) registerQualification(q *Qualification, bundle string, report []byte, opts QualifyOptions) error {
+func register(e *gate.Env, q *Qualification, bundle string, report []byte) error {
 	files, err := bundleFiles(bundle)
 	if err != nil {
 		return fmt.Errorf("qualify: %w", err)
@@ -182,23 +211,8 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 	fault.Point("qualify-committed") // on the ref, not in harness.json: the ref's tip is evidence only
 	reg := &harness.Registry{UpdatedAt: q.CreatedAt, Commit: commit.String(), Artifacts: []harness.Entry{}}
 	for _, a := range q.Artifacts {
-		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))
-		if err != nil {
-			return fmt.Errorf("qualify: %w", err)
-		}
-		en := harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: harness.Qualified, Content: content, Report: q.Report, Judged: q.CreatedAt}
-		switch {
-		case a.Status != "passed":
-			en.Status, en.Reason = harness.Quarantined, a.failure()
-		case opts.Final && q.Failed > 0 && opts.Prior[a.Path] != content:
-			en.Status = harness.Quarantined
-			en.Reason = fmt.Sprintf("built in iteration %d, whose qualification still failed after its repairs", opts.Iteration)
-		}
-		reg.Artifacts = append(reg.Artifacts, en)
-	}
-	c := changes{}
-	if err := c.add(workspace.Harness, reg.Marshal); err != nil {
-		return err
+		reg.Artifacts = append(reg.Artifacts, harness.Entry{Kind: a.Kind, Name: a.Name, Path: a.Path, Status: a.Standing,
+			Content: a.Content, Reason: a.Reason, Handshake: a.Handshake, Report: q.Report, Judged: q.CreatedAt})
 	}
 	kept := 0
 	for _, en := range reg.Artifacts {
@@ -206,7 +220,7 @@ func (e *Env) registerQualification(q *Qualification, bundle string, report []by
 			kept++
 		}
 	}
-	return e.apply(fmt.Sprintf("qualify: %d qualified, %d quarantined", kept, len(reg.Artifacts)-kept), c)
+	return e.ApplyState(fmt.Sprintf("qualify: %d qualified, %d quarantined", kept, len(reg.Artifacts)-kept), workspace.Harness, reg.Marshal)
 }
 
 // failure is the first failed check of an artifact, as one line.
@@ -240,22 +254,9 @@ func bundleFiles(bundle string) (map[string][]byte, error) {
 	return files, err
 }
 
-// Registry reads harness.json: nil when no qualification has run.
-func (e *Env) Registry() (*harness.Registry, error) {
-	p := e.ws().Path(workspace.Harness)
-	data, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return harness.ParseRegistry(e.display(p), data)
-}
-
 // qualifier runs the checks of one qualification.
 type qualifier struct {
-	e      *Env
+	e      *gate.Env
 	room   *cleanroom.Room
 	mcpBin string
 	traces string
@@ -274,15 +275,17 @@ func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedA
 	default:
 		m := a.MCP
 		argv := append([]string{qr.mcpBin, "smoke", "--startup-timeout", m.Startup.String(), "--tool-timeout", m.Tool.String(), "--", m.Command}, m.Args...)
-		smoke, line := qr.run(ctx, "smoke."+a.Name, m.Cwd, argv, m.Startup+m.Tool+10*time.Second)
+		smoke, line := qr.run(ctx, "smoke."+a.Name, m.Cwd, argv, m.Startup+m.Tool+10*time.Second, a.Path+"/"+m.Manifest+": startup_timeout_sec + tool_timeout_sec")
+		smoke = startupTimeout(smoke, a.Path+"/"+m.Manifest)
 		if smoke.Status == "passed" {
 			qa.Tools = append(qa.Tools, line.Tools...)
+			qa.Handshake, qa.Protocol = line.Handshake, line.Protocol
 		}
 		add(smoke)
 		if m.SelfTest == nil {
 			add(Check{Name: "self_test", Status: "failed", Message: "no self_test in the manifest (expected a command that exits 0, e.g. \"self_test\": true)"})
 		} else {
-			st, _ := qr.run(ctx, "self_test."+a.Name, m.Cwd, append([]string{qr.mcpBin, "selftest", "--"}, m.SelfTest...), m.SelfTestTime)
+			st, _ := qr.run(ctx, "self_test."+a.Name, m.Cwd, append([]string{qr.mcpBin, "selftest", "--"}, m.SelfTest...), m.SelfTestTime, a.Path+"/"+m.Manifest+": self_test_timeout_sec")
 			add(st)
 		}
 		inv := Check{Name: "tool_inventory", Status: "passed"}
@@ -321,16 +324,33 @@ func (qr qualifier) widen(run *benchmark.Runner) error {
 	return nil
 }
 
+// startupTimeout marks a smoke that got no answer within the manifest's startup or tool
+// timeout as a timeout (hgate-mcp smoke ended the server at that deadline), naming the
+// manifest's key.
+func startupTimeout(c Check, manifest string) Check {
+	if c.Status != "failed" || !strings.Contains(c.Message, "no answer within") {
+		return c
+	}
+	key := "startup_timeout_sec"
+	if strings.HasPrefix(c.Message, "tools/list") {
+		key = "tool_timeout_sec"
+	}
+	c.Status, c.Message = "timeout", c.Message+" ("+manifest+": "+key+")"
+	return c
+}
+
 // checkLine is the result line hgate-mcp smoke and selftest print.
 type checkLine struct {
-	Reward  *float64 `json:"reward"`
-	Tools   []string `json:"tools"`
-	Message string   `json:"message"`
+	Reward    *float64 `json:"reward"`
+	Tools     []string `json:"tools"`
+	Message   string   `json:"message"`
+	Handshake string   `json:"handshake"`
+	Protocol  string   `json:"protocol"`
 }
 
 // run runs one check command as a benchmark task of its own, in cwd of the room, bounded
-// by timeout; its trace is <traces>/<id>.log.
-func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, timeout time.Duration) (Check, checkLine) {
+// by timeout, the setting key names; its trace is <traces>/<id>.log.
+func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, timeout time.Duration, key string) (Check, checkLine) {
 	name, _, _ := strings.Cut(id, ".")
 	c := Check{Name: name}
 	run, err := qr.room.Runner(benchmark.NewPool(1), cleanroom.Train)
@@ -344,7 +364,7 @@ func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, time
 	}
 	run.Dir = filepath.Join(run.Dir, filepath.FromSlash(cwd))
 	run.Config.Run, run.Config.Batch, run.Config.Harbor = argv, nil, nil
-	run.Config.TaskTimeout, run.Config.Env = timeout, nil
+	run.Config.TaskTimeout, run.Config.Env, run.TimeoutKey = timeout, nil, key
 	start := time.Now()
 	out, err := run.Run(ctx, benchmark.Request{Split: "qualify", Tasks: []string{id}, TraceDir: qr.traces})
 	c.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
@@ -358,7 +378,7 @@ func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, time
 	line := lastCheckLine(trace)
 	switch {
 	case strings.HasPrefix(res.Reason, "timed out"):
-		c.Status, c.Message = "timeout", res.Reason
+		c.Status, c.Message = "timeout", res.Reason+" ("+key+")"
 	case res.Passed():
 		c.Status = "passed"
 	case line.Message != "":

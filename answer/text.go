@@ -1,7 +1,8 @@
-package gate
+package answer
 
 import (
 	"fmt"
+	"github.com/hgate/hgate/benchmark"
 	"io"
 	"slices"
 	"strings"
@@ -47,6 +48,22 @@ func ViolationLine(v gitguard.Violation, verb string) string {
 		line += "  (" + strings.Join(notes, "; ") + ")"
 	}
 	return line
+}
+
+// BenchJSON is hgate bench --json; Results is keyed by task id.
+type BenchJSON struct {
+	Full    bool                     `json:"full"`
+	Passed  int                      `json:"passed"`
+	Results map[string]BenchTaskJSON `json:"results"`
+	Total   int                      `json:"total"`
+	Spend   *benchmark.Spend         `json:"spend,omitempty"` // where the benchmark reports it (Harbor)
+}
+
+// BenchTaskJSON is one task's result in BenchJSON.
+type BenchTaskJSON struct {
+	Passed bool     `json:"passed"`
+	Reason string   `json:"reason"`
+	Reward *float64 `json:"reward"` // null: the task returned no reward
 }
 
 // WriteText prints the results as hgate bench does without --json, tasks in id order.

@@ -1,4 +1,7 @@
-package gate
+// Package answer holds the answer types of hgate gate, bench and guard (their --json
+// objects) and their text renderers: what the commands print and what the MCP tools
+// render from the commands' --json, without importing the workflows that produce them.
+package answer
 
 import (
 	"encoding/json"
@@ -111,14 +114,6 @@ func (r *Answer) Pending() bool { return r.Verdict == "pending" }
 
 // IsInterrupted reports whether a signal cut the gate short: no verdict, nothing recorded.
 func (r *Answer) IsInterrupted() bool { return r.Verdict == "interrupted" }
-
-func step0Reason(v []gitguard.Violation) string {
-	paths := make([]string, len(v))
-	for i, x := range v {
-		paths[i] = fmt.Sprintf("%s (%s)", x.Path, x.Kind)
-	}
-	return fmt.Sprintf("step 0: %d path(s) changed outside allow: %s", len(v), strings.Join(paths, ", "))
-}
 
 func percent(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }
 
