@@ -114,6 +114,7 @@ type runner struct {
 	env    *gate.Env
 	cfg    config.Loop
 	repo   *gitguard.Repo
+	wts    *gitguard.Worktrees // every git process the loop starts; nil without a git command
 	gopts  gitguard.Options
 	ws     workspace.Dir
 	dir    string // runs/<id>
@@ -189,6 +190,12 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer r.unlock()
+	// The repository's config is checked and anchored before anything runs: a key git
+	// would obey that hgate does not need stops the run here, a change later on before
+	// the next git process (see gitguard/gitrun).
+	if err := r.openGit(); err != nil {
+		return nil, err
+	}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
