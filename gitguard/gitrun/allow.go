@@ -117,14 +117,23 @@ func keyLines(text string) map[string][]int {
 	return out
 }
 
-// diffEntries names the keys added, removed or changed between two listings.
+// diffEntries names the keys added, removed or changed between two listings; an added
+// key outside the allowlist says so.
 func diffEntries(was, is []Entry) string {
 	str := func(e Entry) string { return e.Key + "=" + e.Value }
 	var d []string
 	for _, e := range is {
-		if !slices.ContainsFunc(was, func(o Entry) bool { return str(o) == str(e) }) {
-			d = append(d, "added "+e.Key)
+		if slices.ContainsFunc(was, func(o Entry) bool { return str(o) == str(e) }) {
+			continue
 		}
+		s := "added " + e.Key
+		if e.Line > 0 {
+			s += fmt.Sprintf(" (line %d)", e.Line)
+		}
+		if !allowed[pattern(e.Key)] {
+			s += ", a key that can run a command or change content"
+		}
+		d = append(d, s)
 	}
 	for _, e := range was {
 		if !slices.ContainsFunc(is, func(o Entry) bool { return str(o) == str(e) }) {

@@ -109,10 +109,15 @@ func (r *Runner) checkLocked() error {
 		return nil
 	}
 	what := ""
-	if keys, err := r.checkFiles(); err != nil {
+	if keys, err := r.listConfig(); err != nil {
 		what = err.Error()
-	} else if d := diffEntries(r.keys, keys); d != "" {
-		what = d
+	} else {
+		what = diffEntries(r.keys, keys)
+	}
+	if data, err := readBounded(r.attrs); err == nil {
+		if err := refuseAttributes(r.attrs, data); err != nil {
+			what = strings.TrimPrefix(strings.Join([]string{what, err.Error()}, "; "), "; ")
+		}
 	}
 	return &ChangedError{Files: changed, What: what}
 }
@@ -124,11 +129,11 @@ type ChangedError struct {
 }
 
 func (e *ChangedError) Error() string {
-	s := fmt.Sprintf("%s changed while hgate ran (git reads it, and hgate's own git would obey it)", strings.Join(e.Files, " and "))
+	s := fmt.Sprintf("%s changed while hgate ran", strings.Join(e.Files, " and "))
 	if e.What != "" {
 		s += ": " + e.What
 	}
-	return s + "; put it back (or check the change is yours) and run again"
+	return s + "; git reads it and hgate's own git would obey it: hgate stopped instead. Put it back (or make sure the change is yours and allowed) and run again"
 }
 
 // digests reads each file's SHA-256; an absent file's is zero.
