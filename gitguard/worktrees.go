@@ -47,8 +47,9 @@ func (w *Worktrees) Check() error { return w.git.Check() }
 // Add makes a detached linked worktree at dir on commit (git worktree add --no-checkout)
 // and writes commit's files into it and its index itself: regular files, executables and
 // symlinks as the tree holds them, submodules as empty folders, nothing written through
-// a link, no filter or hook run.
-func (w *Worktrees) Add(dir string, commit plumbing.Hash) error {
+// a link, no filter or hook run; a blob over maxFile bytes (0: DefaultMaxFileBytes) is
+// refused.
+func (w *Worktrees) Add(dir string, commit plumbing.Hash, maxFile int64) error {
 	if _, _, err := w.git.Run("worktree", "add", "--no-checkout", "--detach", dir, commit.String()); err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func (w *Worktrees) Add(dir string, commit plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	return lr.fill(commit, w.repo.maxFileOr(0))
+	return lr.fill(commit, w.repo.maxFileOr(maxFile))
 }
 
 // Remove removes the linked worktree at dir (git worktree remove --force).

@@ -32,7 +32,7 @@ func TestWorktreesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "wt")
-	if err := w.Add(dir, head); err != nil {
+	if err := w.Add(dir, head, 0); err != nil {
 		t.Fatal(err)
 	}
 	wt := &gittest.Repo{Dir: dir}
@@ -121,7 +121,7 @@ func TestWorktreesIgnoreDotGitFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "wt")
-	if err := w.Add(dir, head); err != nil {
+	if err := w.Add(dir, head, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+filepath.Join(decoy.Dir, ".git")+"\n"), 0o644); err != nil {
@@ -136,5 +136,27 @@ func TestWorktreesIgnoreDotGitFile(t *testing.T) {
 	}
 	if files := r.Git("ls-tree", "-r", "--name-only", c.String()); files != "a.txt\nb.txt\n" {
 		t.Errorf("candidate's files: %q", files)
+	}
+}
+
+// A blob over the bound is never written into an agent's worktree.
+func TestWorktreesAddBound(t *testing.T) {
+	r := gittest.New(t)
+	r.Write("big.txt", "more than eight bytes\n")
+	head := plumbing.NewHash(r.Commit("init"))
+	repo, err := gitguard.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := repo.Worktrees()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "wt")
+	if err := w.Add(dir, head, 8); err == nil || !strings.Contains(err.Error(), "over gate.max_file_bytes (8)") {
+		t.Fatalf("Add with an 8-byte bound: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "big.txt")); !os.IsNotExist(err) {
+		t.Errorf("big.txt was written: %v", err)
 	}
 }

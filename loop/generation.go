@@ -175,7 +175,7 @@ func (r *runner) addWorktree(dir, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
-	if err := r.wts.Add(dir, plumbing.NewHash(commit)); err != nil {
+	if err := r.wts.Add(dir, plumbing.NewHash(commit), r.env.Config.Gate.MaxFileBytes); err != nil {
 		return fmt.Errorf("loop: agents: %w (loop.agents > 1 needs git 2.38 or later on PATH)", err)
 	}
 	return nil
