@@ -99,6 +99,11 @@ func openAt(root string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openGitDirs(root, gitDir, commonDir)
+}
+
+// openGitDirs is openAt with the git folders known.
+func openGitDirs(root, gitDir, commonDir string) (*Repo, error) {
 	if _, err := os.Stat(gitDir); err != nil {
 		return nil, err
 	}

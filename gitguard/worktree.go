@@ -130,6 +130,24 @@ func (r *Repo) headState(opts Options) (head, headTree plumbing.Hash, s *snapsho
 }
 
 func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, message string, author Signature) (plumbing.Hash, error) {
+	tree, err := r.worktreeTree(s, st)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	c, err := r.objects().WriteCommit(tree, message, author, head)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := r.updateRef(ref, c, plumbing.ZeroHash); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c, nil
+}
+
+// worktreeTree stores and returns HEAD's tree with everything the worktree holds beyond
+// it (allowed or not, untracked and not ignored included); a special file or one over
+// the size bound keeps HEAD's entry, never read.
+func (r *Repo) worktreeTree(s *snapshot, st *state) (plumbing.Hash, error) {
 	root := &objstore.Edit{}
 	for _, p := range sortedPaths(st) {
 		ps := st.paths[p]
@@ -160,18 +178,7 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 			root.Set(p, &objstore.Entry{Mode: mode, Hash: h})
 		}
 	}
-	tree, err := s.tr.Apply(s.headTree, root)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	c, err := r.objects().WriteCommit(tree, message, author, head)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := r.updateRef(ref, c, plumbing.ZeroHash); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return c, nil
+	return s.tr.Apply(s.headTree, root)
 }
 
 // restoreWritten, when set by a test, runs after restore wrote a file: a

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -146,30 +144,37 @@ func (r *runner) sweepAgents() {
 		dir := filepath.Join(parent, run.Name())
 		agents, _ := os.ReadDir(dir)
 		for _, a := range agents {
-			_, _, _ = git(r.repo.Root(), nil, "worktree", "remove", "--force", filepath.Join(dir, a.Name()))
+			if r.wts != nil {
+				_ = r.wts.Remove(filepath.Join(dir, a.Name()))
+			}
 		}
 		os.RemoveAll(dir)
 	}
-	_, _, _ = git(r.repo.Root(), nil, "worktree", "prune")
+	if r.wts != nil {
+		_ = r.wts.Prune()
+	}
 }
 
-// addWorktree makes a detached linked worktree at commit, replacing one a killed run left.
+// addWorktree makes a detached linked worktree at commit, replacing one a killed run
+// left; hgate, not git's checkout, writes its files (gitguard.Worktrees.Add).
 func (r *runner) addWorktree(dir, commit string) error {
-	root := r.repo.Root()
+	if r.wts == nil {
+		return fmt.Errorf("loop: agents: %w (loop.agents > 1 needs git 2.38 or later on PATH)", gitguard.ErrNoGit)
+	}
 	if _, err := os.Stat(dir); err == nil {
-		if _, _, err := git(root, nil, "worktree", "remove", "--force", dir); err != nil {
+		if err := r.wts.Remove(dir); err != nil {
 			if err := os.RemoveAll(dir); err != nil {
 				return err
 			}
 		}
 	}
-	if _, _, err := git(root, nil, "worktree", "prune"); err != nil {
+	if err := r.wts.Prune(); err != nil {
 		return fmt.Errorf("loop: agents: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
-	if _, _, err := git(root, nil, "worktree", "add", "--detach", dir, commit); err != nil {
+	if err := r.wts.Add(dir, plumbing.NewHash(commit), r.env.Config.Gate.MaxFileBytes); err != nil {
 		return fmt.Errorf("loop: agents: %w (loop.agents > 1 needs git 2.38 or later on PATH)", err)
 	}
 	return nil
@@ -254,15 +259,9 @@ func (r *runner) newGenIteration(g *generation, a *genAgent) *Iteration {
 func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	fault.Point("loop-generation-ended:" + strconv.Itoa(a.Index)) // ended, its candidate not taken, nothing journaled
 	msg := r.candidateMessage(a)
-	unread, err := r.unreadLeftovers(a.Worktree)
+	cand, unread, err := r.takeCandidate(a.Worktree, g.Base, msg)
 	if err != nil {
 		return fmt.Errorf("iteration %d: agent %d's candidate: %w", a.Iteration, a.Index, err)
-	}
-	cand := ""
-	if len(unread) == 0 {
-		if cand, err = r.takeCandidate(a.Worktree, g.Base, msg); err != nil {
-			return fmt.Errorf("iteration %d: agent %d's candidate: %w", a.Iteration, a.Index, err)
-		}
 	}
 	r.genMu.Lock()
 	defer r.genMu.Unlock()
@@ -276,75 +275,23 @@ func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	return r.save()
 }
 
-// unreadLeftovers are Step 0's reasons against what the agent left in its worktree that
-// git would have to read to commit it: a fifo, socket or device (git add blocks or fails
-// on one) or a file over gate.max_file_bytes (a sparse 64 GB file). Only what git would
-// take is looked at, by Lstat alone: changed and untracked files it does not ignore.
-func (r *runner) unreadLeftovers(wt string) ([]string, error) {
-	if _, err := os.Stat(wt); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// takeCandidate commits what the agent left in its worktree on top of base (everything
+// the base's ignore rules do not hide; Step 0 judges it in the main worktree), or returns
+// "" when it left nothing; or, with nothing committed, Step 0's reasons against what it
+// left that may not be read: a fifo, socket or device, or a file over
+// gate.max_file_bytes (a sparse 64 GB file).
+func (r *runner) takeCandidate(wt, base, msg string) (string, []string, error) {
+	if r.wts == nil {
+		return "", nil, gitguard.ErrNoGit
 	}
-	out, _, err := git(wt, nil, "ls-files", "-z", "--modified", "--others", "--exclude-standard")
-	if err != nil {
-		return nil, err
+	a := r.author
+	a.When = r.now()
+	c, unread, err := r.wts.Candidate(wt, plumbing.NewHash(base), r.gopts, msg+"\n", a)
+	if err != nil || c.IsZero() {
+		return "", unread, err
 	}
-	limit := r.env.Config.Gate.MaxFileBytes
-	if limit <= 0 {
-		limit = gitguard.DefaultMaxFileBytes
-	}
-	var why []string
-	for _, p := range strings.Split(out, "\x00") {
-		fi, err := os.Lstat(filepath.Join(wt, filepath.FromSlash(p)))
-		switch {
-		case p == "" || err != nil: // deleted, or the list's end
-		case !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0:
-			why = append(why, fmt.Sprintf("Step 0: %s is a %s, not a file: left unread", p, fileKind(fi.Mode())))
-		case fi.Mode().IsRegular() && fi.Size() > limit:
-			why = append(why, fmt.Sprintf("Step 0: %s is %d bytes, over gate.max_file_bytes (%d): left unread", p, fi.Size(), limit))
-		}
-	}
-	return why, nil
+	return c.String(), nil, nil
 }
-
-// fileKind names a special file's type for a reason.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "fifo"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
-}
-
-// takeCandidate commits what the agent left in its worktree (everything git does not
-// ignore; Step 0 judges it in the main worktree) on top of base, or returns "" when it
-// left nothing. A missing worktree (killed before it was made) left nothing.
-func (r *runner) takeCandidate(wt, base, msg string) (string, error) {
-	if _, err := os.Stat(wt); errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if _, _, err := git(wt, nil, "add", "-A"); err != nil {
-		return "", err
-	}
-	tree, _, err := git(wt, nil, "write-tree")
-	if err != nil {
-		return "", err
-	}
-	baseTree, err := r.repo.TreeOf(plumbing.NewHash(base))
-	if err != nil {
-		return "", err
-	}
-	if tree == baseTree.String() {
-		return "", nil
-	}
-	when := r.now().Format(time.RFC3339)
-	return gitOut(git(wt, authorEnv(r.author, when), "commit-tree", tree, "-p", base, "-m", msg))
-}
-
-func gitOut(out string, _ int, err error) (string, error) { return out, err }
 
 // candidateMessage is the first line of the agent's own message file, else a generated one.
 func (r *runner) candidateMessage(a *genAgent) string {
@@ -369,6 +316,9 @@ func (r *runner) checkGenRefs(g *generation) error {
 // putBackGenRefs compares refs/hgate/* with the snapshot taken before the agents
 // started: what moved is put back and counted against the generation (Tamper).
 func (r *runner) putBackGenRefs(g *generation) error {
+	if err := r.checkGit(); err != nil {
+		return err
+	}
 	r.genMu.Lock()
 	defer r.genMu.Unlock()
 	if g.Refs == nil {
@@ -432,7 +382,6 @@ func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumb
 		it.Outcome = OutcomeUnchanged
 		return phaseLearn, nil
 	}
-	root := r.repo.Root()
 	tree := ""
 	if head.String() == g.Base {
 		t, err := r.repo.TreeOf(plumbing.NewHash(a.Candidate))
@@ -442,14 +391,14 @@ func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumb
 		tree = t.String()
 	} else {
 		// A real three-way merge: the candidate's parent is the base, HEAD descends from it.
-		out, code, err := git(root, nil, "merge-tree", "--write-tree", "--no-messages", head.String(), a.Candidate)
-		if code == 1 {
+		t, conflict, err := r.wts.Merge(head, plumbing.NewHash(a.Candidate))
+		if conflict {
 			return phaseLearn, r.setAsideConflict(a, head, it)
 		}
 		if err != nil {
 			return "", fmt.Errorf("iteration %d: rebase onto %s: %w (loop.agents > 1 needs git 2.38 or later)", a.Iteration, head.String()[:7], err)
 		}
-		tree, _, _ = strings.Cut(out, "\n")
+		tree = t.String()
 		it.Rebased = true
 	}
 	if tree == headTree.String() {
@@ -458,10 +407,7 @@ func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumb
 	}
 	// The worktree becomes the tree, the index stays HEAD's: as if an agent had edited it.
 	// Idempotent, so a resume before the gate's phase was saved places it again.
-	if _, _, err := git(root, nil, "read-tree", "--reset", "-u", tree); err != nil {
-		return "", err
-	}
-	if _, _, err := git(root, nil, "reset", "-q"); err != nil {
+	if err := r.repo.PlaceTree(plumbing.NewHash(tree), r.env.Config.Gate.MaxFileBytes); err != nil {
 		return "", err
 	}
 	return phaseGate, nil
@@ -498,12 +444,15 @@ func (r *runner) endGeneration(g *generation) error {
 			return err
 		}
 	}
+	if err := r.checkGit(); err != nil {
+		return err
+	}
 	for _, a := range g.Agents {
-		if _, _, err := git(r.repo.Root(), nil, "worktree", "remove", "--force", a.Worktree); err != nil {
+		if err := r.wts.Remove(a.Worktree); err != nil {
 			os.RemoveAll(a.Worktree)
 		}
 	}
-	_, _, _ = git(r.repo.Root(), nil, "worktree", "prune")
+	_ = r.wts.Prune()
 	r.j.Gen, r.j.Generations = nil, g.Number
 	return r.save()
 }

@@ -17,6 +17,9 @@ func (r *runner) checkRefs(n int) error {
 }
 
 func (r *runner) checkRefsLocked(n int) error {
+	if err := r.checkGit(); err != nil {
+		return err
+	}
 	j := r.j
 	if j.Refs == nil {
 		// Only a resume a human approved gets here without one (the journal had none):
@@ -87,4 +90,13 @@ func (r *runner) putBackRefs(snap gitguard.RefSnapshot, who, agent string) ([]st
 	}
 	fmt.Fprintf(r.log, "[loop] %s: %s changed hgate's refs behind its back; put back: %s\n", who, agent, strings.Join(changed, "; "))
 	return changed, nil
+}
+
+// checkGit stops the run when the repository's config or info/attributes changed since
+// the run began (git would obey them; see gitguard/gitrun), naming the change.
+func (r *runner) checkGit() error {
+	if r.wts == nil {
+		return nil
+	}
+	return r.wts.Check()
 }

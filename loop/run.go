@@ -114,6 +114,7 @@ type runner struct {
 	env    *gate.Env
 	cfg    config.Loop
 	repo   *gitguard.Repo
+	wts    *gitguard.Worktrees // every git process the loop starts; nil without a git command
 	gopts  gitguard.Options
 	ws     workspace.Dir
 	dir    string // runs/<id>
@@ -191,6 +192,12 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		return nil, nil, err
 	}
 	undo = append(undo, r.unlock)
+	// The repository's config is checked and anchored before anything runs: a key git
+	// would obey that hgate does not need stops the run here, a change later on before
+	// the next git process (see gitguard/gitrun).
+	if err := r.openGit(); err != nil {
+		return nil, nil, err
+	}
 	if err := r.open(); err != nil {
 		return nil, nil, err
 	}

@@ -1,18 +1,34 @@
 package loop
 
 import (
+	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/hgate/hgate/gitguard"
 )
+
+// openGit checks the repository's config and anchors it; without a git command on PATH
+// the loop runs no git, and says so where it needs one.
+func (r *runner) openGit() error {
+	w, err := r.repo.Worktrees()
+	switch {
+	case errors.Is(err, gitguard.ErrNoGit):
+		return nil
+	case err != nil:
+		return fmt.Errorf("loop: %w", err)
+	}
+	r.wts = w
+	return nil
+}
 
 // trackedSecrets refuses a sandboxed run when a path the agent may not read
 // (loop.sandbox.hidden, clean_room.test_only) is in git's history: the sandbox hides the
 // file, but the agent reads .git, where `git show` prints every object of every commit.
 // The check asks the git CLI (rev-list over every ref); without one it says it could not.
 func (r *runner) trackedSecrets() error {
-	if _, err := exec.LookPath("git"); err != nil {
+	if r.wts == nil {
 		fmt.Fprintln(r.log, "[loop] warning: no git command on PATH: cannot check that loop.sandbox.hidden and clean_room.test_only were never committed (the agent can read .git)")
 		return nil
 	}
@@ -32,7 +48,7 @@ func (r *runner) trackedSecrets() error {
 			if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 				continue // outside the repository: git holds none of it
 			}
-			commit, _, err := git(root, nil, "rev-list", "-1", "--all", "--", filepath.ToSlash(rel))
+			commit, err := r.wts.Committed(filepath.ToSlash(rel))
 			if err != nil {
 				return fmt.Errorf("loop: %s: %s: %w", k.key, p, err)
 			}

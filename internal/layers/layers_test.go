@@ -14,6 +14,7 @@ var layer = map[string]int{
 	"internal/proc": 0, "internal/fault": 0, "internal/golden": 0, "internal/doclinks": 0,
 	"internal/sandbox": 1, "internal/lock": 1, "internal/statefile": 1, "internal/scratch": 1,
 	"gitguard/internal/lockfile": 1, "gitguard/internal/pattern": 1, "gitguard/internal/objstore": 1,
+	"gitguard/gitrun":        1,
 	"gitguard/internal/refs": 2, "gitguard/internal/index": 2, "gitguard/internal/records": 3, "gitguard/internal/walk": 3,
 	"gitguard":  4,
 	"workspace": 5, "suite": 5, "split": 5, "record": 5, "config": 5, "finalscore": 5,

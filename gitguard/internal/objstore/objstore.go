@@ -304,3 +304,7 @@ func (c *Checker) Close() {
 		x.f.Close()
 	}
 }
+
+// Size returns the size of object h's content without reading it all (for a bound to
+// be checked first); it is not checked against h, which reading it later does.
+func (s Store) Size(h plumbing.Hash) (int64, error) { return s.objects.EncodedObjectSize(h) }
