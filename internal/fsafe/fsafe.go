@@ -124,3 +124,37 @@ func (r *Root) Replace(name string, src io.Reader, perm os.FileMode) error {
 	}
 	return err
 }
+
+// Walk calls fn for every entry under the folder, depth first in name order, with its
+// name relative to r ("a/b"). A folder is entered by descriptor after fn has seen it
+// (unless fn returns fs.SkipDir); a link is reported as a link and never entered.
+func (r *Root) Walk(fn func(name string, d fs.DirEntry) error) error {
+	return r.walkDir("", fn)
+}
+
+func (r *Root) walkDir(dir string, fn func(name string, d fs.DirEntry) error) error {
+	list := dir
+	if list == "" {
+		list = "."
+	}
+	ents, err := r.ReadDir(list)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := path.Join(dir, e.Name())
+		err := fn(name, e)
+		if err == fs.SkipDir {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if err := r.walkDir(name, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -194,22 +194,50 @@ func (r *Root) RemoveAll(name string) error {
 // Rename renames oldname to newname, both under r. Neither is followed: a link at
 // newname is replaced, not written through; a folder at newname makes it fail unless
 // oldname is a folder too.
-func (r *Root) Rename(oldname, newname string) error {
-	record("rename", r.path, oldname+" -> "+newname)
+func (r *Root) Rename(oldname, newname string) error { return r.RenameTo(oldname, r, newname) }
+
+// RenameTo renames oldname under r to newname under dst (on the same file system), as
+// Rename does.
+func (r *Root) RenameTo(oldname string, dst *Root, newname string) error {
+	record("rename", r.path, oldname)
+	record("rename", dst.path, newname)
 	ofd, obase, err := r.parent(oldname)
 	if err != nil {
 		return err
 	}
 	defer closeParent(r, ofd)
-	nfd, nbase, err := r.parent(newname)
+	nfd, nbase, err := dst.parent(newname)
 	if err != nil {
 		return err
 	}
-	defer closeParent(r, nfd)
+	defer closeParent(dst, nfd)
 	if err := unix.Renameat(ofd, obase, nfd, nbase); err != nil {
-		return &os.LinkError{Op: "rename", Old: r.Join(oldname), New: r.Join(newname), Err: err}
+		return &os.LinkError{Op: "rename", Old: r.Join(oldname), New: dst.Join(newname), Err: err}
 	}
 	return nil
+}
+
+// TempFile is a new file with no name, in dir (a folder no sandbox can write), for
+// reading and writing: what a sandboxed process prints is kept there until hgate copies
+// it where it belongs, so nothing can be planted at its name meanwhile.
+func TempFile(dir string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if oTmpfile != 0 {
+		if fd, err := unix.Open(dir, oTmpfile|unix.O_RDWR|unix.O_CLOEXEC, 0o600); err == nil {
+			return os.NewFile(uintptr(fd), dir+"/(unnamed)"), nil
+		}
+	}
+	f, err := os.CreateTemp(dir, "hgate-anon-") // O_EXCL with a random name, removed at once
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Chmod sets the mode of the file or folder name (never of a link's target).
@@ -224,6 +252,22 @@ func (r *Root) Chmod(name string, perm os.FileMode) error {
 		return &fs.PathError{Op: "chmod", Path: r.Join(name), Err: err}
 	}
 	return nil
+}
+
+// Readlink is the target of the link name (the link itself is never followed).
+func (r *Root) Readlink(name string) (string, error) {
+	record("readlink", r.path, name)
+	dfd, base, err := r.parent(name)
+	if err != nil {
+		return "", err
+	}
+	defer closeParent(r, dfd)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dfd, base, buf)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: r.Join(name), Err: err}
+	}
+	return string(buf[:n]), nil
 }
 
 // parent opens the folder holding name (r itself for a one-component name) and returns
