@@ -15,6 +15,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // budgetStop ends a run whose budget is spent before a gate starts: the agent's work stays
@@ -245,7 +246,7 @@ func codexConfigModel() string {
 		}
 		dir = filepath.Join(home, ".codex")
 	}
-	f, err := os.Open(filepath.Join(dir, "config.toml"))
+	f, err := fsafe.Open(filepath.Join(dir, "config.toml"), 1<<20) // the agent's CLI home: by descriptor
 	if err != nil {
 		return ""
 	}

@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -157,4 +158,16 @@ func (r *Root) walkDir(dir string, fn func(name string, d fs.DirEntry) error) er
 		}
 	}
 	return nil
+}
+
+// Open opens the regular, singly linked file at p for reading with Root.Open, its folder
+// opened by path: for a file of a sandbox in a folder of hgate's (the folder's own path
+// is trusted, the name in it is not).
+func Open(p string, max int64) (*os.File, error) {
+	r, err := OpenRoot(filepath.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Open(filepath.Base(p), max)
 }
