@@ -29,6 +29,10 @@ func openat2(dirfd int, name string, flags int, mode uint32) (int, error) {
 		case unix.ENOSYS:
 			noOpenat2.Store(true)
 			return -1, errNoOpenat2
+		case unix.EPERM:
+			// Some seccomp filters answer EPERM to a syscall they do not know: the
+			// walk tries again, and gives the same EPERM where it was the file's.
+			return -1, errNoOpenat2
 		}
 		return -1, err
 	}
