@@ -198,3 +198,39 @@ func TestReadDirListsLinksAsLinks(t *testing.T) {
 		t.Fatal("ReadDir followed a link")
 	}
 }
+
+func TestTempFileHasNoName(t *testing.T) {
+	dir := t.TempDir()
+	f, err := TempFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("trace"); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("TempFile left a name to plant at: %v", ents)
+	}
+}
+
+func TestWalkNeverEntersLinks(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		root, outside, r := fixture(t)
+		os.Symlink(outside, filepath.Join(root, "d", "ld"))
+		var seen []string
+		err := r.Walk(func(name string, d fs.DirEntry) error {
+			seen = append(seen, name)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(seen, " "); got != "d d/f d/ld f" {
+			t.Fatalf("Walk saw %q, want %q", got, "d d/f d/ld f")
+		}
+		if target, err := r.Readlink("d/ld"); err != nil || target != outside {
+			t.Fatalf("Readlink = %q, %v", target, err)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -103,7 +104,9 @@ func (r *Root) ReadDir(name string) ([]os.DirEntry, error) {
 	}
 	f := os.NewFile(uintptr(fd), r.Join(name))
 	defer f.Close()
-	return f.ReadDir(-1)
+	ents, err := f.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }
 
 // Mkdir makes the folder name (its parent must exist).
