@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/harness"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 func init() { Register(Codex{}) }
@@ -177,7 +178,7 @@ func (Codex) ConfigModel() string {
 		}
 		dir = filepath.Join(home, ".codex")
 	}
-	f, err := os.Open(filepath.Join(dir, "config.toml"))
+	f, err := fsafe.Open(filepath.Join(dir, "config.toml"), 1<<20) // the agent's CLI home: by descriptor
 	if err != nil {
 		return ""
 	}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/proc"
 )
 
@@ -301,7 +302,13 @@ func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Resu
 	var problems []string
 	found := map[string][]string{} // task -> trial folders
 	trials := map[string]harborTrial{}
-	entries, err := os.ReadDir(job)
+	// Harbor, a sandboxed task, wrote the job folder: read by descriptor (fsafe).
+	root, err := fsafe.OpenRoot(job)
+	var entries []os.DirEntry
+	if err == nil {
+		defer root.Close()
+		entries, err = root.ReadDir(".")
+	}
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("harbor job folder: %v", err))
 	}
@@ -313,8 +320,8 @@ func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Resu
 		if !e.IsDir() {
 			continue // config.json, result.json, job.log: the job's, not a trial's
 		}
-		dir := filepath.Join(job, e.Name())
-		tr, err := readHarborTrial(dir)
+		dir := e.Name()
+		tr, err := readHarborTrial(root, dir)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			problems = append(problems, fmt.Sprintf("harbor trial %s has no result.json", clip(e.Name())))
@@ -341,7 +348,7 @@ func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Resu
 		case 1:
 			results[id] = trials[dirs[0]].result(id)
 			if traceDir != "" {
-				keepHarborTrace(dirs[0], traceDir, id)
+				keepHarborTrace(root, dirs[0], traceDir, id)
 			}
 		default:
 			sort.Strings(dirs)
@@ -354,9 +361,9 @@ func ReadHarborJob(job string, tasks []string, traceDir string) (map[string]Resu
 
 // readHarborTrial decodes a trial folder's result.json; Harbor's other fields are
 // left alone.
-func readHarborTrial(dir string) (harborTrial, error) {
+func readHarborTrial(job *fsafe.Root, dir string) (harborTrial, error) {
 	var tr harborTrial
-	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	data, err := job.ReadFile(dir+"/result.json", harborResultMax)
 	if err != nil {
 		return tr, err
 	}
@@ -423,12 +430,20 @@ func (tr harborTrial) spend() Spend {
 	return s
 }
 
-// keepHarborTrace moves a train trial's log and trajectory to where train traces go.
-func keepHarborTrace(trial, traceDir, id string) {
-	os.Rename(filepath.Join(trial, "trial.log"), filepath.Join(traceDir, id+".log"))
-	dst := filepath.Join(traceDir, id)
-	RemoveAll(dst)
-	os.Rename(filepath.Join(trial, "agent"), dst)
+// harborResultMax bounds a trial's result.json.
+const harborResultMax = 16 << 20
+
+// keepHarborTrace moves a train trial's log and trajectory to where train traces go,
+// by descriptor: Harbor wrote both folders.
+func keepHarborTrace(job *fsafe.Root, trial, traceDir, id string) {
+	dst, err := fsafe.OpenRoot(traceDir)
+	if err != nil {
+		return
+	}
+	defer dst.Close()
+	job.RenameTo(trial+"/trial.log", dst, id+".log")
+	dst.RemoveAll(id)
+	job.RenameTo(trial+"/agent", dst, id)
 }
 
 func firstLine(s string) string {

@@ -3,11 +3,12 @@ package benchmark
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // harborAgentTimeouts gives every asked task of a local dataset an agent timeout: Harbor
@@ -23,10 +24,17 @@ func (r *Runner) harborAgentTimeouts(tasks []string) ([]string, error) {
 		return nil, nil
 	}
 	secs := strconv.FormatInt(int64((r.Config.TaskTimeout+time.Second-1)/time.Second), 10)
+	// The room's copy of the dataset is written by descriptor: a task of an earlier request
+	// in the same room may have left a link where a task.toml was.
+	root, err := fsafe.OpenRoot(r.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark: harbor: %w", err)
+	}
+	defer root.Close()
 	var set []string
 	for _, id := range tasks {
-		p := filepath.Join(r.Dir, filepath.FromSlash(h.Path), id, "task.toml")
-		data, err := os.ReadFile(p)
+		name := path.Join(h.Path, id, "task.toml")
+		data, err := root.ReadFile(name, 1<<20)
 		if err != nil {
 			continue // harbor says what is wrong with the task
 		}
@@ -34,12 +42,7 @@ func (r *Runner) harborAgentTimeouts(tasks []string) ([]string, error) {
 		if !changed {
 			continue
 		}
-		tmp := p + ".hgate-tmp"
-		if err := os.WriteFile(tmp, out, 0o644); err != nil {
-			return set, fmt.Errorf("benchmark: harbor: %s: %w", id, err)
-		}
-		if err := os.Rename(tmp, p); err != nil {
-			os.Remove(tmp)
+		if err := root.Replace(name, bytes.NewReader(out), 0o644); err != nil {
 			return set, fmt.Errorf("benchmark: harbor: %s: %w", id, err)
 		}
 		set = append(set, id)

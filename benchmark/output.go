@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/proc"
 )
 
@@ -38,6 +39,8 @@ func (t *tail) Bytes() []byte {
 const (
 	TraceHead = 1 << 20
 	TraceTail = 1 << 20
+	// TraceMax bounds a trace read back: head, tail and hgate's own lines, with room.
+	TraceMax = TraceHead + TraceTail + 64<<10
 )
 
 // lastBytes keeps the last n bytes written to it in a ring of n bytes, allocated on
@@ -86,12 +89,12 @@ func (l *lastBytes) writeTo(w io.Writer) error {
 type taskOutput struct {
 	mu       sync.Mutex
 	tail     tail
-	file     *os.File // nil: no trace kept
+	file     *os.File // nil: no trace kept; else an unnamed file of hgate's (fsafe.TempFile)
 	head     int64    // bytes written to file so far, up to TraceHead
 	rest     lastBytes
-	last     byte // the last byte traced, 0 before the first
-	partial  string
-	final    string
+	last     byte   // the last byte traced, 0 before the first
+	dir      string // the trace's folder, {trace_dir}, which the tasks can write
+	final    string // the trace's name in dir, <name>.log; "": no trace kept
 	writeErr error
 	// denyHint, for a task under a read allowlist, is the line its trace gets when its
 	// output says a path was denied; denied says it did.
@@ -103,13 +106,14 @@ type taskOutput struct {
 // "Permission denied": the sandbox's read allowlist may be why.
 const DenyHint = "hgate: a path was denied: in the sandbox a task may read only its room, the system's folders (/usr /lib* /bin /sbin /etc /opt), its PATH, HOME, TMPDIR, {trace_dir} and the caches, and write only HOME, TMPDIR, {trace_dir}, the caches and clean_room.writable; name other paths it must read in clean_room.read (README, Integrity)"
 
-// newTaskOutput prepares the output of one command. With keep, the trace
-// goes to <dir>/<name>.log via a .partial file.
+// newTaskOutput prepares the output of one command. With keep, the trace goes to
+// <dir>/<name>.log when the command has ended: until then it is in an unnamed file of
+// hgate's, out of every task's reach, since dir is {trace_dir}, which every task can
+// write (a name hgate wrote to there could be a planted link).
 func newTaskOutput(keep bool, dir, name string) *taskOutput {
 	t := &taskOutput{rest: lastBytes{n: TraceTail}}
 	if keep {
-		t.final = filepath.Join(dir, name+".log")
-		t.partial = t.final + ".partial"
+		t.dir, t.final = dir, name+".log"
 	}
 	return t
 }
@@ -118,7 +122,7 @@ func newTaskOutput(keep bool, dir, name string) *taskOutput {
 // to t.
 func (t *taskOutput) start(spec procSpec) (*proc.Process, error) {
 	if t.final != "" {
-		f, err := os.OpenFile(t.partial, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		f, err := fsafe.TempFile("")
 		if err != nil {
 			return nil, fmt.Errorf("create trace: %w", err)
 		}
@@ -137,8 +141,9 @@ func (t *taskOutput) start(spec procSpec) (*proc.Process, error) {
 	return p, err
 }
 
-// finish closes the trace and gives it its final name. It returns a
-// problem to report when the trace could not be written, else "".
+// finish writes the trace to its folder, by descriptor (fsafe: whatever a task planted
+// at its name is replaced, never written through), and closes it. It returns a problem
+// to report when the trace could not be written, else "".
 func (t *taskOutput) finish() string {
 	if t.file == nil {
 		return ""
@@ -150,16 +155,29 @@ func (t *taskOutput) finish() string {
 	if err == nil && t.denied && t.denyHint != "" {
 		_, err = fmt.Fprintf(t.file, "\n%s\n", t.denyHint)
 	}
+	if err == nil {
+		err = t.publish()
+	}
 	if cerr := t.file.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(t.partial, t.final)
-	}
 	if err != nil {
-		return fmt.Sprintf("trace %s: %v", t.final, err)
+		return fmt.Sprintf("trace %s: %v", filepath.Join(t.dir, t.final), err)
 	}
 	return ""
+}
+
+// publish copies the whole trace to <dir>/<final>.
+func (t *taskOutput) publish() error {
+	if _, err := t.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	root, err := fsafe.OpenRoot(t.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Replace(t.final, t.file, 0o644)
 }
 
 // endWith adds a last line of hgate's own to the trace (why the command was stopped), after

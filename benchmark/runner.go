@@ -25,9 +25,11 @@
 // sandbox a second SIGTERM first, on which the shim ends the whole tree).
 //
 // Traces: with Request.TraceDir set, each task's stdout and stderr, in the
-// order hgate reads them, stream into <TraceDir>/<id>.log.partial, renamed
-// to <id>.log when the task ends, so a file named .log is always a whole
-// trace (batch: batch.log). Without TraceDir nothing is written to disk by
+// order hgate reads them, stream into an unnamed file of hgate's, copied to
+// <TraceDir>/<id>.log (by descriptor, replacing whatever is at that name) when
+// the task ends, so a file named .log is always a whole trace (batch:
+// batch.log). hgate never writes to a name in {trace_dir} while a task that
+// can write there runs with it (internal/fsafe). Without TraceDir nothing is written to disk by
 // hgate; {trace_dir} is then a private temporary directory removed when Run
 // returns, which keeps the held-out test split out of the repository and
 // the workspace. Only the last TailLimit bytes of stdout are kept in memory

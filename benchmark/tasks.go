@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
@@ -53,7 +54,8 @@ func ListTasksAs(ctx context.Context, dir, shown string, cfg config.Benchmark) (
 	case src.Glob != "":
 		return listGlob(dir, shown, src.Glob)
 	case src.File != "":
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(src.File)))
+		// dir is a worktree or room a sandbox may have written: by descriptor (fsafe).
+		data, err := fsafe.ReadFile(dir, path.Clean(src.File), taskFileMax)
 		if err != nil {
 			var pe *fs.PathError
 			if shown != "" && errors.As(err, &pe) {
@@ -66,6 +68,9 @@ func ListTasksAs(ctx context.Context, dir, shown string, cfg config.Benchmark) (
 		return listCommand(ctx, dir, cfg)
 	}
 }
+
+// taskFileMax bounds benchmark.tasks.file.
+const taskFileMax = 64 << 20
 
 func listGlob(dir, shown, pattern string) ([]string, error) {
 	if _, err := path.Match(pattern, ""); err != nil {

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/ledger"
 )
 
@@ -36,8 +37,12 @@ func LoadConfigAdoptingHead(repo *gitguard.Repo, file string, log io.Writer) (*c
 // writeConfig is the way out when there is no hgate.yaml at all.
 const writeConfig = "write it, with allow: and benchmark: at least (see hgate.yaml in the README), and commit it"
 
+// configMax bounds the hgate.yaml read from the worktree.
+const configMax = 16 << 20
+
 func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool) (*config.Config, error) {
-	onDisk, diskErr := os.ReadFile(filepath.Join(repo.Root(), filepath.FromSlash(file)))
+	// The worktree is the agent's to write: read by descriptor (fsafe), bounded.
+	onDisk, diskErr := fsafe.ReadFile(repo.Root(), path.Clean(filepath.ToSlash(file)), configMax)
 	base, err := gatedBase(repo)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/split"
@@ -450,9 +451,17 @@ func keepTraces(src, dst string, tasks []string) error {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return err
 	}
+	// src is {trace_dir}, which the tasks could write: read by descriptor (fsafe).
+	from, err := fsafe.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
 	for _, id := range slices.Sorted(slices.Values(tasks)) {
-		// Streamed (cleanroom.CopyFile), never read whole: a trace can be large.
-		err := cleanroom.CopyFile(filepath.Join(src, id+".log"), filepath.Join(tmp, id+".log"), 0o644)
+		data, err := from.ReadFile(id+".log", benchmark.TraceMax)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, id+".log"), data, 0o644)
+		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // Kinds of artifact.
@@ -159,7 +160,7 @@ func readSkill(folder string) (*Skill, string) {
 const maxManifest = 1 << 20
 
 func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := fsafe.Open(p, maxManifest) // the agent wrote it: by descriptor, no link
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%s is missing", filepath.Base(p))

@@ -15,6 +15,7 @@ import (
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/harness/qualify"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // The harness phases (loop.harness.enabled), after the attempt's outcome is settled and
@@ -398,7 +399,7 @@ const maxCallsLog = 64 << 20
 // countCalls counts the tools/call lines the agent's proxies logged for iteration n: the
 // agent's side's word, shown and never trusted.
 func (r *runner) countCalls(n int) int {
-	f, err := os.Open(filepath.Join(r.dir, mcpCallsName))
+	f, err := fsafe.Open(filepath.Join(r.dir, mcpCallsName), -1) // by descriptor: the sandbox writes it
 	if err != nil {
 		return 0
 	}

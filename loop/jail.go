@@ -361,8 +361,13 @@ func openWritable(field, w, root string, protected []string) (string, error) {
 
 func (jl *jail) close() { os.RemoveAll(jl.tmp) }
 
+// createIfMissing creates path empty, exclusively: what is there already (the agent's,
+// maybe a link it planted) is left as it is, never opened.
 func createIfMissing(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/workspace"
@@ -234,25 +237,30 @@ func (a QualifiedArtifact) failure() string {
 }
 
 // bundleFiles reads the regular files of the harness folder copy, keyed harness/<path>.
+// The checks ran in that folder: it is read by descriptor (fsafe), every file bounded.
 func bundleFiles(bundle string) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	err := filepath.WalkDir(bundle, func(p string, d fs.DirEntry, err error) error {
-		if os.IsNotExist(err) && p == bundle {
-			return filepath.SkipAll
+	root, err := fsafe.OpenRoot(bundle)
+	if errors.Is(err, fs.ErrNotExist) {
+		return files, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	err = root.Walk(func(name string, d fs.DirEntry) error {
+		if !d.Type().IsRegular() {
+			return nil
 		}
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(bundle, p)
-		files["harness/"+filepath.ToSlash(rel)] = data
-		return nil
+		data, err := root.ReadFile(name, bundleFileMax)
+		files["harness/"+name] = data
+		return err
 	})
 	return files, err
 }
+
+// bundleFileMax bounds each file of a harness folder hgate copies or reads.
+const bundleFileMax = 64 << 20
 
 // qualifier runs the checks of one qualification.
 type qualifier struct {
@@ -373,7 +381,7 @@ func (qr qualifier) run(ctx context.Context, id, cwd string, argv []string, time
 		return c, checkLine{}
 	}
 	res := out.Results[id]
-	trace, _ := os.ReadFile(filepath.Join(qr.traces, id+".log"))
+	trace, _ := fsafe.ReadFile(qr.traces, id+".log", benchmark.TraceMax) // the checks could write there
 	c.Output = tail(trace, outputTail)
 	line := lastCheckLine(trace)
 	switch {
@@ -411,33 +419,56 @@ func tail(b []byte, n int) string {
 }
 
 // copyBundle copies the harness folder into the room: folders, regular files and
-// symlinks (as links); anything else is left out. A missing folder copies nothing.
+// symlinks (as links); anything else is left out. A missing folder copies nothing. The
+// agent wrote src: it is read by descriptor (fsafe), every file bounded.
 func copyBundle(src, dst string) error {
-	if _, err := os.Lstat(src); os.IsNotExist(err) {
+	root, err := fsafe.OpenRoot(src)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	return root.Walk(func(name string, d fs.DirEntry) error {
+		to := filepath.Join(dst, filepath.FromSlash(name))
 		switch t := d.Type(); {
 		case d.IsDir():
 			return os.MkdirAll(to, 0o755)
 		case t&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
+			target, err := root.Readlink(name)
 			if err != nil {
 				return err
 			}
 			return os.Symlink(target, to)
 		case t.IsRegular():
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			return cleanroom.CopyFile(p, to, info.Mode().Perm()|0o400)
+			return copyOne(root, name, to)
 		}
 		return nil
 	})
+}
+
+// copyOne copies the regular file name of root to the new file to, with its mode.
+func copyOne(root *fsafe.Root, name, to string) error {
+	in, err := root.Open(name, bundleFileMax)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm()|0o400)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, io.LimitReader(in, bundleFileMax))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

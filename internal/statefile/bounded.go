@@ -1,27 +1,30 @@
 package statefile
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"syscall"
+	"path/filepath"
+
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // ErrNotRegular is returned for a path that is a fifo, socket, device or directory.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = fsafe.ErrNotRegular
 
-// openRegular opens a file the agent may have written without blocking on a fifo
-// (O_NONBLOCK does nothing to a regular file's reads) and refuses anything else.
+// openRegular opens a file the agent may have written through fsafe: its folder by path
+// (hgate's), the name in it by descriptor, never following a link there, never blocking
+// on a fifo, refusing anything but a regular file with one link.
 func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	root, err := fsafe.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.Base(path), -1)
 	if err != nil {
 		return nil, 0, err
 	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("read %s: %w", path, ErrNotRegular)
-	}
 	if err != nil {
 		f.Close()
 		return nil, 0, err

@@ -1,0 +1,236 @@
+//go:build unix
+
+package fsafe
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// fixture: root/ with a file f and a folder d holding f; outside/ with secret, the
+// target every planted link points at.
+func fixture(t *testing.T) (root, outside string, r *Root) {
+	t.Helper()
+	base := t.TempDir()
+	root, outside = filepath.Join(base, "root"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(root, "d"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(root, "f"), "mine")
+	write(t, filepath.Join(root, "d", "f"), "mine too")
+	write(t, filepath.Join(outside, "secret"), "secret")
+	r, err := OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return root, outside, r
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bothWays runs f with openat2 and with the component-wise fallback.
+func bothWays(t *testing.T, f func(t *testing.T)) {
+	t.Run("openat2", f)
+	t.Run("fallback", func(t *testing.T) {
+		old := noOpenat2.Load()
+		noOpenat2.Store(true)
+		defer noOpenat2.Store(old)
+		f(t)
+	})
+}
+
+func untouched(t *testing.T, outside string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(outside, "secret"))
+	if err != nil || string(data) != "secret" {
+		t.Fatalf("the link's target changed: %q, %v", data, err)
+	}
+	ents, _ := os.ReadDir(outside)
+	if len(ents) != 1 {
+		t.Fatalf("something was created beside the link's target: %v", ents)
+	}
+}
+
+func TestReadsOnlyTheFolder(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		root, outside, r := fixture(t)
+		if data, err := r.ReadFile("d/f", 100); err != nil || string(data) != "mine too" {
+			t.Fatalf("plain read: %q, %v", data, err)
+		}
+		os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "lf"))
+		os.Symlink(outside, filepath.Join(root, "ld"))
+		os.Symlink("../outside/secret", filepath.Join(root, "d", "rel"))
+		for _, name := range []string{"lf", "ld/secret", "d/rel", "../outside/secret", "/etc/passwd", "d/../../outside/secret"} {
+			if data, err := r.ReadFile(name, 100); err == nil || bytes.Contains(data, []byte("secret")) {
+				t.Errorf("ReadFile(%q) = %q, %v: followed a link or left the folder", name, data, err)
+			}
+		}
+	})
+}
+
+func TestRefusesSpecialFiles(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		root, outside, r := fixture(t)
+		if err := os.Link(filepath.Join(outside, "secret"), filepath.Join(root, "hard")); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sparse, err := os.Create(filepath.Join(root, "huge"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sparse.Truncate(1 << 40)
+		sparse.Close()
+		for name, want := range map[string]error{"hard": ErrLinked, "fifo": ErrNotRegular, "d": ErrNotRegular, "huge": ErrTooLarge} {
+			// A FIFO opened for reading without O_NONBLOCK would block here for ever.
+			if data, err := r.ReadFile(name, 1<<20); !errors.Is(err, want) || len(data) > 0 {
+				t.Errorf("ReadFile(%q) = %d bytes, %v; want %v", name, len(data), err, want)
+			}
+		}
+		// Opened for writing, a FIFO without a reader fails at once (ENXIO), never blocks.
+		if _, err := r.Append("fifo"); err == nil {
+			t.Error("Append(fifo) succeeded")
+		}
+	})
+}
+
+func TestCreatesOnlyNewFiles(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		root, outside, r := fixture(t)
+		os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "lf"))
+		os.Symlink(filepath.Join(outside, "nothing"), filepath.Join(root, "dangling"))
+		os.Symlink(outside, filepath.Join(root, "ld"))
+		for _, name := range []string{"f", "lf", "dangling", "ld/new", "d"} {
+			if err := r.WriteFile(name, []byte("agent's text"), 0o644); err == nil {
+				t.Errorf("WriteFile(%q) succeeded over something already there", name)
+			}
+		}
+		if err := r.MkdirAll("ld/sub", 0o755); err == nil {
+			t.Error("MkdirAll through a link to a folder succeeded")
+		}
+		if err := r.WriteFile("d/new", []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		untouched(t, outside)
+	})
+}
+
+func TestReplaceRemoveRenameNeverFollow(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		root, outside, r := fixture(t)
+		os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "lf"))
+		os.Symlink(outside, filepath.Join(root, "ld"))
+		if err := r.Replace("lf", strings.NewReader("trace"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := r.ReadFile("lf", 10); string(data) != "trace" {
+			t.Fatalf("after Replace: %q, %v", data, err)
+		}
+		if err := r.Rename("f", "ld"); err != nil {
+			t.Fatal(err) // replaces the link itself
+		}
+		if err := r.Remove("ld"); err != nil {
+			t.Fatal(err)
+		}
+		os.Symlink(outside, filepath.Join(root, "ld2"))
+		if err := r.RemoveAll("ld2"); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Chmod("lf", 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "d", "l"))
+		if err := r.Chmod("d/l", 0o777); err == nil {
+			t.Error("Chmod of a link succeeded")
+		}
+		if err := r.RemoveAll("d"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(filepath.Join(root, "d")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("RemoveAll left d: %v", err)
+		}
+		untouched(t, outside)
+		if fi, _ := os.Stat(filepath.Join(outside, "secret")); fi.Mode().Perm() != 0o644 {
+			t.Fatalf("the target's mode changed: %v", fi.Mode())
+		}
+	})
+}
+
+func TestRootMustNotBeALink(t *testing.T) {
+	root, _, _ := fixture(t)
+	l := filepath.Join(t.TempDir(), "l")
+	os.Symlink(root, l)
+	if r, err := OpenRoot(l); err == nil {
+		r.Close()
+		t.Fatal("OpenRoot followed a link")
+	}
+}
+
+func TestReadDirListsLinksAsLinks(t *testing.T) {
+	root, outside, r := fixture(t)
+	os.Symlink(outside, filepath.Join(root, "ld"))
+	ents, err := r.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == "ld" && e.Type()&fs.ModeSymlink == 0 {
+			t.Fatalf("ld listed as %v", e.Type())
+		}
+	}
+	if _, err := r.ReadDir("ld"); err == nil {
+		t.Fatal("ReadDir followed a link")
+	}
+}
+
+func TestTempFileHasNoName(t *testing.T) {
+	dir := t.TempDir()
+	f, err := TempFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("trace"); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("TempFile left a name to plant at: %v", ents)
+	}
+}
+
+func TestWalkNeverEntersLinks(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		root, outside, r := fixture(t)
+		os.Symlink(outside, filepath.Join(root, "d", "ld"))
+		var seen []string
+		err := r.Walk(func(name string, d fs.DirEntry) error {
+			seen = append(seen, name)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(seen, " "); got != "d d/f d/ld f" {
+			t.Fatalf("Walk saw %q, want %q", got, "d d/f d/ld f")
+		}
+		if target, err := r.Readlink("d/ld"); err != nil || target != outside {
+			t.Fatalf("Readlink = %q, %v", target, err)
+		}
+	})
+}

@@ -1,0 +1,186 @@
+package layers
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// pathOps are the os functions that act on a path by name. Outside internal/fsafe, hgate
+// calls them only on paths no sandboxed process (agent, task, tool, qualification check)
+// can write or could have written; under such a folder it goes through fsafe, which acts
+// by directory descriptor and never follows a link (README, Threat model).
+var pathOps = map[string]bool{
+	"Open": true, "OpenFile": true, "Create": true, "ReadFile": true, "WriteFile": true,
+	"Remove": true, "RemoveAll": true, "Rename": true, "Truncate": true, "Chmod": true,
+	"MkdirAll": true, "ReadDir": true,
+}
+
+// byName are the files allowed to call pathOps, each with why its paths are not a
+// sandbox's. "gap:" marks a file that does act by name where a sandbox could have
+// written and is not yet moved to fsafe: the reason says what limits it today.
+var byName = map[string]string{
+	// Not hgate's product: test helpers and the example.
+	"internal/gittest/gittest.go": "test helper: builds test repositories",
+	"internal/gittest/large.go":   "test helper: builds test repositories",
+	"internal/golden/golden.go":   "test helper: golden files of hgate's source",
+
+	// Below everything: /proc, hgate's own temporary folders, the lock.
+	"internal/proc/stat_linux.go":        "/proc, which no sandbox writes",
+	"internal/sandbox/reap_linux.go":     "/proc/self, which no sandbox writes",
+	"internal/sandbox/ns_linux.go":       "/proc/self/stat and the shim's own private folders (made 0700 before the sandboxed process starts; os.RemoveAll never follows a link)",
+	"internal/sandbox/landlock_linux.go": "lists the system folders (/usr, /lib*) to grant, before the sandboxed process starts",
+	"internal/scratch/scratch.go":        "lists and removes hgate's own temporary folders (os.RemoveAll removes by descriptor, never follows a link)",
+	"internal/lock/flock_unix.go":        "the lock file in .git, which no sandbox can write (O_NOFOLLOW besides)",
+	"internal/fault/fault.go":            "the fault harness's folder, set by the test that runs hgate, outside every sandbox",
+	"internal/statefile/statefile.go":    "hgate's state files in the workspace and .git/hgate, which no sandbox can write; written by an O_EXCL temporary file renamed over the name (never through a link)",
+
+	// gitguard: .git is outside every sandbox's write set; the worktree is not.
+	"gitguard/repo.go":                       ".git and its commondir file, which no sandbox can write",
+	"gitguard/hidden.go":                     ".git/info/exclude and the repository's ignore files, read to decide what is hidden; gap: a .gitignore in the worktree is read by name (a link there is followed; what it reads only narrows what is tracked)",
+	"gitguard/hooksdir.go":                   ".git/config, which no sandbox can write",
+	"gitguard/internal/lockfile/lockfile.go": "lock files in .git, which no sandbox can write",
+	"gitguard/internal/refs/refs.go":         "refs in .git, which no sandbox can write",
+	"gitguard/internal/objstore/packed.go":   "pack files in .git/objects, which no sandbox can write",
+	"gitguard/internal/index/index.go":       ".git/index, which no sandbox can write",
+	"gitguard/internal/walk/dir_other.go":    "gap: lists worktree folders by name (macOS, the BSDs: no sandbox there, the agent runs as the user anyway)",
+	"gitguard/internal/walk/hash.go":         "gap: hashes worktree files the walk found regular by lstat, by name: a link swapped in between is followed (only while a sandboxed process lives, which the loop's gate never overlaps)",
+	"gitguard/snapshot.go":                   "gap: reads worktree files the walk found regular by lstat, by name (as hash.go)",
+	"gitguard/candidate.go":                  "gap: reads worktree files found regular by lstat, and writes a restored file O_EXCL, by name: a link at a parent folder of the name is followed",
+	"gitguard/worktree.go":                   "gap: restores the worktree by name (O_EXCL creation, os.Remove of the name itself): a link the agent left at a parent folder is followed",
+	"hooks/install.go":                       "`hgate hooks install`, run by the user on .git/hooks, which no sandbox can write",
+	"ledger/ledger.go":                       "the ledger in .git/hgate, which no sandbox can write",
+	"ledger/written.go":                      "the ledger in .git/hgate, which no sandbox can write",
+	"ledger/disk.go":                         "the ledger's files in .git/hgate and the workspace, which no sandbox can write",
+	"ledger/reset.go":                        "the ledger in .git/hgate, which no sandbox can write",
+	"ledger/carry.go":                        "clean_room.carry paths, which are outside every sandbox's write set (the agent's protected list; tasks get copies)",
+	"record/learnings.go":                    "learnings.md in the workspace, which no sandbox can write",
+	"cleanroom/env.go":                       "builds a new room from the repository before any task runs in it (links copied as links, files O_EXCL); gap: the source files in the worktree are opened by name",
+	"cleanroom/room.go":                      "makes the room's private folders (0700) before any task runs in them",
+	"cleanroom/caches.go":                    "makes the cache folders and their layers before any task runs",
+	"cleanroom/temp.go":                      "lists and removes hgate's rooms parent (os.RemoveAll never follows a link)",
+	"cleanroom/split.go":                     "chmod of the parent of a clean_room.test_only path, named by hgate.yaml, outside every task's write set",
+	"benchmark/tasks.go":                     "gap: lists a Harbor dataset folder by name (names only; a link at the dataset folder itself is followed)",
+	"benchmark/runner.go":                    "makes {trace_dir} itself (its parent is no task's) and removes the private one (os.RemoveAll never follows a link)",
+	"harness/harness.go":                     "gap: lists the harness folder (which the agent wrote) by name; what it lists is then read through fsafe",
+	"harness/registry.go":                    "gap: hashes the harness folder's files found regular by lstat, by name (qualification, after the agent's run, before any check runs)",
+	"gate/receipt.go":                        "receipts in the workspace, which no sandbox can write",
+	"gate/heldout.go":                        "the held-out records in .git/hgate, which no sandbox can write",
+	"gate/best.go":                           "baseline.json in the workspace, which no sandbox can write",
+	"gate/record.go":                         "results.tsv in the workspace, which no sandbox can write",
+	"gate/steps.go":                          "makes the gate's traces folder, whose parent (the workspace) no sandbox can write",
+	"gate/trialsauto.go":                     "removes a private traces folder (os.RemoveAll never follows a link)",
+	"gate/bench.go":                          "makes, removes and renames {trace_dir} folders themselves, in the workspace (os.RemoveAll never follows a link)",
+	"gate/prepare.go":                        "the workspace and hgate's copies of traces; the traces themselves are read through fsafe",
+	"gate/baselinerun.go":                    "traces/refused, hgate's own copies (read from {trace_dir} through fsafe)",
+	"harness/qualify/qualify.go":             "the report folder itself (its parent is hgate's), harness.json in the workspace, and the room's copy of the bundle written before any check runs; the bundle and traces are read through fsafe",
+	"harness/qualify/standing.go":            "this iteration's previous qualification report, hgate's own file in the run's folder, which no sandbox can write",
+	"gate/harnessapi.go":                     "harness.json in the workspace, which no sandbox can write",
+	"harness/materialize.go":                 "writes the qualified bytes from refs/hgate/harness into the activation folder, made fresh by hgate before the agent starts (os.RemoveAll never follows a link)",
+	"harness/skill.go":                       "writes codex's copy of the active skills into the iteration's fresh codex home, from hgate's own activation folder, before codex starts",
+	"agentcli/codex.go":                      "makes the iteration's fresh codex home in hgate's activation folder before codex starts, and lists the user's codex home only to link its entries (names, never read through)",
+	"agentcli/copy.go":                       "copies hgate's materialized skills (read-only, from refs/hgate/harness) into the fresh activation folder before the agent starts",
+	"gitguard/gitrun/gitrun.go":              ".git/config and .git/info/attributes, which no sandbox can write",
+	"gitguard/worktrees.go":                  "lists .git/worktrees (no sandbox writes .git); gap: fills and updates an agent's linked worktree by name, before that agent starts or after it and its processes are gone (a link it left at a parent folder is followed)",
+	"agentapi/server.go":                     "the socket's private folder (0700), made by hgate",
+	"mcpserver/proxy.go":                     "hgate-mcp runs inside the agent's sandbox, with the agent's rights: nothing it does is a deputy's",
+	"loop/testspend.go":                      "the loop's private folder, hidden from every sandbox",
+	"loop/generation.go":                     "the run's generation folders and the agents' linked worktrees themselves (os.RemoveAll never follows a link; their parent is hgate's)",
+	"loop/run.go":                            "the run's folder, which no sandbox can write",
+	"loop/runs.go":                           "the run's JSON files, which no sandbox can write",
+	"loop/resume.go":                         "the run's approval and refusal files, which no sandbox can write",
+	"loop/genagent.go":                       "the iteration's folder and learnings.md, which no sandbox can write",
+	"loop/agentout.go":                       "the agent's stdout and stderr files, created by hgate in the iteration's folder before the agent starts",
+	"loop/agent.go":                          "creates the agent's stdin, stdout and stderr files in the iteration's folder before the agent starts",
+	"loop/jail.go":                           "makes the agent's private folders before it starts; lists the worktree between agent runs, links skipped; creates a preset's files O_EXCL (never through a link)",
+	"loop/harness.go":                        "the harness folder itself and hgate's own files in the run's folder; the agent's answer is read through statefile (fsafe)",
+	"loop/iteration.go":                      "the iteration's folders and the message file in the workspace, which no sandbox can write; the agent's TMPDIR is read through statefile (fsafe)",
+	"loop/activate.go":                       "the activation folder, written by hgate from the registry for the agent to read",
+}
+
+// TestNoDeputyFileOperations: outside internal/fsafe no non-test file calls a pathOps
+// function unless byName lists it, and byName lists only files that do.
+func TestNoDeputyFileOperations(t *testing.T) {
+	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(self), "..", "..")
+	calls := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "workspace.example" || rel == "internal/fsafe" || strings.HasPrefix(d.Name(), ".") && rel != "." || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, c := range osCalls(f) {
+			calls[rel] = append(calls[rel], fset.Position(c.Pos()).String()+" os."+c.Sel.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := make([]string, 0, len(calls))
+	for f := range calls {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if _, ok := byName[f]; !ok {
+			t.Errorf("%s acts on paths by name (%s): go through internal/fsafe, or list it in byName with why no sandbox can write those paths", f, strings.Join(calls[f], ", "))
+		}
+	}
+	for f := range byName {
+		if _, ok := calls[f]; !ok {
+			t.Errorf("byName lists %s, which calls none of pathOps: take it out", f)
+		}
+	}
+}
+
+// osCalls are f's calls of os.<one of pathOps>.
+func osCalls(f *ast.File) []*ast.SelectorExpr {
+	osName := ""
+	for _, im := range f.Imports {
+		if im.Path.Value == `"os"` {
+			osName = "os"
+			if im.Name != nil {
+				osName = im.Name.Name
+			}
+		}
+	}
+	if osName == "" {
+		return nil
+	}
+	var out []*ast.SelectorExpr
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && pathOps[sel.Sel.Name] {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == osName {
+				out = append(out, sel)
+			}
+		}
+		return true
+	})
+	return out
+}
