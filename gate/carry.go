@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/internal/digest"
 	"github.com/hgate/hgate/ledger"
 )
 
@@ -27,14 +28,21 @@ func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
 	if accepted == nil && len(paths) == 0 {
 		return nil, nil
 	}
-	now, err := ledger.BuildManifest(dir, paths)
+	key, err := e.digestKey()
+	if err != nil {
+		return nil, err
+	}
+	if key == nil && accepted != nil && accepted.Keyed() {
+		return nil, digest.LostKey(e.Repo.CommonDir())
+	}
+	now, err := ledger.BuildManifest(dir, paths, key)
 	if err != nil {
 		return nil, err
 	}
 	if accepted == nil {
 		// The manifest to accept is the originals' (their modes as they are); the copies
 		// must match it.
-		if accepted, err = ledger.BuildManifest(e.Repo.Root(), paths); err != nil {
+		if accepted, err = ledger.BuildManifest(e.Repo.Root(), paths, key); err != nil {
 			return nil, err
 		}
 		fresh = accepted
