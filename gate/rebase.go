@@ -50,7 +50,8 @@ func Rebase(e *Env) (*RebaseReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if old, err := l.Carry(); err != nil {
+	old, err := l.Carry()
+	if err != nil {
 		return nil, err
 	} else if key == nil && old != nil && old.Keyed() {
 		return nil, digest.LostKey(repo.CommonDir())
@@ -58,6 +59,9 @@ func Rebase(e *Env) (*RebaseReport, error) {
 	m, err := ledger.BuildManifest(repo.Root(), cfg.CleanRoom.Carry, key)
 	if err != nil {
 		return nil, err
+	}
+	if old != nil {
+		m.Outside = old.Outside // a rebase accepts carried files, never data the baseline was measured on
 	}
 	prev, known, err := ledger.ExpectedRef(repo, gitguard.GatedRef)
 	if err != nil {

@@ -27,6 +27,9 @@ import (
 type Manifest struct {
 	Paths []string       `json:"paths"` // clean_room.carry as configured
 	Files []CarriedEntry `json:"files"` // sorted by Path
+	// Outside is clean_room.read and clean_room.test_only outside what git and the
+	// carried paths cover (see outside.go); absent when they name nothing.
+	Outside *Outside `json:"outside,omitempty"`
 }
 
 // CarriedEntry is one carried file or symlink; directories are implied by their files.
@@ -35,6 +38,10 @@ type CarriedEntry struct {
 	Mode   string `json:"mode"`             // permission bits, octal
 	SHA256 string `json:"sha256,omitempty"` // keyed (internal/digest) since keys exist
 	Link   string `json:"link,omitempty"`   // a symlink's target (its content is not followed)
+	// A listed file outside the repository (outside.go) has its size and modification
+	// time instead of a digest.
+	Size  int64  `json:"size,omitempty"`
+	MTime string `json:"mtime,omitempty"`
 }
 
 func (m *Manifest) marshal() ([]byte, error) {
@@ -113,7 +120,8 @@ func hashFile(p string, key *digest.Key) (string, error) {
 
 // Keyed reports whether m's digests were taken under a key.
 func (m *Manifest) Keyed() bool {
-	return slices.ContainsFunc(m.Files, func(e CarriedEntry) bool { return digest.Keyed(e.SHA256) })
+	keyed := func(e CarriedEntry) bool { return digest.Keyed(e.SHA256) }
+	return slices.ContainsFunc(m.Files, keyed) || m.Outside != nil && slices.ContainsFunc(m.Outside.Files, keyed)
 }
 
 // Carry returns the accepted carry manifest at the ledger tip; nil when the ledger has
