@@ -16,7 +16,7 @@ var layer = map[string]int{
 	"gitguard/internal/lockfile": 1, "gitguard/internal/pattern": 1, "gitguard/internal/objstore": 1,
 	"gitguard/internal/refs": 2, "gitguard/internal/index": 2, "gitguard/internal/records": 3, "gitguard/internal/walk": 3,
 	"gitguard":  4,
-	"workspace": 5, "suite": 5, "split": 5, "record": 5, "config": 5,
+	"workspace": 5, "spend": 5, "suite": 5, "split": 5, "record": 5, "config": 5,
 	"ledger": 6, "benchmark": 6, "cleanroom": 6, "harness": 6,
 	"gate":     7,
 	"agentapi": 8, "agentout": 8,
