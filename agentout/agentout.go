@@ -11,9 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
-	"strconv"
 	"strings"
+
+	"github.com/hgate/hgate/spend"
 )
 
 // Format names the output a run was read from.
@@ -28,17 +28,7 @@ const (
 )
 
 // Tokens are the tokens a run reported, as its CLI counts them.
-type Tokens struct {
-	Input      int64 `json:"input"`       // input not read from or written to the cache
-	Output     int64 `json:"output"`      // output, reasoning included
-	CacheRead  int64 `json:"cache_read"`  // input read from the prompt cache
-	CacheWrite int64 `json:"cache_write"` // input written to the prompt cache (claude)
-}
-
-// Total is every token the run counted.
-func (t Tokens) Total() int64 {
-	return add(add(t.Input, t.Output), add(t.CacheWrite, t.CacheRead))
-}
+type Tokens = spend.Tokens
 
 // Run is what an agent's output said about its run.
 type Run struct {
@@ -60,6 +50,9 @@ type Run struct {
 	// Refused is what the output showed of operations the system refused (a write the
 	// sandbox stopped).
 	Refused Refusals
+	// Invalid names each figure the agent reported that hgate refused (not finite, or
+	// outside spend.MaxUSD or spend.MaxTokens): none of them is counted.
+	Invalid []string
 	// worked counts signs of work: a tool used, a codex item other than an error, tokens.
 	worked bool
 }
@@ -69,11 +62,13 @@ type Run struct {
 // thread's usage (cumulative), a resumed claude session this call's (per call).
 func (r Run) Cumulative() bool { return r.Format == FormatCodex }
 
-// Sub is what t counted beyond before, never below zero: a cumulative count's share of
-// one run.
-func (t Tokens) Sub(before Tokens) Tokens {
-	return Tokens{Input: max(t.Input-before.Input, 0), Output: max(t.Output-before.Output, 0),
-		CacheRead: max(t.CacheRead-before.CacheRead, 0), CacheWrite: max(t.CacheWrite-before.CacheWrite, 0)}
+// Spent is the run's report as a spend meter reads it (CostUSD zero when it reported none).
+func (r Run) Spent() spend.Spend {
+	s := spend.Spend{Tokens: r.Tokens}
+	if r.CostUSD != nil {
+		s.USD = *r.CostUSD
+	}
+	return s
 }
 
 // NotStarted returns the agent's own words when it reported a failure before it did any
@@ -155,11 +150,12 @@ func (r *Run) hgateLine(s string) {
 		return
 	}
 	if v, ok := strings.CutPrefix(s, "HGATE_COST_USD="); ok {
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		r.mark(FormatLines)
+		x, err := spend.ParseUSD("HGATE_COST_USD", v)
+		if err != nil {
+			r.refuse(err)
 			return
 		}
 		r.addCost(x)
-		r.mark(FormatLines)
 	}
 }

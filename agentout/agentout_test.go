@@ -1,10 +1,13 @@
 package agentout
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hgate/hgate/spend"
 )
 
 func usd(x float64) *float64 { return &x }
@@ -157,15 +160,25 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("HGATE_SESSION=x\nHGATE_COST_USD=0.1\n"))
+	// Figures out of range, which are refused (spend.Check), never counted.
+	for _, x := range []string{"1.7e308", "NaN", "-1", "1e400", "+Inf", "0x1p1023", "1000000.01"} {
+		f.Add([]byte("HGATE_COST_USD=" + x + "\nHGATE_COST_USD=" + x + "\n"))
+		f.Add([]byte(`{"type":"result","total_cost_usd":` + x + `,"usage":{"input_tokens":1}}`))
+	}
+	f.Add([]byte(`{"type":"result","total_cost_usd":0.1,"usage":{"input_tokens":9223372036854775807,"output_tokens":-5}}`))
+	f.Add([]byte(`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":9}}` + "\n" + `{"type":"turn.completed","usage":{"input_tokens":1000000000001}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse(strings.NewReader(string(data)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.CostUSD != nil && !(*r.CostUSD >= 0) {
+		if r.CostUSD != nil && !(*r.CostUSD >= 0 && *r.CostUSD <= 1e15) {
 			t.Fatalf("cost %v", *r.CostUSD)
 		}
-		if r.Tokens.Input < 0 || r.Tokens.Output < 0 || r.Tokens.CacheRead < 0 || r.Tokens.CacheWrite < 0 {
+		if _, err := json.Marshal(r.Spent()); err != nil {
+			t.Fatalf("the spend cannot be written: %v", err)
+		}
+		if r.Tokens.Input < 0 || r.Tokens.Output < 0 || r.Tokens.CacheRead < 0 || r.Tokens.CacheWrite < 0 || r.Tokens.Total() < 0 {
 			t.Fatalf("tokens %+v", r.Tokens)
 		}
 		if _, ok := r.NotStarted(); ok && (r.Tokens.Total() != 0 || r.CostUSD != nil && *r.CostUSD != 0) {
@@ -203,6 +216,36 @@ func TestRefusals(t *testing.T) {
 		}
 		if got := r.Refused.String(); got != tc.want {
 			t.Errorf("%s: %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The run's report is a spend meter.
+var _ spend.Meter = Run{}
+
+// TestParseRefusesOutOfRange: a figure that is not finite or outside spend's bounds is
+// named in Invalid and not counted; the figures within range still are.
+func TestParseRefusesOutOfRange(t *testing.T) {
+	for _, tc := range []struct{ in, invalid string }{
+		{"HGATE_COST_USD=1.7e308\nHGATE_COST_USD=1.7e308\nHGATE_COST_USD=0.5\n", "HGATE_COST_USD 1.7e+308 is outside 0 ≤ usd ≤ 1e+06"},
+		{"HGATE_COST_USD=NaN\nHGATE_COST_USD=0.5\n", "HGATE_COST_USD NaN is outside"},
+		{"HGATE_COST_USD=-1\nHGATE_COST_USD=0.5\n", "HGATE_COST_USD -1 is outside"},
+		{"HGATE_COST_USD=1e400\nHGATE_COST_USD=0.5\n", "HGATE_COST_USD 1e400 is outside"},
+		{`{"type":"result","total_cost_usd":2e6}` + "\nHGATE_COST_USD=0.5\n", "total_cost_usd 2e+06 is outside"},
+		{`{"type":"turn.completed","usage":{"input_tokens":2000000000000}}` + "\nHGATE_COST_USD=0.5\n", "turn.completed usage: input tokens 2000000000000 is outside"},
+	} {
+		r, err := Parse(strings.NewReader(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Invalid) == 0 || !strings.HasPrefix(r.Invalid[0], tc.invalid) {
+			t.Errorf("%q: invalid %q, want %q", tc.in, r.Invalid, tc.invalid)
+		}
+		if r.Tokens.Total() != 0 {
+			t.Errorf("%q: tokens %+v counted", tc.in, r.Tokens)
+		}
+		if _, err := json.Marshal(r.Spent()); err != nil {
+			t.Errorf("%q: %v", tc.in, err)
 		}
 	}
 }

@@ -2,8 +2,10 @@ package agentout
 
 import (
 	"encoding/json"
-	"math"
+	"fmt"
 	"strings"
+
+	"github.com/hgate/hgate/spend"
 )
 
 // event is one JSON line of claude's stream-json or codex's --json. Fields whose type
@@ -58,9 +60,24 @@ func (r *Run) addCost(x float64) {
 	if r.CostUSD == nil {
 		r.CostUSD = new(float64)
 	}
-	if sum := *r.CostUSD + x; !math.IsInf(sum, 0) {
-		*r.CostUSD = sum
+	*r.CostUSD = spend.AddUSD(*r.CostUSD, x)
+}
+
+// refuse records a figure the agent reported that is out of range (spend.Check): it is
+// not counted, and the loop refuses the run's report, naming it.
+func (r *Run) refuse(err error) {
+	if len(r.Invalid) < 8 { // the first few say enough
+		r.Invalid = append(r.Invalid, err.Error())
 	}
+}
+
+// tokens keeps t when every kind is within range, and refuses it otherwise.
+func (r *Run) tokens(what string, t Tokens) (Tokens, bool) {
+	if err := t.Check(); err != nil {
+		r.refuse(fmt.Errorf("%s: %w", what, err))
+		return Tokens{}, false
+	}
+	return t, true
 }
 
 func (r *Run) event(ev *event) {
@@ -98,12 +115,16 @@ func (r *Run) claude(ev *event) {
 			r.SessionID = ev.SessionID
 		}
 		var cost float64
-		if json.Unmarshal(ev.TotalCostUSD, &cost) == nil && cost >= 0 {
-			r.CostUSD = &cost
+		if json.Unmarshal(ev.TotalCostUSD, &cost) == nil {
+			if err := spend.CheckUSD("total_cost_usd", cost); err != nil {
+				r.refuse(err)
+			} else {
+				r.CostUSD = &cost
+			}
 		}
 		var u usage
 		if json.Unmarshal(ev.Usage, &u) == nil {
-			r.Tokens = Tokens{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}.clean()
+			r.Tokens, _ = r.tokens("usage", Tokens{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite})
 		}
 		r.Failed = ev.IsError || strings.HasPrefix(ev.Subtype, "error")
 		var text string
@@ -133,11 +154,10 @@ func (r *Run) codex(ev *event) {
 		if json.Unmarshal(ev.Usage, &u) == nil {
 			// codex counts its cached input inside input_tokens, claude beside it: keep
 			// claude's form, so a total counts each token once.
-			t := Tokens{Input: u.Input - u.CachedInput - u.CacheWriteX, Output: u.Output, CacheRead: u.CachedInput, CacheWrite: u.CacheWriteX}.clean()
-			r.Tokens.Input = add(r.Tokens.Input, t.Input)
-			r.Tokens.Output = add(r.Tokens.Output, t.Output)
-			r.Tokens.CacheRead = add(r.Tokens.CacheRead, t.CacheRead)
-			r.Tokens.CacheWrite = add(r.Tokens.CacheWrite, t.CacheWrite)
+			t := Tokens{Input: u.Input - u.CachedInput - u.CacheWriteX, Output: u.Output, CacheRead: u.CachedInput, CacheWrite: u.CacheWriteX}
+			if t, ok := r.tokens("turn.completed usage", t); ok {
+				r.Tokens = r.Tokens.Add(t)
+			}
 		}
 	case "turn.failed":
 		r.Final, r.Failed = true, true
@@ -168,20 +188,4 @@ func (r *Run) codex(ev *event) {
 			r.worked = true
 		}
 	}
-}
-
-// clean drops negative counts, which no CLI reports and which would lower a total.
-func (t Tokens) clean() Tokens {
-	for _, p := range []*int64{&t.Input, &t.Output, &t.CacheRead, &t.CacheWrite} {
-		*p = max(*p, 0)
-	}
-	return t
-}
-
-// add sums counts without wrapping past the largest int64.
-func add(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/spend"
 )
 
 // A Harbor benchmark (config.Harbor) runs one `harbor run` per request, -k 1 (a
@@ -55,12 +56,17 @@ type Spend struct {
 	OutputTokens int64   `json:"output_tokens"`
 }
 
-// Add adds o to s.
+// Add adds o to s, saturating (spend.AddUSD, spend.AddTokens).
 func (s *Spend) Add(o Spend) {
-	s.CostUSD += o.CostUSD
-	s.InputTokens += o.InputTokens
-	s.CacheTokens += o.CacheTokens
-	s.OutputTokens += o.OutputTokens
+	s.CostUSD = spend.AddUSD(s.CostUSD, o.CostUSD)
+	s.InputTokens = spend.AddTokens(s.InputTokens, o.InputTokens)
+	s.CacheTokens = spend.AddTokens(s.CacheTokens, o.CacheTokens)
+	s.OutputTokens = spend.AddTokens(s.OutputTokens, o.OutputTokens)
+}
+
+// Spent is s as the one spend type counts it: Harbor's cache tokens are reads.
+func (s Spend) Spent() spend.Spend {
+	return spend.Spend{USD: s.CostUSD, Tokens: spend.Tokens{Input: s.InputTokens, CacheRead: s.CacheTokens, Output: s.OutputTokens}}
 }
 
 // Sub is s less o.
@@ -69,7 +75,7 @@ func (s Spend) Sub(o Spend) Spend {
 }
 
 // Tokens is every token the spend counts.
-func (s Spend) Tokens() int64 { return s.InputTokens + s.CacheTokens + s.OutputTokens }
+func (s Spend) Tokens() int64 { return s.Spent().Tokens.Total() }
 
 // Zero reports whether nothing was spent.
 func (s Spend) Zero() bool { return s == Spend{} }
@@ -115,6 +121,9 @@ func (m *Meter) Total() Spend {
 	}
 	return t
 }
+
+// Spent is Total as a spend meter reads it.
+func (m *Meter) Spent() spend.Spend { return m.Total().Spent() }
 
 // Of is what was spent under split so far.
 func (m *Meter) Of(split string) Spend {
@@ -420,11 +429,11 @@ func (tr harborTrial) spend() Spend {
 			src *int64
 		}{{&s.InputTokens, a.InputTokens}, {&s.CacheTokens, a.CacheTokens}, {&s.OutputTokens, a.OutputTokens}} {
 			if f.src != nil {
-				*f.dst = *f.src
+				*f.dst = min(max(*f.src, 0), spend.MaxTokens)
 			}
 		}
 		if a.CostUSD != nil {
-			s.CostUSD = *a.CostUSD
+			s.CostUSD = clampUSD(*a.CostUSD)
 		}
 	}
 	return s
@@ -444,6 +453,16 @@ func keepHarborTrace(job *fsafe.Root, trial, traceDir, id string) {
 	job.RenameTo(trial+"/trial.log", dst, id+".log")
 	dst.RemoveAll(id)
 	job.RenameTo(trial+"/agent", dst, id)
+}
+
+// clampUSD bounds a trial's reported cost, which the code under test writes: a figure
+// above spend.MaxUSD (+Inf included) counts as MaxUSD, so a budget is reached rather than
+// passed by; one below zero or NaN counts as nothing.
+func clampUSD(x float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
+	return min(x, spend.MaxUSD)
 }
 
 func firstLine(s string) string {

@@ -26,8 +26,9 @@ func TestWithAgentTimeout(t *testing.T) {
 }
 
 // TestHarborAgentTimeouts: in a clean room, an asked task without an agent timeout gets
-// benchmark.task_timeout in the room's task.toml — a new file, never written through the
-// copy's name (here a hard link to the user's file, which stays as it was); outside a room
+// benchmark.task_timeout in the room's task.toml — a new file over the copy's name; a
+// name that is not a regular file of one link (here a hard link to the user's file) is
+// neither read nor written through, and the user's file stays as it was; outside a room
 // nothing is written.
 func TestHarborAgentTimeouts(t *testing.T) {
 	user, room := t.TempDir(), t.TempDir()
@@ -35,19 +36,20 @@ func TestHarborAgentTimeouts(t *testing.T) {
 	if err := os.WriteFile(orig, []byte("[verifier]\ntimeout_sec = 9\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"bare", "set"} {
+	for _, id := range []string{"bare", "set", "linked"} {
 		os.MkdirAll(filepath.Join(room, "ds", id), 0o755)
 	}
-	if err := os.Link(orig, filepath.Join(room, "ds", "bare", "task.toml")); err != nil {
+	if err := os.Link(orig, filepath.Join(room, "ds", "linked", "task.toml")); err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(filepath.Join(room, "ds", "bare", "task.toml"), []byte("[verifier]\ntimeout_sec = 9\n"), 0o644)
 	os.WriteFile(filepath.Join(room, "ds", "set", "task.toml"), []byte("[agent]\ntimeout_sec = 60\n"), 0o644)
 	r := &Runner{Dir: room, Config: config.Benchmark{TaskTimeout: 90 * time.Second, Harbor: &config.Harbor{Path: "ds"}}}
 	if set, _ := r.harborAgentTimeouts([]string{"bare", "set"}); len(set) != 0 {
 		t.Fatalf("outside a room: %v", set)
 	}
 	r.TempRoot = t.TempDir()
-	set, err := r.harborAgentTimeouts([]string{"bare", "set", "missing"})
+	set, err := r.harborAgentTimeouts([]string{"bare", "set", "missing", "linked"})
 	if err != nil || strings.Join(set, ",") != "bare" {
 		t.Fatalf("set %v, err %v", set, err)
 	}

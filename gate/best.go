@@ -122,7 +122,7 @@ func bestTrialsOnDisk(ws workspace.Dir, repo *gitguard.Repo) (Trials, error) {
 		if err != nil {
 			return nil, err
 		}
-		rc, err := loadReceipt(ws, HeldOut(repo), tree.String())
+		rc, err := loadReceipt(ws, vaultOf(repo), tree.String())
 		if err != nil || rc == nil {
 			return nil, err
 		}
@@ -140,5 +140,5 @@ func bestTrialsOnDisk(ws workspace.Dir, repo *gitguard.Repo) (Trials, error) {
 	if err := statefile.DecodeJSON(path, data, &b); err != nil {
 		return nil, err
 	}
-	return b.Test, b.unseal(HeldOut(repo), path)
+	return b.Test, b.unseal(vaultOf(repo), path)
 }

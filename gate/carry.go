@@ -3,11 +3,14 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/internal/digest"
 	"github.com/hgate/hgate/ledger"
 )
 
@@ -24,17 +27,25 @@ func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if accepted == nil && len(paths) == 0 {
-		return nil, nil
+	outside, err := e.outsidePaths()
+	if err != nil || accepted == nil && len(paths) == 0 && len(outside) == 0 {
+		return nil, err
 	}
-	now, err := ledger.BuildManifest(dir, paths)
+	key, err := e.digestKey()
+	if err != nil {
+		return nil, err
+	}
+	if key == nil && accepted != nil && accepted.Keyed() {
+		return nil, digest.LostKey(e.Repo.CommonDir())
+	}
+	now, err := ledger.BuildManifest(dir, paths, key)
 	if err != nil {
 		return nil, err
 	}
 	if accepted == nil {
 		// The manifest to accept is the originals' (their modes as they are); the copies
 		// must match it.
-		if accepted, err = ledger.BuildManifest(e.Repo.Root(), paths); err != nil {
+		if accepted, err = ledger.BuildManifest(e.Repo.Root(), paths, key); err != nil {
 			return nil, err
 		}
 		fresh = accepted
@@ -42,11 +53,66 @@ func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
 	diffs := accepted.Differences(now)
 	switch len(diffs) {
 	case 0:
-		return fresh, nil
+		return e.checkOutside(accepted, fresh, outside, key)
 	case 1:
 		return nil, errors.New(diffs[0] + "; run `hgate state rebase` to accept it")
 	}
 	return nil, errors.New(strings.Join(diffs, "\n") + "\nrun `hgate state rebase` to accept the carried files as they are now")
+}
+
+// checkOutside compares the data outside the repository (outsidePaths, ledger/outside.go)
+// with what the ledger recorded of it in accepted, the carry manifest. A change is an
+// error naming each path; the way on is a new baseline, since the baseline was measured
+// on that data. It returns the manifest for the caller to record: fresh, or accepted
+// with the data added when the ledger had no record of it (a first prepare, or a ledger
+// from before this record).
+func (e *Env) checkOutside(accepted, fresh *ledger.Manifest, paths []string, key *digest.Key) (*ledger.Manifest, error) {
+	if accepted.Outside == nil && len(paths) == 0 {
+		return fresh, nil
+	}
+	now, err := ledger.BuildOutside(paths, key)
+	if err != nil {
+		return nil, fmt.Errorf("clean_room.read/test_only: %w", err)
+	}
+	if accepted.Outside == nil {
+		m := *accepted
+		m.Outside = now
+		return &m, nil
+	}
+	diffs := accepted.Outside.Differences(now)
+	if len(diffs) == 0 {
+		return fresh, nil
+	}
+	return nil, fmt.Errorf("clean_room.read/test_only: the benchmark's data outside the repository changed since prepare recorded it:\n  %s\nthe baseline was measured on it as it was: run `hgate prepare --reset` to take a new baseline on it as it is now", strings.Join(diffs, "\n  "))
+}
+
+// outsidePaths are clean_room.read and clean_room.test_only as absolute paths, but for
+// those the carry manifest covers (in a carried path) and those that hold the repository
+// itself (a home folder: its files change with every command).
+func (e *Env) outsidePaths() ([]string, error) {
+	root := e.Repo.Root()
+	var carried []string
+	for _, c := range e.Config.CleanRoom.Carry {
+		carried = append(carried, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
+	}
+	var out []string
+	for _, p := range slices.Concat(e.Config.CleanRoom.Read, e.Config.CleanRoom.TestOnly) {
+		abs, err := cleanroom.Expand(p, root)
+		if err != nil {
+			return nil, fmt.Errorf("clean_room: %s: %w", p, err)
+		}
+		if within(root, abs) || slices.ContainsFunc(carried, func(c string) bool { return within(abs, c) }) {
+			continue
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// within reports whether p is dir or inside it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // adoptCarry records a manifest checkCarry built for a ledger that had none, in a commit
@@ -56,6 +122,9 @@ func (e *Env) adoptCarry(m *ledger.Manifest) error {
 		return nil
 	}
 	fmt.Fprintf(e.log(), "hgate: clean_room.carry: recorded the hashes of %d carried file(s) in the ledger; a later change to them stops hgate until `hgate state rebase` accepts it\n", len(m.Files))
+	if m.Outside != nil {
+		fmt.Fprintf(e.log(), "hgate: clean_room.read/test_only: recorded %d file(s) outside the repository in the ledger; a later change to them stops hgate until `hgate prepare --reset`\n", len(m.Outside.Files))
+	}
 	return e.commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
 }
 

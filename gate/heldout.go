@@ -1,15 +1,15 @@
 package gate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/digest"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -18,7 +18,7 @@ import (
 // what gate.trials compares with, and exactly what the agent must never see: one task's
 // result is the per-task signal the test split exists to withhold. So receipts and
 // baseline.json, which the agent can read in the workspace and in the ledger's objects,
-// hold only the SHA-256 of the record; the record itself is <git common dir>/hgate/heldout/
+// hold only the keyed digest of the record (internal/digest); the record itself is <git common dir>/hgate/heldout/
 // <sum>.json, a folder the agent's sandbox hides and no task may read, kept beside the
 // ledger (not in the workspace) so that a workspace restored from the ledger finds it.
 // The digest keeps it as tamper-evident as the ledger: a changed record no longer matches.
@@ -31,18 +31,66 @@ func HeldOut(repo *gitguard.Repo) string {
 	return filepath.Join(repo.CommonDir(), filepath.FromSlash(HeldOutDir))
 }
 
-// heldOut is the held-out records' folder of e's repository.
-func (e *Env) heldOut() string { return HeldOut(e.Repo) }
+// DigestKey is the digest key's file of repo (internal/digest), which every agent sandbox
+// hides like the held-out records.
+func DigestKey(repo *gitguard.Repo) string { return digest.KeyPath(repo.CommonDir()) }
+
+// vault is where held-out records are kept and the key that names them: records are
+// named by the HMAC of their bytes (a plain SHA-256 in a workspace prepared before keys),
+// so that the name the agent can read tells it nothing it could check guesses against.
+type vault struct {
+	dir, common string
+	key         func() (*digest.Key, error)
+}
+
+// heldOut is the held-out records' vault of e's repository.
+func (e *Env) heldOut() vault {
+	return vault{dir: HeldOut(e.Repo), common: e.Repo.CommonDir(), key: e.digestKey}
+}
+
+// vaultOf is the vault of repo for a reader with no Env: it never creates a key.
+func vaultOf(repo *gitguard.Repo) vault {
+	common := repo.CommonDir()
+	return vault{dir: HeldOut(repo), common: common, key: func() (*digest.Key, error) { return loadKey(common) }}
+}
+
+// loadKey is the repository's digest key; nil without error when there is none (a
+// workspace prepared before keys, which keeps plain digests until its reset).
+func loadKey(common string) (*digest.Key, error) {
+	k, err := digest.Load(common)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return k, err
+}
+
+// digestKey is the digest key of e's repository. prepare taking a new baseline (no
+// baseline recorded yet: a first prepare, or one after a reset) creates it; a workspace an
+// older hgate prepared has none and keeps plain digests until `hgate prepare --reset`.
+func (e *Env) digestKey() (*digest.Key, error) {
+	k, err := loadKey(e.Repo.CommonDir())
+	if k != nil || err != nil {
+		return k, err
+	}
+	_, prepared, err := e.recordedMeasured()
+	if err != nil || prepared {
+		return nil, err
+	}
+	return digest.Create(e.Repo.CommonDir())
+}
 
 // sealTrials writes t to the held-out folder and returns its digest.
-func sealTrials(dir string, t Trials) (string, error) {
+func sealTrials(v vault, t Trials) (string, error) {
 	data, err := statefile.EncodeJSON(t)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	name := hex.EncodeToString(sum[:])
-	path := filepath.Join(dir, name+".json")
+	key, err := v.key()
+	if err != nil {
+		return "", err
+	}
+	name := key.Sum(data)
+	path := filepath.Join(v.dir, digest.Hex(name)+".json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
@@ -54,8 +102,11 @@ func sealTrials(dir string, t Trials) (string, error) {
 }
 
 // openTrials reads the record whose digest owner (a state file's display name) holds.
-func openTrials(dir, owner, name string) (Trials, error) {
-	path := filepath.Join(dir, name+".json")
+func openTrials(v vault, owner, name string) (Trials, error) {
+	if h := digest.Hex(name); len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return nil, fmt.Errorf("%s: %q does not name a held-out record; take a new baseline with `hgate prepare --reset`", owner, name)
+	}
+	path := filepath.Join(v.dir, digest.Hex(name)+".json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the held-out record %s is missing (removed outside hgate); take a new baseline with `hgate prepare --reset`", owner, path)
@@ -63,8 +114,16 @@ func openTrials(dir, owner, name string) (Trials, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != name {
-		return nil, fmt.Errorf("%s: the held-out record %s does not match its SHA-256 (changed outside hgate); take a new baseline with `hgate prepare --reset`", owner, path)
+	key, err := v.key()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", owner, err)
+	}
+	ok, err := digest.Check(key, v.common, data, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", owner, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: the held-out record %s does not match its digest (changed outside hgate, or the digest key %s was replaced); take a new baseline with `hgate prepare --reset`", owner, path, digest.KeyPath(v.common))
 	}
 	var t Trials
 	if err := statefile.DecodeJSON(path, data, &t); err != nil {
@@ -74,11 +133,11 @@ func openTrials(dir, owner, name string) (Trials, error) {
 }
 
 // sealedReceipt renders r with its test results sealed.
-func sealedReceipt(dir string, r *Receipt) func() ([]byte, error) {
+func sealedReceipt(v vault, r *Receipt) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		c := *r
 		if c.TestResults != nil {
-			sum, err := sealTrials(dir, c.TestResults)
+			sum, err := sealTrials(v, c.TestResults)
 			if err != nil {
 				return nil, err
 			}
@@ -89,11 +148,11 @@ func sealedReceipt(dir string, r *Receipt) func() ([]byte, error) {
 }
 
 // sealedBaseline renders b with its test trials sealed.
-func sealedBaseline(dir string, b *Baseline) func() ([]byte, error) {
+func sealedBaseline(v vault, b *Baseline) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		c := *b
 		if c.Test != nil {
-			sum, err := sealTrials(dir, c.Test)
+			sum, err := sealTrials(v, c.Test)
 			if err != nil {
 				return nil, err
 			}
@@ -104,17 +163,17 @@ func sealedBaseline(dir string, b *Baseline) func() ([]byte, error) {
 }
 
 // unseal fills r's test results from the held-out record it names (file is r's path).
-func (r *Receipt) unseal(dir, file string) (err error) {
+func (r *Receipt) unseal(v vault, file string) (err error) {
 	if r.TestResultsSHA != "" {
-		r.TestResults, err = openTrials(dir, file, r.TestResultsSHA)
+		r.TestResults, err = openTrials(v, file, r.TestResultsSHA)
 	}
 	return err
 }
 
 // unseal fills b's test trials from the held-out record it names.
-func (b *Baseline) unseal(dir, file string) (err error) {
+func (b *Baseline) unseal(v vault, file string) (err error) {
 	if b.TestSHA != "" {
-		b.Test, err = openTrials(dir, file, b.TestSHA)
+		b.Test, err = openTrials(v, file, b.TestSHA)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/digest"
 	"github.com/hgate/hgate/ledger"
 )
 
@@ -45,9 +46,22 @@ func Rebase(e *Env) (*RebaseReport, error) {
 	if err := e.checkMeasured(cfg, fmt.Sprintf("%s at HEAD %s", e.Config.File, head.String()[:7]), "state rebase refused: "); err != nil {
 		return nil, err
 	}
-	m, err := ledger.BuildManifest(repo.Root(), cfg.CleanRoom.Carry)
+	key, err := e.digestKey()
 	if err != nil {
 		return nil, err
+	}
+	old, err := l.Carry()
+	if err != nil {
+		return nil, err
+	} else if key == nil && old != nil && old.Keyed() {
+		return nil, digest.LostKey(repo.CommonDir())
+	}
+	m, err := ledger.BuildManifest(repo.Root(), cfg.CleanRoom.Carry, key)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		m.Outside = old.Outside // a rebase accepts carried files, never data the baseline was measured on
 	}
 	prev, known, err := ledger.ExpectedRef(repo, gitguard.GatedRef)
 	if err != nil {

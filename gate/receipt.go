@@ -45,7 +45,7 @@ type Receipt struct {
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
-func loadReceipt(ws workspace.Dir, heldout, tree string) (*Receipt, error) {
+func loadReceipt(ws workspace.Dir, heldout vault, tree string) (*Receipt, error) {
 	path := ws.Receipt(tree)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

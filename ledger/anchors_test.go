@@ -116,7 +116,7 @@ func TestCarryDifferences(t *testing.T) {
 	f.g.Write("deps/a.py", "a\n")
 	f.g.Write("deps/sub/b.py", "b\n")
 	f.g.Symlink("a.py", "deps/link")
-	m, err := BuildManifest(f.g.Dir, []string{"deps/"})
+	m, err := BuildManifest(f.g.Dir, []string{"deps/"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +134,12 @@ func TestCarryDifferences(t *testing.T) {
 	f.g.Chmod("deps/sub/b.py", 0o755)
 	f.g.Remove("deps/link")
 	f.g.Write("deps/new.py", "n\n")
-	now, err := BuildManifest(f.g.Dir, []string{"deps/"})
+	now, err := BuildManifest(f.g.Dir, []string{"deps/"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := strings.Join(got.Differences(now), "\n")
-	for _, want := range []string{"deps/a.py changed since it was accepted (sha256 ", "deps/sub/b.py changed since it was accepted (mode 0444 → 0555",
+	for _, want := range []string{"deps/a.py changed since it was accepted (digest ", "deps/sub/b.py changed since it was accepted (mode 0444 → 0555",
 		"deps/link removed", "deps/new.py added"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("differences %q lack %q", d, want)
@@ -148,7 +148,7 @@ func TestCarryDifferences(t *testing.T) {
 	// Write permission alone is not a change: the clean room copies read-only.
 	f.g.Write("deps/a.py", "a\n")
 	f.g.Chmod("deps/a.py", 0o444)
-	again, _ := BuildManifest(f.g.Dir, []string{"deps/"})
+	again, _ := BuildManifest(f.g.Dir, []string{"deps/"}, nil)
 	if d := strings.Join(got.Differences(again), "\n"); strings.Contains(d, "deps/a.py") {
 		t.Errorf("a.py, back but read-only, still differs: %q", d)
 	}
@@ -164,7 +164,7 @@ func BenchmarkBuildManifest(b *testing.B) {
 	}
 	b.SetBytes(1000 * 16 << 10)
 	for b.Loop() {
-		if _, err := BuildManifest(f.g.Dir, []string{"deps/"}); err != nil {
+		if _, err := BuildManifest(f.g.Dir, []string{"deps/"}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

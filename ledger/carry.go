@@ -4,36 +4,44 @@ package ledger
 // gitignored scorer) that the clean room copies in. They are outside git, so the file
 // guard cannot see an edit there. The ledger keeps a manifest of them as a human
 // accepted them (at prepare, or `hgate state rebase`): every file's path, mode and
-// sha256, every symlink's target. Before a benchmark runs, the carried files it will
+// digest, every symlink's target. The digest is keyed (internal/digest): the manifest is
+// in the ledger, which the agent can read, and clean_room.test_only files are carried
+// too, so a plain SHA-256 of a small answer file would give the answer away. Before a benchmark runs, the carried files it will
 // see are compared with it.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hgate/hgate/internal/digest"
 )
 
 // Manifest lists the carried files as accepted.
 type Manifest struct {
 	Paths []string       `json:"paths"` // clean_room.carry as configured
 	Files []CarriedEntry `json:"files"` // sorted by Path
+	// Outside is clean_room.read and clean_room.test_only outside what git and the
+	// carried paths cover (see outside.go); absent when they name nothing.
+	Outside *Outside `json:"outside,omitempty"`
 }
 
 // CarriedEntry is one carried file or symlink; directories are implied by their files.
 type CarriedEntry struct {
-	Path   string `json:"path"` // slash path relative to the repository root
-	Mode   string `json:"mode"` // permission bits, octal
-	SHA256 string `json:"sha256,omitempty"`
-	Link   string `json:"link,omitempty"` // a symlink's target (its content is not followed)
+	Path   string `json:"path"`             // slash path relative to the repository root
+	Mode   string `json:"mode"`             // permission bits, octal
+	SHA256 string `json:"sha256,omitempty"` // keyed (internal/digest) since keys exist
+	Link   string `json:"link,omitempty"`   // a symlink's target (its content is not followed)
+	// A listed file outside the repository (outside.go) has its size and modification
+	// time instead of a digest.
+	Size  int64  `json:"size,omitempty"`
+	MTime string `json:"mtime,omitempty"`
 }
 
 func (m *Manifest) marshal() ([]byte, error) {
@@ -45,9 +53,10 @@ func (m *Manifest) marshal() ([]byte, error) {
 }
 
 // BuildManifest hashes the carried paths as they are under root (the repository, or a
-// clean room holding copies). A missing path has no entries. Symlinks are recorded, not
+// clean room holding copies) under key (nil: plain SHA-256, for a workspace prepared
+// before keys). A missing path has no entries. Symlinks are recorded, not
 // followed; sockets, pipes and devices are left out, as the clean room leaves them.
-func BuildManifest(root string, paths []string) (*Manifest, error) {
+func BuildManifest(root string, paths []string, key *digest.Key) (*Manifest, error) {
 	m := &Manifest{Paths: slices.Clone(paths), Files: []CarriedEntry{}}
 	if m.Paths == nil {
 		m.Paths = []string{}
@@ -82,7 +91,7 @@ func BuildManifest(root string, paths []string) (*Manifest, error) {
 					return err
 				}
 			case d.Type().IsRegular():
-				if e.SHA256, err = hashFile(p); err != nil {
+				if e.SHA256, err = hashFile(p, key); err != nil {
 					return err
 				}
 			default:
@@ -100,17 +109,19 @@ func BuildManifest(root string, paths []string) (*Manifest, error) {
 	return m, nil
 }
 
-func hashFile(p string) (string, error) {
+func hashFile(p string, key *digest.Key) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return key.Reader(f)
+}
+
+// Keyed reports whether m's digests were taken under a key.
+func (m *Manifest) Keyed() bool {
+	keyed := func(e CarriedEntry) bool { return digest.Keyed(e.SHA256) }
+	return slices.ContainsFunc(m.Files, keyed) || m.Outside != nil && slices.ContainsFunc(m.Outside.Files, keyed)
 }
 
 // Carry returns the accepted carry manifest at the ledger tip; nil when the ledger has
@@ -178,7 +189,7 @@ func entryChange(o, n CarriedEntry) string {
 	case o.Link != n.Link:
 		parts = append(parts, fmt.Sprintf("symlink to %s, now to %s", o.Link, n.Link))
 	case o.SHA256 != n.SHA256:
-		parts = append(parts, fmt.Sprintf("sha256 %.12s → %.12s", o.SHA256, n.SHA256))
+		parts = append(parts, fmt.Sprintf("digest %.12s → %.12s", digest.Hex(o.SHA256), digest.Hex(n.SHA256)))
 	}
 	if o.Link == "" && n.Link == "" && maskWrite(o.Mode) != maskWrite(n.Mode) {
 		parts = append(parts, fmt.Sprintf("mode %s → %s, write bits aside", maskWrite(o.Mode), maskWrite(n.Mode)))

@@ -1,12 +1,12 @@
 package loop
 
 import (
-	"math"
 	"os"
 	"strings"
 
 	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
+	"github.com/hgate/hgate/spend"
 )
 
 // readAgentOutput reads what the agent printed about its run, as its CLI's adapter reads
@@ -38,8 +38,9 @@ func readAgentOutput(cli agentcli.CLI, stdout, stderr string) agentout.Run {
 			if run.CostUSD == nil {
 				run.CostUSD = new(float64)
 			}
-			*run.CostUSD += *r.CostUSD
+			*run.CostUSD = spend.AddUSD(*run.CostUSD, *r.CostUSD)
 		}
+		run.Invalid = append(run.Invalid, r.Invalid...)
 	}
 	return run
 }
@@ -50,6 +51,12 @@ func readAgentOutput(cli agentcli.CLI, stdout, stderr string) agentout.Run {
 // 401), did not start, in the agent's own words; an agent that exited 0 but reported a
 // failure crashed; a crash the agent reported says its words after the exit status.
 func judge(res agentResult, out agentout.Run, stderr string) agentResult {
+	if len(out.Invalid) > 0 {
+		// A figure out of range is the agent's word against every bound: its report is
+		// refused, named, and counted as reaching the budget (iterationSpend).
+		res.Outcome, res.Detail = AgentCrashed, refusedReport+strings.Join(out.Invalid, "; ")
+		return res
+	}
 	if res.Outcome != AgentOK && res.Outcome != AgentCrashed || strings.HasPrefix(res.Detail, notStarted) {
 		return res
 	}
@@ -75,6 +82,9 @@ func judge(res agentResult, out agentout.Run, stderr string) agentResult {
 	return res
 }
 
+// refusedReport starts the detail of an agent whose report of its spend was refused.
+const refusedReport = "refused its report of what it spent: "
+
 // didNotStart reports whether an agent outcome's detail says it did not start.
 func didNotStart(detail string) bool { return strings.HasPrefix(detail, notStarted) }
 
@@ -87,17 +97,13 @@ func addSpend(it *Iteration, out agentout.Run) {
 		if it.CostUSD == nil {
 			it.CostUSD = new(float64)
 		}
-		// Summed in millionths of a dollar: 0.01 + 0.02 reads 0.03, not 0.030000000000000002.
-		*it.CostUSD = math.Round((*it.CostUSD+*out.CostUSD)*1e6) / 1e6
+		*it.CostUSD = spend.AddUSD(*it.CostUSD, *out.CostUSD)
 	}
 	if t := out.Tokens; t.Total() > 0 {
 		if it.Tokens == nil {
 			it.Tokens = &agentout.Tokens{}
 		}
-		it.Tokens.Input += t.Input
-		it.Tokens.Output += t.Output
-		it.Tokens.CacheRead += t.CacheRead
-		it.Tokens.CacheWrite += t.CacheWrite
+		*it.Tokens = it.Tokens.Add(t)
 	}
 }
 

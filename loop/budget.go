@@ -2,7 +2,6 @@ package loop
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/spend"
 )
 
 // budgetStop ends a run whose budget is spent before a gate starts: the agent's work stays
@@ -24,21 +24,19 @@ func (b *budgetStop) Error() string { return "budget: " + b.detail }
 // overBudget says how the run's budget is spent, or "" while some of it is left: spent
 // reaches the budget, so no attempt or gate starts with nothing left.
 func (r *runner) overBudget() string {
-	c := r.cfg
 	usd, tokens := r.spent()
-	switch {
-	case c.BudgetUSD > 0 && usd >= c.BudgetUSD:
-		return fmt.Sprintf("$%.4g spent of the $%.4g budget", usd, c.BudgetUSD)
-	case c.BudgetTokens > 0 && tokens >= int64(c.BudgetTokens):
-		return fmt.Sprintf("%d tokens spent of the %d-token budget", tokens, c.BudgetTokens)
-	}
-	return ""
+	return r.budget().Reached(spend.Spend{USD: usd, Tokens: spend.Tokens{Input: tokens}})
+}
+
+// budget is the run's budget.
+func (r *runner) budget() spend.Budget {
+	return spend.Budget{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)}
 }
 
 // spent is the run's whole spend: the agent's and the train runs' (the journal's) and the
 // test split's (kept apart, see testspend.go).
 func (r *runner) spent() (usd float64, tokens int64) {
-	return roundUSD(r.j.SpendUSD + r.test.CostUSD), r.j.SpendTokens + r.test.Tokens
+	return spend.AddUSD(r.j.SpendUSD, r.test.CostUSD), spend.AddTokens(r.j.SpendTokens, r.test.Tokens)
 }
 
 // addSpend adds one agent run's spend to the iteration's and the run's.
@@ -63,8 +61,14 @@ func (r *runner) iterationSpend(it *Iteration, out agentout.Run) (usd float64, t
 		usd = *out.CostUSD
 	}
 	tokens = out.Tokens.Total()
-	it.SpendUSD = roundUSD(it.SpendUSD + usd)
-	it.SpendTokens += tokens
+	if len(out.Invalid) > 0 {
+		// A refused report counts as reaching the budget, where one is set.
+		spentUSD, spentTokens := r.spent()
+		restUSD, restTokens := r.budget().Rest(spend.Spend{USD: spend.AddUSD(spentUSD, usd), Tokens: spend.Tokens{Input: spend.AddTokens(spentTokens, tokens)}})
+		usd, tokens = spend.AddUSD(usd, restUSD), spend.AddTokens(tokens, restTokens)
+	}
+	it.SpendUSD = spend.AddUSD(it.SpendUSD, usd)
+	it.SpendTokens = spend.AddTokens(it.SpendTokens, tokens)
 	return usd, tokens
 }
 
@@ -99,27 +103,27 @@ func (r *runner) addTrainSpend(it *Iteration, s benchmark.Spend) {
 	if s.Zero() {
 		return
 	}
-	usd := roundUSD(s.CostUSD)
+	usd := spend.AddUSD(0, s.CostUSD)
 	if it.BenchCostUSD != nil {
-		usd = roundUSD(*it.BenchCostUSD + s.CostUSD)
+		usd = spend.AddUSD(*it.BenchCostUSD, s.CostUSD)
 	}
 	it.BenchCostUSD = &usd
-	it.BenchTokens += s.Tokens()
+	it.BenchTokens = spend.AddTokens(it.BenchTokens, s.Tokens())
 	r.spend(it, s.CostUSD, s.Tokens())
 }
 
 // spend adds to the iteration's and the run's totals, which the journal keeps: a resumed
 // run counts on from them.
 func (r *runner) spend(it *Iteration, usd float64, tokens int64) {
-	it.SpendUSD = roundUSD(it.SpendUSD + usd)
-	it.SpendTokens += tokens
+	it.SpendUSD = spend.AddUSD(it.SpendUSD, usd)
+	it.SpendTokens = spend.AddTokens(it.SpendTokens, tokens)
 	r.runSpend(usd, tokens)
 }
 
 // runSpend adds to the run's totals alone.
 func (r *runner) runSpend(usd float64, tokens int64) {
-	r.j.SpendUSD = roundUSD(r.j.SpendUSD + usd)
-	r.j.SpendTokens += tokens
+	r.j.SpendUSD = spend.AddUSD(r.j.SpendUSD, usd)
+	r.j.SpendTokens = spend.AddTokens(r.j.SpendTokens, tokens)
 }
 
 // countKilledAgent adds the spend an agent reported before hgate was killed under it in
@@ -150,8 +154,8 @@ func spendNote(it Iteration) string {
 	return fmt.Sprintf(" (spent $%.4g, %d tokens; run $%.4g, %d tokens)", it.SpendUSD, it.SpendTokens, it.CumulativeUSD, it.CumulativeTokens)
 }
 
-// Summed in millionths of a dollar: 0.01 + 0.02 reads 0.03, not 0.030000000000000002.
-func roundUSD(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+// roundUSD is x in millionths of a dollar (spend.AddUSD sums so).
+func roundUSD(x float64) float64 { return spend.AddUSD(0, x) }
 
 // price is what tokens cost at the agent's model's loop.prices entry; ok is false when
 // there is none (the model unknown, or not priced).

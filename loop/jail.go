@@ -299,7 +299,7 @@ func (r *runner) worktreeWrite(spec jailSpec, protected []string) ([]string, err
 }
 
 // unseen is what every agent's sandbox, one agent's or several's, hides (the rooms and
-// private traces of the gates it asks for, the held-out records, the run's private folder,
+// private traces of the gates it asks for, the held-out records and their key, the run's private folder,
 // loop.sandbox.hidden, clean_room.test_only) and what it may never be granted besides:
 // .git, the workspace, the carried paths.
 func (r *runner) unseen() (hidden, protected []string, err error) {
@@ -320,6 +320,9 @@ func (r *runner) unseen() (hidden, protected []string, err error) {
 		}
 	}
 	hidden = append(hidden, heldout, r.privateDir()) // and the test split's spend (testspend.go)
+	// The digest key (internal/digest): whoever reads it can check guesses of held-out and
+	// test-only data against the digests the workspace and the ledger show.
+	hidden = append(hidden, gate.DigestKey(r.repo))
 	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
 	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
 		p, err := expandPath(h, root)

@@ -77,6 +77,9 @@ func (r *runner) served(fn func()) {
 // put back, logged for who (an iteration, a generation), and returned, so the caller
 // counts it against the attempts.
 func (r *runner) putBackRefs(snap gitguard.RefSnapshot, who, agent string) ([]string, error) {
+	if err := r.checkGit(); err != nil {
+		return nil, err
+	}
 	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return nil, err

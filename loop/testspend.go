@@ -10,6 +10,7 @@ import (
 
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/spend"
 )
 
 // The test split's spend is kept apart from the journal and summary.json, which the agent
@@ -125,8 +126,8 @@ func (r *runner) addTestSpend(test, train benchmark.Spend) error {
 	r.testMu.Lock()
 	defer r.testMu.Unlock()
 	r.test.Flight = nil // counted now, in the same write
-	r.test.CostUSD = roundUSD(r.test.CostUSD + test.CostUSD)
-	r.test.Tokens += test.Tokens()
+	r.test.CostUSD = spend.AddUSD(r.test.CostUSD, test.CostUSD)
+	r.test.Tokens = spend.AddTokens(r.test.Tokens, test.Tokens())
 	r.test.Gates, r.test.Train = r.j.GateSpends+1, train
 	return writeJSON(filepath.Join(r.privateDir(), testSpendName), r.test)
 }
