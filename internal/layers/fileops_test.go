@@ -87,6 +87,7 @@ var byName = map[string]string{
 	"agentcli/codex.go":                      "makes the iteration's fresh codex home in hgate's activation folder before codex starts, and lists the user's codex home only to link its entries (names, never read through)",
 	"agentcli/copy.go":                       "copies hgate's materialized skills (read-only, from refs/hgate/harness) into the fresh activation folder before the agent starts",
 	"gitguard/gitrun/gitrun.go":              ".git/config and .git/info/attributes, which no sandbox can write",
+	"internal/digest/digest.go":              "the digest key in .git/hgate, which no sandbox can write or read (created O_EXCL, 0600)",
 	"gitguard/worktrees.go":                  "lists .git/worktrees (no sandbox writes .git); gap: fills and updates an agent's linked worktree by name, before that agent starts or after it and its processes are gone (a link it left at a parent folder is followed)",
 	"agentapi/server.go":                     "the socket's private folder (0700), made by hgate",
 	"mcpserver/proxy.go":                     "hgate-mcp runs inside the agent's sandbox, with the agent's rights: nothing it does is a deputy's",
