@@ -3,6 +3,7 @@ package loop
 import (
 	"bufio"
 	"fmt"
+	"github.com/hgate/hgate/internal/human"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,9 +31,9 @@ func (r *runner) overBudget() string {
 	usd, tokens := r.spent()
 	switch {
 	case c.BudgetUSD > 0 && usd >= c.BudgetUSD:
-		return fmt.Sprintf("$%.4g spent of the $%.4g budget", usd, c.BudgetUSD)
+		return fmt.Sprintf("%s spent of the %s budget", human.USD(usd), human.USD(c.BudgetUSD))
 	case c.BudgetTokens > 0 && tokens >= int64(c.BudgetTokens):
-		return fmt.Sprintf("%d tokens spent of the %d-token budget", tokens, c.BudgetTokens)
+		return fmt.Sprintf("%s spent of the %s-token budget", human.Tokens(tokens), human.Count(c.BudgetTokens))
 	}
 	return ""
 }
@@ -149,7 +150,7 @@ func spendNote(it Iteration) string {
 	if it.SpendUSD == 0 && it.SpendTokens == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (spent $%.4g, %d tokens; run $%.4g, %d tokens)", it.SpendUSD, it.SpendTokens, it.CumulativeUSD, it.CumulativeTokens)
+	return fmt.Sprintf(" (spent %s, %s; run %s, %s)", human.USD(it.SpendUSD), human.Tokens(it.SpendTokens), human.USD(it.CumulativeUSD), human.Tokens(it.CumulativeTokens))
 }
 
 // Summed in millionths of a dollar: 0.01 + 0.02 reads 0.03, not 0.030000000000000002.

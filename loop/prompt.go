@@ -61,7 +61,7 @@ func buildPrompt(in promptInput) string {
 		}
 	}
 	b.WriteString("- Anything else you change is kept aside and reverted. hgate makes the commit; do not commit.\n")
-	fmt.Fprintf(&b, "- Optional: write a one-line commit message for your change to %s\n", in.MessageFile)
+	fmt.Fprintf(&b, "- Optional: write a one-line commit message for your change to %s; lines after it that start with \"Pattern confirmed:\" or \"Needs from human:\" go into learnings.md\n", in.MessageFile)
 	if in.Agents > 1 {
 		fmt.Fprintf(&b, "- You are agent %d of %d in generation %d, each in its own copy of the repository; the candidates are gated one at a time, each rebased onto the changes kept before it.\n", in.AgentIndex, in.Agents, in.Generation)
 		fmt.Fprintf(&b, "- Optional: write what you learned, for the next generation, to %s (hgate adds it to learnings.md)\n", in.NotesFile)
