@@ -54,11 +54,11 @@ func TestJSONKeys(t *testing.T) {
 		{"loop", loopJSON{Summary: &loop.Summary{Finished: "f", StopDetail: "d", BudgetUSD: &x, BudgetTokens: new(int64), TestSpendUSD: &x, TestSpendTokens: new(int64), Generations: 1,
 			Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true,
 				SessionID: "s", CostUSD: &x, Tokens: &agentout.Tokens{}, CostPriced: true, BenchCostUSD: &x, BenchTokens: 1,
-				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true}}}},
+				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true, Row: 1}}}},
 			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
 				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed " +
 				"session_id cost_usd tokens:{input output cache_read cache_write} sandbox cost_priced bench_cost_usd bench_tokens spend_usd spend_tokens cumulative_usd cumulative_tokens " +
-				"generation agent_index base compared_with rebased}] " +
+				"generation agent_index base compared_with rebased row}] " +
 				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens test_spend_usd test_spend_tokens budget_usd budget_tokens agents generations}}"},
 		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
 			"{hooks:[{hook path action manager kept configured}]}"},
