@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -81,10 +82,12 @@ func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool)
 			}
 			err = errors.Join(err, fmt.Errorf("%s: the lines above are of the copy in %s, which hgate reads, not of the worktree's, which differs: %s",
 				file, base.String()[:7], advice))
+			warnWorktreeErrors(log, file, repo.Root(), onDisk)
 		}
 		return nil, err
 	}
 	if drifted {
+		warnWorktreeErrors(log, file, repo.Root(), onDisk)
 		head, atHead := committedAtHead(repo, file, onDisk)
 		atHead = atHead && gated
 		if !(adoptHead && atHead) {
@@ -102,6 +105,20 @@ func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool)
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// warnWorktreeErrors validates the worktree's hgate.yaml when it is not the copy in use,
+// and prints its errors as warnings: a typo shows while it is only in the worktree, not
+// after it is committed and every gate fails on it.
+func warnWorktreeErrors(log io.Writer, file, dir string, onDisk []byte) {
+	_, err := config.Parse(file, dir, onDisk)
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(log, "hgate: warning: %s in the worktree, which hgate does not use yet, has errors; correct them before you commit it:\n", file)
+	for line := range strings.Lines(err.Error()) {
+		fmt.Fprintf(log, "hgate: warning:   %s\n", strings.TrimRight(line, "\n"))
+	}
 }
 
 // driftAdvice is how to make the worktree's hgate.yaml the one hgate uses: before anything

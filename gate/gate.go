@@ -189,7 +189,7 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 // With trials, a task that passed is run again, up to trials times in all, and joins
 // the suite only when it passed every one; one that passed some and failed one is flaky.
 func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
-	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}}
+	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}, Failed: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
 	}
@@ -209,6 +209,8 @@ func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, r
 		s.LastResults[id] = r.Reward
 		if r.Passed() {
 			now = append(now, id)
+		} else {
+			s3.Failed = append(s3.Failed, id)
 		}
 	}
 	for trial := 2; trial <= trials && len(now) > 0; trial++ {

@@ -113,6 +113,9 @@ func (in *inputs) step1(r *ran, traces string) *Step1 {
 		results := outcomeResults(r.suite)
 		s1.Passed, s1.Failed = passedCount(s.Tasks, results)
 		s1.OK = s1.Passed >= r.ff.needed
+		if s1.OK && len(s1.Failed) > 0 {
+			s1.LetThrough = s1.Failed // named: a passing suite must not hide what broke
+		}
 		s.LastResults = map[string]*float64{}
 		for _, id := range s.Tasks {
 			s.LastResults[id] = results[id].Reward

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"github.com/hgate/hgate/internal/human"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ func spendNote(it Iteration) string {
 	if it.SpendUSD == 0 && it.SpendTokens == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (spent $%.4g, %d tokens; run $%.4g, %d tokens)", it.SpendUSD, it.SpendTokens, it.CumulativeUSD, it.CumulativeTokens)
+	return fmt.Sprintf(" (spent %s, %s; run %s, %s)", human.USD(it.SpendUSD), human.Tokens(it.SpendTokens), human.USD(it.CumulativeUSD), human.Tokens(it.CumulativeTokens))
 }
 
 // roundUSD is x in millionths of a dollar (spend.AddUSD sums so).

@@ -66,7 +66,7 @@ func TestSpendAndBudget(t *testing.T) {
 	if *it.BenchCostUSD != 1.5 || it.BenchTokens != 1_900_000 || r.j.SpendUSD != 3.7 || r.j.SpendTokens != 5_000_000 {
 		t.Fatalf("with the benchmark's spend: %+v, run %v %v", it, r.j.SpendUSD, r.j.SpendTokens)
 	}
-	if why := r.overBudget(); why != "5000000 tokens spent of the 5000000-token budget" {
+	if why := r.overBudget(); why != "5,000,000 tokens spent of the 5,000,000-token budget" {
 		t.Errorf("overBudget = %q", why)
 	}
 	// A model loop.prices does not name is not priced: its tokens count, its dollars not.

@@ -367,6 +367,7 @@ func reflectPrompt(file, dir string) string {
 		"Which one tool — a skill or an MCP server — would have helped you most in this attempt, and would help the next attempt (a fresh session)? " +
 		"Write your answer as one JSON object to " + file + ":\n\n" +
 		"    {\"kind\": \"mcp\" or \"skill\", \"name\": \"<name>\", \"why\": \"<what it would have saved you>\", \"spec\": \"<what it does, its inputs and outputs>\"}\n\n" +
+		"Optionally add \"pattern_confirmed\" (what this attempt confirmed) and \"needs_from_human\" (what only a person can give you): they go into learnings.md.\n\n" +
 		"Only write that file. The next step builds it into " + dir + "/.\n"
 }
 

@@ -84,6 +84,9 @@ type Iteration struct {
 	Base         string `json:"base,omitempty"`
 	ComparedWith string `json:"compared_with,omitempty"`
 	Rebased      bool   `json:"rebased,omitempty"`
+	// Row is the results.tsv row a kept iteration recorded (its "iteration" column: the
+	// row number, baseline 0), which differs from the run's iteration number.
+	Row int `json:"row,omitempty"`
 }
 
 func (r *runner) iterDir(n int) string {
@@ -182,6 +185,12 @@ func (r *runner) report(it Iteration) {
 	}
 	if it.Commit != "" {
 		fmt.Fprintf(&b, " commit %s", it.Commit[:7])
+	}
+	if it.Row > 0 {
+		fmt.Fprintf(&b, " (row %d)", it.Row)
+	}
+	if it.Repairs > 0 {
+		fmt.Fprintf(&b, " after %d attempts", it.Repairs+1)
 	}
 	if it.AttemptRef != "" {
 		fmt.Fprintf(&b, " kept in %s", it.AttemptRef)
@@ -606,10 +615,11 @@ func (r *runner) learn(it *Iteration) error {
 	if it.ValScore != nil {
 		after = *it.ValScore
 	}
-	// Entries are numbered on from what the file holds, across runs. The number is in the
+	// Entries carry the run's own iteration number and name the run (numbering on across
+	// runs made a later run's iteration 4 read "Iteration 17"). The number is in the
 	// journal before the entry is written, so a resumed learn phase finds its own entry.
 	if r.j.LearningNo == 0 {
-		r.j.LearningNo = record.LearningsCount(path) + 1
+		r.j.LearningNo = it.Iteration
 		if err := r.save(); err != nil {
 			return err
 		}
@@ -617,7 +627,9 @@ func (r *runner) learn(it *Iteration) error {
 	l := record.Learning{
 		Iteration: r.j.LearningNo, Before: before, After: after, Kept: it.Outcome == OutcomeKept,
 		Unscored: it.ValScore == nil && it.Outcome != OutcomeUnchanged,
+		Run:      r.j.RunID, Row: it.Row, Attempts: it.attempts(),
 	}
+	l.Pattern, l.NeedsFromHuman = r.agentNotes(it)
 	switch it.Outcome {
 	case OutcomeKept:
 		l.WhatChanged = fmt.Sprintf("%s (commit %s)", it.Message, it.Commit[:7])

@@ -169,8 +169,8 @@ func (r *runner) refuse(id, why string) error {
 	if err := writeAtomic(refused, line); err != nil {
 		return err
 	}
-	return fmt.Errorf("loop: run %s cannot be resumed: %s: %s; check hgate state log (a manual entry you did not make?) and git log refs/hgate/gated..HEAD, then run hgate state restore or hgate state accept, and hgate loop --resume again (the unchecked attempt is then set aside, never gated)",
-		id, filepath.Join(r.dir, journalName), why)
+	return &NotStarted{Reason: fmt.Sprintf("run %s cannot be resumed: %s", id, why), Where: filepath.Join(r.dir, journalName),
+		Fix: "check hgate state log (a manual entry you did not make?) and git log refs/hgate/gated..HEAD, then run hgate state restore or hgate state accept, and hgate loop --resume again (the unchecked attempt is then set aside, never gated)"}
 }
 
 // ApproveResume records a human's approval of the last loop run's refused resume, which

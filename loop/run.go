@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hgate/hgate/internal/human"
 	"io"
 	"io/fs"
 	"maps"
@@ -175,7 +176,8 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	// with setsid is still found and ended; where it cannot (not Linux), such a daemon is not.
 	_ = proc.BecomeSubreaper()
 	if r.cfg.Agents > 1 && r.cfg.Harness.Enabled {
-		return nil, nil, fmt.Errorf("loop: agents: %d agents with the harness phases: the harness phases run with one agent only (loop.agents: 1)", r.cfg.Agents)
+		return nil, nil, &NotStarted{Reason: fmt.Sprintf("%d agents with the harness phases, which run with one agent only", r.cfg.Agents),
+			Where: "loop.agents", Fix: "set loop.agents: 1 (--agents 1) or loop.harness.enabled: false (--no-harness)"}
 	}
 	var undo []func()
 	done = func() {
@@ -189,7 +191,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 	}()
 	if err := r.lock(ctx); err != nil {
-		return nil, nil, err
+		return nil, nil, refuseStart(err, "the repository's hgate lock", "wait for the other hgate, or stop it")
 	}
 	undo = append(undo, r.unlock)
 	// The repository's config is checked and anchored before anything runs: a key git
@@ -368,11 +370,11 @@ func (r *runner) open() error {
 		path := filepath.Join(r.dir, journalName)
 		data, err := readJournal(path)
 		if err != nil {
-			return fmt.Errorf("resume run %s: %w", id, err)
+			return refuseStart(fmt.Errorf("resume run %s: %w", id, err), path, "start a new run with hgate loop (without --resume)")
 		}
 		j, dead, err := parseJournal(path, data)
 		if err != nil {
-			return err
+			return refuseStart(err, path, "start a new run with hgate loop (without --resume)")
 		}
 		if j.Phase == phaseAgent {
 			// Whatever is left of the agent goes before anything is checked.
@@ -391,7 +393,7 @@ func (r *runner) open() error {
 				return err
 			}
 			if j.Phase != phaseAgent && !genAgents {
-				return fmt.Errorf("loop: run %s cannot be resumed (%s): start a new run with hgate loop", id, why)
+				return &NotStarted{Reason: fmt.Sprintf("run %s cannot be resumed: %s", id, why), Where: path, Fix: "start a new run with hgate loop (without --resume)"}
 			}
 			// The agent's phase cannot be checked: its attempt is set aside, never gated.
 			note := "hgate could not check the agent's phase (" + why + "); a human approved the resume: set aside unscored"
@@ -408,18 +410,18 @@ func (r *runner) open() error {
 		}
 		r.j.StopReason, r.j.StopDetail = StopNone, ""
 		if r.j.Sandbox, err = sandboxState(r.cfg.Sandbox); err != nil {
-			return err
+			return refuseStart(err, "loop.sandbox", "hgate loop --resume --no-sandbox, knowing the agent then runs as your own user")
 		}
 		fmt.Fprintf(r.log, "[loop] resuming run %s at iteration %d\n", id, j.Next)
 		r.warnChangedSettings(id)
 		return r.writeRunConfig()
 	}
 	if _, err := os.Stat(r.ws.Results()); err != nil {
-		return fmt.Errorf("%s: %w: run hgate prepare first", r.ws.Results(), fs.ErrNotExist)
+		return &NotStarted{Reason: "no results.tsv: the workspace is not prepared", Where: r.ws.Results(), Fix: "hgate prepare"}
 	}
 	// The anchors and state files must be as the ledger has them before anything trusts them.
 	if err := r.env.Verify(); err != nil {
-		return err
+		return refuseStart(err, gitguard.LedgerRef, "hgate state log shows the ledger; hgate state restore puts its files back")
 	}
 	// The guard must be clean before the agent starts, or every iteration would fail Step 0.
 	cand, vs, err := r.repo.Inspect(r.gopts)
@@ -436,7 +438,8 @@ func (r *runner) open() error {
 				}
 				ps = append(ps, fmt.Sprintf("%s (%s: %s)", p, v.Kind, v.Hint))
 			}
-			return &gate.Refused{Reason: "the worktree already has changes outside allow; commit or revert them before hgate loop: " + strings.Join(ps, "; ")}
+			return &NotStarted{Reason: "the worktree already has changes outside allow, which would fail every gate's Step 0",
+				Where: strings.Join(ps, "; "), Fix: "revert each as shown"}
 		}
 	}
 	if err := r.userWork(cand); err != nil {
@@ -445,15 +448,16 @@ func (r *runner) open() error {
 	// Every prompt begins with the program file: without it the first iteration would stop
 	// the run after it had begun.
 	if _, err := os.Stat(filepath.Join(r.repo.Root(), filepath.FromSlash(r.cfg.Program))); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("loop: program: %s does not exist: write the agent's instructions there, or name another file with loop.program in %s", r.cfg.Program, r.env.Config.File)
+		return &NotStarted{Reason: "the program file does not exist", Where: r.cfg.Program,
+			Fix: "write the agent's instructions there, or name another file with loop.program in " + r.env.Config.File}
 	}
 	sb, err := sandboxState(r.cfg.Sandbox)
 	if err != nil {
-		return err
+		return refuseStart(err, "loop.sandbox", "hgate loop --no-sandbox, knowing the agent then runs as your own user")
 	}
 	if sb != SandboxOff {
 		if err := r.trackedSecrets(); err != nil {
-			return err
+			return refuseStart(err, "clean_room", "remove the file from every commit and keep it untracked, or hgate loop --no-sandbox")
 		}
 	}
 	if sb == SandboxOff {
@@ -511,7 +515,8 @@ func (r *runner) userWork(cand plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("loop: the worktree has uncommitted changes in allowed files, which the loop would commit as the agent's: %s; commit or stash them first", strings.Join(paths, ", "))
+	return &NotStarted{Reason: "the worktree has uncommitted changes in allowed files, which the loop would gate and commit as the agent's",
+		Where: strings.Join(paths, ", "), Fix: r.userWorkFix()}
 }
 
 // deadline resolves until/for against t; zero when neither is set.
@@ -685,13 +690,19 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
 		err = werr
 	}
+	fmt.Fprintln(r.log, stoppedLine(s, filepath.Join(r.dir, "summary.json")))
+	return s, err
+}
+
+// stoppedLine is the run's closing line on the log: why it stopped, the iterations kept
+// and rejected (as summary.json and the report count them), and its spend.
+func stoppedLine(s *Summary, path string) string {
 	spent := ""
 	if s.SpendUSD > 0 || s.SpendTokens > 0 {
-		spent = fmt.Sprintf("; spent $%.4g, %d tokens", s.SpendUSD, s.SpendTokens)
+		spent = fmt.Sprintf("; spent %s, %s", human.USD(s.SpendUSD), human.Tokens(s.SpendTokens))
 	}
-	fmt.Fprintf(r.log, "[loop] stopped: %s (%s); %d kept, %d rejected%s; summary: %s\n",
-		reason, detail, s.Kept, s.Rejected, spent, filepath.Join(r.dir, "summary.json"))
-	return s, err
+	return fmt.Sprintf("[loop] stopped: %s (%s); %d kept, %d rejected%s; summary: %s",
+		s.StopReason, s.StopDetail, s.Kept, s.Rejected, spent, path)
 }
 
 func (r *runner) summary() *Summary {

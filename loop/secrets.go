@@ -60,6 +60,7 @@ func (r *runner) trackedSecrets() error {
 	if len(found) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: %s: committed to git, so the agent can read it from .git's objects (git show) although its sandbox hides the files; keep such data untracked (clean_room.carry brings it into the room) and out of every commit of every ref, or run with --no-sandbox knowing the agent can read it",
-		r.env.Config.File, strings.Join(found, "; "))
+	return &NotStarted{Reason: "data hidden from the agent is committed to git, so the agent can read it from .git's objects (git show) although its sandbox hides the files",
+		Where: r.env.Config.File + ": " + strings.Join(found, "; "),
+		Fix:   "keep such data untracked (clean_room.carry brings it into the room) and out of every commit of every ref, or run hgate loop --no-sandbox knowing the agent can read it"}
 }

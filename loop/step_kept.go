@@ -22,7 +22,7 @@ func (st *step) record() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("iteration %d: record: %w", st.n, err)
 	}
-	st.it.Outcome = OutcomeKept
+	st.it.Outcome, st.it.Row = OutcomeKept, rr.Row.Iteration
 	// The gate's word, not a comparison of numbers: with trials a higher val_score is
 	// not a new best until the gate confirms it (a resumed record reads refs/hgate/best).
 	st.it.NewBest = rr.NewBest

@@ -28,6 +28,13 @@ type Learning struct {
 	Worked         string // written under "What worked / didn't work"
 	NeedsFromHuman string
 	Unscored       bool // the gate gave no val_score (Step 0 refused it, or nothing ran): "not scored"
+	// Where the entry comes from, written on a "**Run:**" line under the heading when Run
+	// is set: the loop run, its iteration (Iteration is the run's own number), the
+	// results.tsv row it recorded (0: none) and the agent runs it took (attempts,
+	// repairs included).
+	Run      string
+	Row      int
+	Attempts int
 }
 
 // String renders the entry as it appears in the file, ending in a newline;
@@ -43,6 +50,9 @@ func (l Learning) String() string {
 		after = "not scored"
 	}
 	fmt.Fprintf(&b, "## Iteration %d — val_score: %.2f → %s %s\n", l.Iteration, l.Before, after, mark)
+	if l.Run != "" {
+		fmt.Fprintf(&b, "\n**Run:** %s\n", l.where())
+	}
 	for _, s := range []struct{ label, text string }{
 		{"What changed", l.WhatChanged},
 		{"Pattern confirmed", l.Pattern},
@@ -56,6 +66,31 @@ func (l Learning) String() string {
 		fmt.Fprintf(&b, "\n**%s:** %s\n", s.label, text)
 	}
 	return b.String()
+}
+
+// where names the entry's run, iteration, row and attempts: "run R, iteration 4 (row 6,
+// 2 attempts)".
+func (l Learning) where() string {
+	var extra []string
+	if l.Row > 0 {
+		extra = append(extra, fmt.Sprintf("row %d", l.Row))
+	}
+	if l.Attempts > 0 {
+		extra = append(extra, Plural(l.Attempts, "attempt"))
+	}
+	s := fmt.Sprintf("%s, iteration %d", l.Run, l.Iteration)
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+// Plural is "1 attempt", "2 attempts".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // EnsureLearnings creates learnings.md holding only its header and a blank

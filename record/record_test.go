@@ -187,8 +187,8 @@ func TestLearnings(t *testing.T) {
 	}
 	entries := []Learning{
 		{1, 0.5, 0.7823, true, "Parse dates with time.Parse instead of a regexp.", "Tasks 3 and 7 failed on ISO dates.",
-			"The stricter parser; caching did nothing.", "  \n", false},
-		{2, 0.7823, 0.71, false, "Retry on timeout.\nSecond line.\n", "", "", "A larger timeout for task 12.", false},
+			"The stricter parser; caching did nothing.", "  \n", false, "", 0, 0},
+		{2, 0.7823, 0.71, false, "Retry on timeout.\nSecond line.\n", "", "", "A larger timeout for task 12.", false, "", 0, 0},
 	}
 	for _, l := range entries {
 		if err := AppendLearning(path, l); err != nil {

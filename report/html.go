@@ -6,9 +6,11 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/loop"
 )
 
@@ -29,19 +31,35 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		*Report
 		ScorePlot, SuitePlot, DurationPlot template.HTML
 		SpendPlot                          template.HTML
-		Kept, Rejected                     int
+		Kept, Rejected, GatesRejected      int
 		Colours                            map[string]string
 	}{
-		Report:       r,
-		ScorePlot:    template.HTML(r.scorePlot()),
-		SuitePlot:    template.HTML(r.suitePlot()),
-		DurationPlot: template.HTML(r.durationPlot()),
-		SpendPlot:    template.HTML(r.spendPlot()),
-		Kept:         r.count(func(a Attempt) bool { return a.Kept }),
-		Rejected:     r.count(func(a Attempt) bool { return a.Verdict != "pass" }),
+		Report:        r,
+		ScorePlot:     template.HTML(r.scorePlot()),
+		SuitePlot:     template.HTML(r.suitePlot()),
+		DurationPlot:  template.HTML(r.durationPlot()),
+		SpendPlot:     template.HTML(r.spendPlot()),
+		Kept:          r.count(func(a Attempt) bool { return a.Kept }),
+		Rejected:      r.rejectedIterations(),
+		GatesRejected: r.count(func(a Attempt) bool { return a.Verdict != "pass" }),
 		Colours: map[string]string{"best": BestColour, "kept": KeptColour, "rejected": RejectedColour,
 			"suite": SuiteColour, "agent": AgentColour, "gate": GateColour},
 	})
+}
+
+// rejectedIterations counts the loop's rejected iterations over its runs, as the loop's
+// "N rejected" does: an iteration whose gate and repairs were all rejected counts once,
+// and a candidate set aside for a merge conflict (never gated) counts too.
+func (r *Report) rejectedIterations() int {
+	n := 0
+	for _, run := range r.Runs {
+		for _, it := range run.Iterations {
+			if it.Outcome == loop.OutcomeRejected {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (r *Report) count(f func(Attempt) bool) int {
@@ -152,9 +170,19 @@ func niceTicks(lo, hi float64, n int) (float64, float64, []float64) {
 	lo, hi = math.Floor(lo/step+1e-9)*step, math.Ceil(hi/step-1e-9)*step
 	var out []float64
 	for i := 0; lo+float64(i)*step <= hi+step/2; i++ {
-		out = append(out, lo+float64(i)*step)
+		out = append(out, tidy(lo+float64(i)*step))
 	}
-	return lo, hi, out
+	return tidy(lo), tidy(hi), out
+}
+
+// tidy drops the binary noise of tick arithmetic: 0.6000000000000001 becomes 0.6, the
+// nearest double to what a person reads.
+func tidy(x float64) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 10, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
 }
 
 // scorePlot draws val_score over the attempts: the baseline at 0, each attempt as a
@@ -166,8 +194,8 @@ func (r *Report) scorePlot() string {
 		lo, hi = math.Min(lo, a.ValScore), math.Max(hi, a.ValScore)
 	}
 	lo, hi, yt := niceTicks(math.Max(0, lo-0.05), math.Min(1, hi+0.05), 5)
-	p := newPlot(880, 300, 0, float64(len(r.Attempts)), lo, hi, "val_score over attempts")
-	p.axes(yt, "%.2f", "attempt (0: baseline)")
+	p := newPlot(880, 300, 0, float64(len(r.Attempts)), lo, hi, "val_score over gates")
+	p.axes(yt, "%.2f", "gate (0: baseline)")
 	xs, ys := []float64{0}, bestSteps(r.Baseline, r.Attempts)
 	for _, a := range r.Attempts {
 		xs = append(xs, float64(a.N))
@@ -185,7 +213,7 @@ func (r *Report) scorePlot() string {
 		case a.Verdict == "pass":
 			what = "passed, not recorded"
 		}
-		title := fmt.Sprintf("attempt %d: val_score %.4f, %s", a.N, a.ValScore, what)
+		title := fmt.Sprintf("gate %d: val_score %.4f, %s", a.N, a.ValScore, what)
 		if len(a.Reasons) > 0 {
 			title += "\n" + strings.Join(a.Reasons, "\n")
 		}
@@ -211,8 +239,8 @@ func (r *Report) suitePlot() string {
 		hi = math.Max(hi, float64(a.SuiteSize))
 	}
 	_, hi, yt := niceTicks(0, hi, int(math.Min(hi, 4)))
-	p := newPlot(880, 180, 0, float64(len(r.Attempts)), 0, hi, "regression suite size over attempts")
-	p.axes(yt, "%.0f", "attempt (0: baseline)")
+	p := newPlot(880, 180, 0, float64(len(r.Attempts)), 0, hi, "regression suite size over gates")
+	p.axes(yt, "%.0f", "gate (0: baseline)")
 	xs, ys := []float64{0}, []float64{0}
 	for _, a := range r.Attempts {
 		xs, ys = append(xs, float64(a.N)), append(ys, float64(a.SuiteSize))
@@ -326,8 +354,12 @@ func (r *Report) spendPlot() string {
 		if pt.kept {
 			what = "kept"
 		}
-		fmt.Fprintf(&p.b, `<g class="spend"><title>%s: val_score %.4f, %s, `+format+` spent by then</title>`,
-			html.EscapeString(pt.label), pt.score, what, pt.spent)
+		spent := human.Tokens(int64(math.Round(pt.spent * 1e6)))
+		if dollars {
+			spent = human.USD(pt.spent)
+		}
+		fmt.Fprintf(&p.b, `<g class="spend"><title>%s: val_score %.4f, %s, %s spent by then</title>`,
+			html.EscapeString(pt.label), pt.score, what, spent)
 		if pt.kept {
 			fmt.Fprintf(&p.b, `<circle cx="%g" cy="%g" r="6" fill="%s"/>`, x, y, KeptColour)
 		} else {
@@ -354,11 +386,13 @@ var page = sync.OnceValue(func() *template.Template {
 			if f == nil {
 				return ""
 			}
-			return fmt.Sprintf("%.1f", *f)
+			return human.Seconds(*f)
 		},
-		"secv":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
-		"usd":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
+		"secv":   human.Seconds,
+		"usd":    human.USD,
+		"tokens": human.Count[int64],
 		"deref":  func(f *float64) float64 { return *f },
+		"add1":   func(n int) int { return n + 1 },
 		"derefi": func(n *int64) int64 { return *n },
 		"short":  func(s string) string { return s[:min(7, len(s))] },
 		"join":   strings.Join,
@@ -406,15 +440,16 @@ svg { max-width: 100%; height: auto; }
 <div class="facts">
 <div class="fact">baseline<b>{{score .Baseline}}</b></div>
 <div class="fact">best<b>{{score .Best}}</b></div>
-<div class="fact">attempts gated<b>{{len .Attempts}}</b></div>
+<div class="fact">gates run<b>{{len .Attempts}}</b></div>
 <div class="fact">kept<b>{{.Kept}}</b></div>
-<div class="fact">rejected<b>{{.Rejected}}</b></div>
+{{if .Runs}}<div class="fact" title="loop iterations rejected, over the runs (as the loop counts them; a merge conflict included)">rejected<b>{{.Rejected}}</b></div>{{end}}
+<div class="fact" title="gates that rejected, repairs' gates and gates run by hand included">gates rejected<b>{{.GatesRejected}}</b></div>
 <div class="fact">regression suite<b>{{.SuiteSize}} task(s)</b></div>
 <div class="fact">split<b>{{.Split.Train}} train / {{.Split.Test}} test</b></div>
-{{if or .SpendUSD .SpendTokens}}<div class="fact">loop spend<b>{{usd .SpendUSD}}, {{.SpendTokens}} tokens</b></div>{{end}}
+{{if or .SpendUSD .SpendTokens}}<div class="fact">loop spend<b>{{usd .SpendUSD}}, {{tokens .SpendTokens}} tokens</b></div>{{end}}
 </div>
 
-<h2>val_score over attempts</h2>
+<h2>val_score over gates</h2>
 <p class="legend"><span><i class="sw" style="background:{{index .Colours "best"}}"></i>best, what the gate compares with (baseline: square)</span><span><i class="sw" style="background:{{index .Colours "kept"}};border-radius:6px"></i>kept</span><span><i class="sw" style="border:2px solid {{index .Colours "kept"}};border-radius:6px;width:8px;height:8px"></i>passed, not recorded</span><span style="color:{{index .Colours "rejected"}};font-weight:700">✕</span> rejected</p>
 <div id="score-plot">{{.ScorePlot}}</div>
 <p class="note">val_score is the mean reward over the held-out test split ({{.Split.Test}} tasks): the test split is shown only as this aggregate.</p>
@@ -422,9 +457,9 @@ svg { max-width: 100%; height: auto; }
 <h2>Regression suite size</h2>
 <div id="suite-plot">{{.SuitePlot}}</div>
 
-<h2>Attempts</h2>
+<h2>Gates</h2>
 {{if .Attempts}}<table>
-<tr><th>#</th><th>time</th><th>tree</th><th>verdict</th><th>kept</th><th>val_score</th><th>best then</th><th>suite passed</th><th>suite size</th><th>promoted</th><th>test tasks / nulls</th><th>loop</th><th>agent s</th><th>gate s</th><th>reasons</th></tr>
+<tr><th>#</th><th>time</th><th>tree</th><th>verdict</th><th>kept</th><th>val_score</th><th>best then</th><th>suite passed</th><th>suite size</th><th>promoted</th><th>test tasks / nulls</th><th>loop run, iteration</th><th>agent</th><th>gate time</th><th>reasons</th></tr>
 {{range .Attempts}}<tr>
 <td class="num">{{.N}}</td><td>{{.Time}}</td><td><code>{{short .Tree}}</code></td>
 <td class="{{.Verdict}}">{{.Verdict}}</td>
@@ -433,7 +468,7 @@ svg { max-width: 100%; height: auto; }
 <td class="num">{{.SuitePassed}}/{{.SuiteTotal}}</td><td class="num">{{.SuiteSize}}</td>
 <td>{{join .Promoted ", "}}</td>
 <td class="num">{{if lt .TestTasks 0}}cut short{{else}}{{.TestTasks}} / {{.Nulls}}{{end}}{{if .Trials}}, {{.Trials}} trial(s), {{.Flaky}} flaky{{end}}</td>
-<td>{{if .Run}}{{.Run}} #{{.RunIter}}{{end}}</td>
+<td>{{if .Run}}{{.Run}}, iteration {{.RunIter}}{{end}}</td>
 <td class="num">{{secs .AgentSecs}}</td><td class="num">{{secs .GateSeconds}}</td>
 <td class="reasons">{{range .Reasons}}{{.}}<br>{{end}}</td>
 </tr>
@@ -441,11 +476,11 @@ svg { max-width: 100%; height: auto; }
 
 <h2>Kept iterations (results.tsv)</h2>
 <table>
-<tr><th>iteration</th><th>val_score</th><th>commit</th><th>evals</th><th>time</th><th>attempt</th></tr>
+<tr><th>row</th><th>val_score</th><th>commit</th><th>evals</th><th>time</th><th>gate</th></tr>
 {{range .Rows}}<tr><td class="num">{{.Iteration}}</td><td class="num">{{score .ValScore}}</td><td><code>{{.Commit}}</code></td><td class="num">{{.EvalsPassed}}/{{.EvalsTotal}}</td><td>{{.Time}}</td><td class="num">{{if .Attempt}}{{.Attempt}}{{end}}</td></tr>
 {{end}}</table>
 
-<h2>Train tasks across attempts</h2>
+<h2>Train tasks across gates</h2>
 <p class="note">✓ pass (reward ≥ 0.5), ✗ fail, ∅ no reward, blank: not run. The baseline ran every train task; a gate runs the suite (Step 1) and re-runs the promotion candidates (Step 3). Bold: in the regression suite now.</p>
 <table class="matrix">
 <tr><th>task</th>{{range .Train.Columns}}<th>{{.}}</th>{{end}}</tr>
@@ -460,10 +495,10 @@ svg { max-width: 100%; height: auto; }
 <div id="spend-plot">{{.SpendPlot}}</div>
 <p class="note">What each gated iteration had cost by its end — the coding agent's spend (reported, or its tokens priced by loop.prices) and the benchmark's — counted on across the runs in order.</p>{{end}}
 {{range .Runs}}<h3>run {{.ID}}</h3>
-<p class="sub">started {{.Started}}; {{if .Finished}}stopped: {{.StopReason}}{{if .StopDetail}} ({{.StopDetail}}){{end}}, {{secv .Seconds}} s{{else}}no summary: still running, or killed (hgate loop --resume continues it){{end}}; sandbox: {{.Sandbox}}; spent {{usd .SpendUSD}}, {{.SpendTokens}} tokens{{if .BudgetUSD}}, budget {{usd (deref .BudgetUSD)}}{{end}}{{if .BudgetTokens}}, budget {{derefi .BudgetTokens}} tokens{{end}}</p>
+<p class="sub">started {{.Started}}; {{if .Finished}}stopped: {{.StopReason}}{{if .StopDetail}} ({{.StopDetail}}){{end}}, {{secv .Seconds}}{{else}}no summary: still running, or killed (hgate loop --resume continues it){{end}}; sandbox: {{.Sandbox}}; spent {{usd .SpendUSD}}, {{tokens .SpendTokens}} tokens{{if .BudgetUSD}}, budget {{usd (deref .BudgetUSD)}}{{end}}{{if .BudgetTokens}}, budget {{tokens (derefi .BudgetTokens)}} tokens{{end}}</p>
 <table>
-<tr><th>iteration</th><th>outcome</th><th>agent</th><th>verdict</th><th>val_score</th><th>attempt</th><th>repairs</th><th>agent s</th><th>gate s</th><th>total s</th><th>spent</th><th>spent by then</th><th>agent's tools</th><th>reasons</th></tr>
-{{range .Iterations}}<tr><td class="num">{{.Iteration.Iteration}}</td><td>{{.Outcome}}</td><td>{{.Agent}}{{if .AgentDetail}}: {{.AgentDetail}}{{end}}</td><td>{{if .Verdict}}{{.Verdict}}{{end}}</td><td class="num">{{scorep .ValScore}}</td><td class="num">{{if .Attempt}}{{.Attempt}}{{end}}</td><td class="num">{{.Repairs}}</td><td class="num">{{secv .AgentSeconds}}</td><td class="num">{{secv .GateSeconds}}</td><td class="num">{{secv .Seconds}}</td><td class="num">{{usd .SpendUSD}}{{if .SpendTokens}}, {{.SpendTokens}} tok{{end}}</td><td class="num">{{usd .CumulativeUSD}}{{if .CumulativeTokens}}, {{.CumulativeTokens}} tok{{end}}</td><td>{{with .Harness}}{{len .Active}} active, {{.Calls}} call(s){{if .Quarantined}}, {{len .Quarantined}} quarantined{{end}}{{if .Skipped}}; {{.Skipped}}{{end}}{{end}}</td><td class="reasons">{{range .Reasons}}{{.}}<br>{{end}}</td></tr>
+<tr><th>iteration</th><th>row</th><th>outcome</th><th>agent</th><th>verdict</th><th>val_score</th><th>gate</th><th>attempts</th><th>agent time</th><th>gate time</th><th>total time</th><th>spent</th><th>spent by then</th><th>agent's tools</th><th>reasons</th></tr>
+{{range .Iterations}}<tr><td class="num">{{.Iteration.Iteration}}</td><td class="num">{{if .Row}}{{.Row}}{{end}}</td><td>{{.Outcome}}</td><td>{{.Agent}}{{if .AgentDetail}}: {{.AgentDetail}}{{end}}</td><td>{{if .Verdict}}{{.Verdict}}{{end}}</td><td class="num">{{scorep .ValScore}}</td><td class="num">{{if .Attempt}}{{.Attempt}}{{end}}</td><td class="num">{{add1 .Repairs}}</td><td class="num">{{secv .AgentSeconds}}</td><td class="num">{{secv .GateSeconds}}</td><td class="num">{{secv .Seconds}}</td><td class="num">{{usd .SpendUSD}}{{if .SpendTokens}}, {{tokens .SpendTokens}} tok{{end}}</td><td class="num">{{usd .CumulativeUSD}}{{if .CumulativeTokens}}, {{tokens .CumulativeTokens}} tok{{end}}</td><td>{{with .Harness}}{{len .Active}} active, {{.Calls}} call(s){{if .Quarantined}}, {{len .Quarantined}} quarantined{{end}}{{if .Skipped}}; {{.Skipped}}{{end}}{{end}}</td><td class="reasons">{{range .Reasons}}{{.}}<br>{{end}}</td></tr>
 {{end}}</table>
 {{end}}{{else}}<p>No loop run in the workspace: the gates above were run by hand (or by an agent calling hgate gate).</p>{{end}}
 </body>

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -375,8 +376,8 @@ func TestSpendPlot(t *testing.T) {
 	r.SpendUSD = 3.5
 	svg := r.spendPlot()
 	// Run r2's iteration ends at $2 (r1) + $1.50.
-	for _, want := range []string{"run r1, iteration 1: val_score 0.3000, not kept, $1 spent by then",
-		"run r2, iteration 1: val_score 0.7000, kept, $3.5 spent by then", ">$3.5</text>", "(dollars)", BestColour} {
+	for _, want := range []string{"run r1, iteration 1: val_score 0.3000, not kept, $1.00 spent by then",
+		"run r2, iteration 1: val_score 0.7000, kept, $3.50 spent by then", ">$3.5</text>", "(dollars)", BestColour} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the spend plot lacks %q:\n%s", want, svg)
 		}
@@ -397,7 +398,49 @@ func TestSpendPlot(t *testing.T) {
 	r.SpendUSD, r.SpendTokens = 0, 3_000_000
 	r.Runs = []Run{{ID: "r3", SpendTokens: 3_000_000, Iterations: []RunIteration{
 		{Iteration: loop.Iteration{Iteration: 1, Outcome: loop.OutcomeKept, ValScore: score(0.8), CumulativeTokens: 3_000_000}}}}}
-	if svg := r.spendPlot(); !strings.Contains(svg, "(million tokens)") || !strings.Contains(svg, "3M spent by then") {
+	if svg := r.spendPlot(); !strings.Contains(svg, "(million tokens)") || !strings.Contains(svg, "3,000,000 tokens spent by then") {
 		t.Errorf("tokens-only spend plot:\n%s", svg)
 	}
+}
+
+// Numbers are for people: no float on the page carries more than 6 significant digits
+// (a spend axis once read $0.6000000000000001), whatever sums and ratios feed it.
+func TestHTMLNumbersReadable(t *testing.T) {
+	r := sample()
+	score := func(f float64) *float64 { return &f }
+	var its []RunIteration
+	cum := 0.0
+	for n := 1; n <= 7; n++ {
+		cum += 0.1
+		its = append(its, RunIteration{Iteration: loop.Iteration{Iteration: n, Outcome: loop.OutcomeRejected, ValScore: score(1.0 / 3),
+			BestBefore: score(0.5), SpendUSD: 0.1, CumulativeUSD: cum, SpendTokens: 12345, CumulativeTokens: int64(n) * 12345,
+			AgentSeconds: 83.33333333333333, GateSeconds: 1.0 / 7, Seconds: 83.47619047619048}})
+	}
+	r.Runs = []Run{{ID: "r1", SpendUSD: cum, SpendTokens: 7 * 12345, Seconds: 600.0 / 7, Iterations: its}}
+	r.SpendUSD, r.SpendTokens = cum, 7*12345
+	var page strings.Builder
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if bad := longFloats(page.String()); len(bad) > 0 {
+		t.Errorf("floats with more than 6 significant digits on the page: %q", bad)
+	}
+	for _, want := range []string{"86,415 tokens", "$0.70", "1m23s", "rejected<b>7</b>"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+var floatRE = regexp.MustCompile(`[0-9]*\.[0-9]+`)
+
+// longFloats are the decimal numbers in s with more than 6 significant digits.
+func longFloats(s string) []string {
+	var bad []string
+	for _, m := range floatRE.FindAllString(s, -1) {
+		if len(strings.TrimLeft(strings.Replace(m, ".", "", 1), "0")) > 6 {
+			bad = append(bad, m)
+		}
+	}
+	return bad
 }

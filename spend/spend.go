@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/hgate/hgate/internal/human"
 	"strings"
 )
 
@@ -147,9 +149,9 @@ type Budget struct {
 func (b Budget) Reached(s Spend) string {
 	switch tokens := s.Tokens.Total(); {
 	case b.USD > 0 && s.USD >= b.USD:
-		return fmt.Sprintf("$%.4g spent of the $%.4g budget", s.USD, b.USD)
+		return fmt.Sprintf("%s spent of the %s budget", human.USD(s.USD), human.USD(b.USD))
 	case b.Tokens > 0 && tokens >= b.Tokens:
-		return fmt.Sprintf("%d tokens spent of the %d-token budget", tokens, b.Tokens)
+		return fmt.Sprintf("%s spent of the %s-token budget", human.Tokens(tokens), human.Count(b.Tokens))
 	}
 	return ""
 }

@@ -51,7 +51,7 @@ func TestBudget(t *testing.T) {
 	if got := b.Reached(Spend{USD: 4.99, Tokens: Tokens{Input: 99}}); got != "" {
 		t.Errorf("reached early: %s", got)
 	}
-	if got := b.Reached(Spend{USD: 5}); got != "$5 spent of the $5 budget" {
+	if got := b.Reached(Spend{USD: 5}); got != "$5.00 spent of the $5.00 budget" {
 		t.Errorf("usd: %q", got)
 	}
 	if got := b.Reached(Spend{Tokens: Tokens{Output: 100}}); got != "100 tokens spent of the 100-token budget" {

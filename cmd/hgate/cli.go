@@ -292,6 +292,9 @@ func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, s
 		}
 	}
 	err = kctx.Run()
+	if kctx.Command() == "loop" {
+		err = loopSetupRefusal(err, c.Config)
+	}
 	code, errMsg = report(stderr, c.repoRoot, err)
 	return code
 }

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/hgate/hgate/internal/human"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -39,7 +42,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	if err := lc.Override(config.LoopFlags{Agent: c.Agent, Iterations: c.Iterations, Patience: c.Patience, RepairAttempts: c.RepairAttempts, Agents: c.Agents,
 		StopScore: c.StopScore, Until: c.Until, For: c.For, AttemptTimeout: c.AttemptTimeout,
 		BudgetUSD: c.BudgetUSD, BudgetTokens: c.BudgetTokens, Harness: c.Harness}); err != nil {
-		return err
+		return loop.RefusalLines(err.Error(), "the command line", "hgate loop --help lists the flags and their values")
 	}
 	if c.NoSandbox {
 		lc.Sandbox.Enabled = false
@@ -87,7 +90,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 			}
 			spent := ""
 			if s.SpendUSD > 0 || s.SpendTokens > 0 {
-				spent = fmt.Sprintf("; spent $%.4g, %d tokens", s.SpendUSD, s.SpendTokens)
+				spent = fmt.Sprintf("; spent %s, %s", human.USD(s.SpendUSD), human.Tokens(s.SpendTokens))
 			}
 			fmt.Fprintf(g.stdout, "run %s stopped (%s): %d iteration(s), %d kept, %d rejected; best val_score %s (%+.4f)%s\n",
 				s.RunID, s.StopReason, len(s.Iterations), s.Kept, s.Rejected, best, s.Improvement, spent)
@@ -143,4 +146,22 @@ func sameDir(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// loopSetupRefusal gives an error of hgate loop's setup (the repository, hgate.yaml, the
+// workspace) the shape of the loop's other refusals to start.
+func loopSetupRefusal(err error, cfgFlag string) error {
+	var setup setupError
+	if !errors.As(err, &setup) {
+		return err
+	}
+	where := config.FileName
+	if cfgFlag != "" {
+		where = cfgFlag
+	}
+	msg := setup.err.Error()
+	if !strings.Contains(msg, where) {
+		where = "the repository"
+	}
+	return loop.RefusalLines(msg, where, "correct it, then run hgate loop again")
 }

@@ -31,13 +31,13 @@ func TestJSONKeys(t *testing.T) {
 		report  any
 		keys    string
 	}{
-		{"gate", &gate.Answer{Steps: gate.Steps{Step0: &gate.Step0{Violations: violation}, Step1: &gate.Step1{StoppedEarly: true, Traces: "t"},
+		{"gate", &gate.Answer{Steps: gate.Steps{Step0: &gate.Step0{Violations: violation}, Step1: &gate.Step1{LetThrough: []string{"t"}, StoppedEarly: true, Traces: "t"},
 			Step2: &gate.Step2{StoppedEarly: true, ScoredAt: "s", Trials: 2, Flaky: new(int), Confidence: x, Margin: x, Delta: &x, Interval: []float64{x}, NewBest: true, Replicated: true},
 			Step3: &gate.Step3{Flaky: []string{"t"}}}, Spend: &benchmark.Spend{}, Interrupted: "step 3"},
 			"{verdict tree head val_score best steps:{step0:{ok skipped violations:[{path kind detail hint}]} " +
-				"step1:{ok skipped passed total threshold failed stopped_early traces} " +
+				"step1:{ok skipped passed total threshold failed let_through stopped_early traces} " +
 				"step2:{ok val_score best tasks nulls stopped_early cached scored_at trials flaky confidence margin delta interval new_best replicated} " +
-				"step3:{ran rerun promoted flaky}} reasons spend:{cost_usd input_tokens cache_tokens output_tokens} interrupted}"},
+				"step3:{ran rerun promoted flaky failed}} reasons spend:{cost_usd input_tokens cache_tokens output_tokens} interrupted}"},
 		{"record", (&gate.RecordReport{Row: record.Row{}}).JSON(),
 			"{already commit evals_passed evals_total iteration new_best val_score}"},
 		{"bench", (&gate.BenchReport{Tasks: []string{"t1"}, Results: map[string]benchmark.Result{"t1": {Reward: &x}}}).JSON(),
@@ -54,11 +54,11 @@ func TestJSONKeys(t *testing.T) {
 		{"loop", loopJSON{Summary: &loop.Summary{Finished: "f", StopDetail: "d", BudgetUSD: &x, BudgetTokens: new(int64), TestSpendUSD: &x, TestSpendTokens: new(int64), Generations: 1,
 			Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true,
 				SessionID: "s", CostUSD: &x, Tokens: &agentout.Tokens{}, CostPriced: true, BenchCostUSD: &x, BenchTokens: 1,
-				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true}}}},
+				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true, Row: 1}}}},
 			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
 				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed " +
 				"session_id cost_usd tokens:{input output cache_read cache_write} sandbox cost_priced bench_cost_usd bench_tokens spend_usd spend_tokens cumulative_usd cumulative_tokens " +
-				"generation agent_index base compared_with rebased}] " +
+				"generation agent_index base compared_with rebased row}] " +
 				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens test_spend_usd test_spend_tokens budget_usd budget_tokens agents generations}}"},
 		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
 			"{hooks:[{hook path action manager kept configured}]}"},

@@ -1,0 +1,59 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// NotStarted is hgate loop's refusal to start a run: every refusal has the one shape
+// "loop: not started: <reason> (<file or key>): <what to run>", and hgate exits 2 with it
+// (the loop could not answer; gate, guard and record keep exit 1 for "no").
+type NotStarted struct {
+	Reason string // what is wrong
+	Where  string // the file, path or hgate.yaml key it is about
+	Fix    string // what to run, or to change
+}
+
+func (e *NotStarted) Error() string {
+	return fmt.Sprintf("loop: not started: %s (%s): %s", e.Reason, e.Where, e.Fix)
+}
+
+// refuseStart wraps an error that stops the run before it begins; an interruption stays
+// one (exit 130), and a refusal already in shape is kept as it is.
+func refuseStart(err error, where, fix string) error {
+	var ns *NotStarted
+	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &ns) {
+		return err
+	}
+	return RefusalLines(err.Error(), where, fix)
+}
+
+// RefusalLines is one refusal a line of msg: every problem found is named at once (each
+// bad flag, each field of a journal), each in the refusals' one shape.
+func RefusalLines(msg, where, fix string) error {
+	var errs []error
+	for line := range strings.Lines(msg) {
+		if line = strings.TrimSpace(line); line != "" {
+			errs = append(errs, &NotStarted{Reason: line, Where: where, Fix: fix})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// userWorkFix is the advice for uncommitted changes in allowed files. After a run that
+// stopped with the agent's work waiting for its gate (a budget or deadline stop), that
+// work is the agent's: --resume gates it, and committing it would bypass the gate.
+func (r *runner) userWorkFix() string {
+	if id, err := lastRun(r.ws.Runs()); err == nil {
+		path := filepath.Join(r.ws.Runs(), id, journalName)
+		if data, err := readJournal(path); err == nil {
+			if j, _, err := parseJournal(path, data); err == nil && (j.Phase != phaseNone || j.Gen != nil) {
+				return fmt.Sprintf("hgate loop --resume (run %s stopped with the agent's work waiting for its gate; --resume gates it)", id)
+			}
+		}
+	}
+	return "gate them first (hgate gate, then git commit), or set them aside (git stash)"
+}
