@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-
-	"github.com/hgate/hgate/internal/proc"
 )
 
 // tail keeps the last TailLimit bytes written to it.
@@ -116,7 +114,7 @@ func newTaskOutput(keep bool, dir, name string) *taskOutput {
 
 // start opens the trace file and starts the command with its output wired
 // to t.
-func (t *taskOutput) start(spec procSpec) (*proc.Process, error) {
+func (t *taskOutput) start(spec procSpec) (*process, error) {
 	if t.final != "" {
 		f, err := os.OpenFile(t.partial, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 		if err != nil {

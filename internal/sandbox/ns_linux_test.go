@@ -150,6 +150,24 @@ exit 5`
 	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
 		t.Errorf("signal death: want exit %d, got %v", 128+int(syscall.SIGTERM), err)
 	}
+	// WrapDeath tells the two apart: a death by SIGKILL is reported on the pipe, an exit
+	// 137 is not.
+	for script, want := range map[string]syscall.Signal{"kill -KILL $$": syscall.SIGKILL, "exit 137": 0, "exit 0": 0} {
+		cmd = exec.Command("sh", "-c", script)
+		d, err := WrapDeath(cmd, Policy{Isolate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Start()
+		d.Started()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		if got := d.Signal(); got != want {
+			t.Errorf("%q: death by %v reported, want %v", script, got, want)
+		}
+	}
 	// Only loopback, and it is up.
 	self2, err := os.Executable()
 	if err != nil {
