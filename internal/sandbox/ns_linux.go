@@ -81,6 +81,9 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 			return fail(err.Error())
 		}
 	}
+	if err := readOnly(writeMounts(p)); err != nil {
+		return fail(err.Error())
+	}
 	p = layer(p)
 	// Landlock forbids mount changes once applied: it comes after /proc and lo.
 	if err := restrict(p); err != nil {

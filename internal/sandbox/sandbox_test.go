@@ -67,6 +67,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("isolate", testIsolate)
 	t.Run("layered", testLayered)
 	t.Run("read", testRead)
+	t.Run("readonly", testReadOnly)
 	t.Run("parent", testParentDeath)
 }
 
