@@ -84,6 +84,11 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	if err := readOnly(writeMounts(p)); err != nil {
 		return fail(err.Error())
 	}
+	// A session keyring of its own: keys the tree adds to its session keyring (@s) die
+	// with it, rather than stay in the one hgate's later commands inherit.
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 && errno != unix.ENOSYS {
+		return fail("isolate: new session keyring: " + errno.Error())
+	}
 	p = layer(p)
 	// Landlock forbids mount changes once applied: it comes after /proc and lo.
 	if err := restrict(p); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,6 +52,21 @@ func helper(what string) int {
 		// attributes; one line a path: "name read chmod utime chown xattr", each ok or no.
 		for _, p := range os.Args[2:] {
 			fmt.Println(filepath.Base(p), tryMeta(p))
+		}
+		return 0
+	case "keyadd", "keyfind":
+		// keyadd: add a key to the session, user and user-session keyrings; keyfind: say
+		// which of them holds one ("found @s" ...).
+		for _, r := range []struct {
+			name string
+			id   int
+		}{{"@s", unix.KEY_SPEC_SESSION_KEYRING}, {"@u", unix.KEY_SPEC_USER_KEYRING}, {"@us", unix.KEY_SPEC_USER_SESSION_KEYRING}} {
+			desc := "hgate-sandbox-test-" + strconv.Itoa(os.Getppid()) + r.name
+			if what == "keyadd" {
+				unix.AddKey("user", desc, []byte("1"), r.id)
+			} else if _, err := unix.KeyctlSearch(r.id, "user", desc, 0); err == nil {
+				fmt.Println("found", r.name)
+			}
 		}
 		return 0
 	case "orphan":
@@ -391,4 +407,82 @@ func testReadOnly(t *testing.T) {
 	if fi, _ := os.Stat(ro); fi.Mode().Perm() != 0o666 {
 		t.Errorf("ro.txt: mode %v", fi.Mode())
 	}
+}
+
+// testNoMark: state a tree could leave for a later process to find, beyond its Write
+// paths (see testReadOnly for access times and attributes). Each probe marks from inside
+// an isolated tree and looks from outside afterwards: keys in the session, user and
+// user-session keyrings; SysV shared memory, semaphores and message queues; files in
+// /tmp, /var/tmp and /dev/shm (content, and the attributes of one the user owns there);
+// cgroup files. Only a mark the kernel keeps per user outside any namespace is allowed
+// to remain: root's @u and @us (conceded).
+func testNoMark(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writableTemp(t)
+	// Keyrings: the tree and the check below share this test's pid as the marker.
+	cmd := exec.Command(self, "keyadd")
+	cmd.Env = append(os.Environ(), helperEnv+"=keyadd")
+	if err := Wrap(cmd, Policy{Isolate: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("keyadd: %v %s", err, b)
+	}
+	find := exec.Command(self, "keyfind")
+	find.Env = append(os.Environ(), helperEnv+"=keyfind")
+	b, _ := find.CombinedOutput()
+	got := string(b)
+	if os.Geteuid() == 0 {
+		// Root's user keyrings are one per uid, outside every namespace: conceded.
+		got = strings.ReplaceAll(strings.ReplaceAll(got, "found @us\n", ""), "found @u\n", "")
+	}
+	if strings.Contains(got, "found @s") || got != "" {
+		t.Errorf("keys the tree added are found afterwards:\n%s", b)
+	}
+	// Files outside the write set: content and attributes.
+	mine := filepath.Join(os.TempDir(), "hgate-nomark-"+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(mine, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(mine)
+	marks := []string{"/tmp/hgate-nomark-new", "/var/tmp/hgate-nomark-new", "/dev/shm/hgate-nomark-new"}
+	script := "exec 2>/dev/null; ipcmk -M 4096 >/dev/null; ipcmk -S 1 >/dev/null 2>&1; ipcmk -Q >/dev/null 2>&1; "
+	for _, m := range marks {
+		script += "echo x > " + m + "; "
+	}
+	script += "chmod 600 " + mine + "; touch -d 2001-01-01 " + mine + "; "
+	script += "for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/cgroup.subtree_control; do echo +pids > $f && echo wrote $f; done; true"
+	before := ipcCount(t)
+	out, err := sh(t, &Policy{Write: []string{dir}, Isolate: true}, dir, script)
+	if err != nil || out != "" {
+		t.Errorf("marks: %v %q", err, out)
+	}
+	for _, m := range marks {
+		if _, err := os.Lstat(m); err == nil {
+			os.Remove(m)
+			t.Errorf("%s was made", m)
+		}
+	}
+	if fi, _ := os.Stat(mine); fi.Mode().Perm() != 0o644 || fi.ModTime().Year() == 2001 {
+		t.Errorf("%s: mode %v, time %v: changed by the tree", mine, fi.Mode(), fi.ModTime())
+	}
+	if after := ipcCount(t); after != before {
+		t.Errorf("SysV IPC objects outside: %d before, %d after", before, after)
+	}
+}
+
+// ipcCount is how many SysV IPC objects of any kind this IPC namespace holds.
+func ipcCount(t *testing.T) int {
+	n := 0
+	for _, f := range []string{"/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Skipf("no %s: %v", f, err)
+		}
+		n += strings.Count(string(b), "\n") - 1
+	}
+	return n
 }
