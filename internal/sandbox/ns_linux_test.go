@@ -47,6 +47,18 @@ func helper(what string) int {
 		c.Close()
 		fmt.Println("loopback ok")
 		return 0
+	case "pages":
+		// pages BITS FILE...: read one byte at 64 KiB into each file whose bit is 1.
+		bits := os.Args[2]
+		for i, p := range os.Args[3:] {
+			if bits[i] == '1' {
+				if f, err := os.Open(p); err == nil {
+					f.ReadAt(make([]byte, 1), 64<<10)
+					f.Close()
+				}
+			}
+		}
+		return 0
 	case "meta":
 		// meta PATH...: read each path (a folder is listed), then try to change its
 		// attributes; one line a path: "name read chmod utime chown xattr", each ok or no.
