@@ -138,6 +138,8 @@ func (st *state) fill(ps *pathState) error {
 		// The walk found it by name only: its size decides whether it may be read at all.
 		if fs, err := walk.Lstat(s.r.root + "/" + p); err == nil && fs.IsReg() && fs.Size > s.maxFile {
 			ps.w.huge = fs.Size
+		} else if err == nil && fs.IsReg() && fs.Mode&0o400 == 0 {
+			ps.w.unreadable = true // a mode change git cannot record: refused, never read
 		}
 	}
 	if ps.untracked && ps.w.huge == 0 {
