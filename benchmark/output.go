@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/hgate/hgate/internal/fsafe"
-	"github.com/hgate/hgate/internal/proc"
 )
 
 // tail keeps the last TailLimit bytes written to it.
@@ -120,7 +119,7 @@ func newTaskOutput(keep bool, dir, name string) *taskOutput {
 
 // start opens the trace file and starts the command with its output wired
 // to t.
-func (t *taskOutput) start(spec procSpec) (*proc.Process, error) {
+func (t *taskOutput) start(spec procSpec) (*process, error) {
 	if t.final != "" {
 		f, err := fsafe.TempFile("")
 		if err != nil {

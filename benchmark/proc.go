@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"context"
 	"io"
 	"os/exec"
 	"time"
@@ -32,12 +33,14 @@ type procSpec struct {
 // so the wait returns as soon as the leader exits even when a grandchild
 // still holds a pipe open; the group is then killed, which closes the pipes,
 // and the readers drain.
-func startProc(spec procSpec) (*proc.Process, error) {
+func startProc(spec procSpec) (*process, error) {
 	cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
+	var death *sandbox.Death
 	if spec.sandbox != nil {
-		if err := sandbox.Wrap(cmd, *spec.sandbox); err != nil {
+		var err error
+		if death, err = sandbox.WrapDeath(cmd, *spec.sandbox); err != nil {
 			return nil, err
 		}
 	}
@@ -48,11 +51,34 @@ func startProc(spec procSpec) (*proc.Process, error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	return proc.Start(cmd, proc.Options{
+	p, err := proc.Start(cmd, proc.Options{
 		Stdout: stdout, Stderr: stderr, Timeout: spec.timeout, Grace: KillGrace,
 		// A sandbox shim reaps the whole tree before it exits.
 		Reaper: spec.sandbox != nil && spec.sandbox.Reap,
 	})
+	death.Started()
+	if err != nil {
+		death.Signal() // closes the pipe
+		return nil, err
+	}
+	return &process{Process: p, death: death}, nil
+}
+
+// process is a started command and, in namespaces, the pipe its sandbox shim reports a
+// death by signal on.
+type process struct {
+	*proc.Process
+	death *sandbox.Death
+}
+
+// Wait is proc.Process.Wait, with the death the shim reported: a task killed by a signal
+// in namespaces of its own ends as one killed unsandboxed, not as an exit 128+N.
+func (p *process) Wait(ctx context.Context) proc.Result {
+	res := p.Process.Wait(ctx)
+	if sig := p.death.Signal(); sig != 0 && res.Err == nil && res.Signal == 0 {
+		res.Signal, res.ExitCode = sig, 0
+	}
+	return res
 }
 
 // formatDuration prints d the way a user writes it in hgate.yaml: 20m, not

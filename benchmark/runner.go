@@ -341,13 +341,13 @@ const reasonCancelled = "cancelled"
 // start starts one benchmark command, tmpl filled in for task (run, or "" for batch),
 // its output captured under name in traceDir, in its private TMPDIR and sandbox. The
 // returned cleanup is never nil.
-func (r *Runner) start(tmpl []string, task, name string, req Request, traceDir string) (t *taskOutput, p *proc.Process, cleanup func(), err error) {
+func (r *Runner) start(tmpl []string, task, name string, req Request, traceDir string) (t *taskOutput, p *process, cleanup func(), err error) {
 	argv, env := r.command(tmpl, task, req, traceDir)
 	return r.launch(argv, env, name, req, traceDir, r.Config.TaskTimeout)
 }
 
 // launch starts argv as start does, bounded by timeout.
-func (r *Runner) launch(argv, env []string, name string, req Request, traceDir string, timeout time.Duration) (t *taskOutput, p *proc.Process, cleanup func(), err error) {
+func (r *Runner) launch(argv, env []string, name string, req Request, traceDir string, timeout time.Duration) (t *taskOutput, p *process, cleanup func(), err error) {
 	t = newTaskOutput(req.TraceDir != "", traceDir, name)
 	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: timeout}
 	cleanup, err = r.isolate(&spec, traceDir)

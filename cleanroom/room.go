@@ -203,7 +203,10 @@ func (r *Room) Runner(pool *benchmark.Pool, s Split) (*benchmark.Runner, error) 
 		return nil, err
 	}
 	home := cr.Home
-	if home == "" {
+	if home == "" || s == Test && !(r.sandbox && rs.nsOK) {
+		// A fixed clean_room.home a test task could write outlives the task: a test
+		// lane gets a private layer over it (see policy), or an empty home of its own
+		// where none can be had.
 		home = filepath.Join(lane, "home")
 	}
 	tmp := filepath.Join(lane, "tmp")
@@ -344,6 +347,9 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	}
 	if test {
 		p.Layered = cacheDirs(l.Caches)
+		if rs.Config.CleanRoom.Home != "" && l.Home == rs.Config.CleanRoom.Home {
+			p.Layered = append(p.Layered, l.Home) // its writes go to a private layer, as the caches'
+		}
 	}
 	p.Read, p.Isolate, p.NoNetwork = read, true, !rs.Config.CleanRoom.Network
 	return p, nil

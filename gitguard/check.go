@@ -1,6 +1,7 @@
 package gitguard
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -28,6 +29,8 @@ type layer struct {
 	mode    filemode.FileMode
 	hash    plumbing.Hash
 	huge    int64 // the size of a file over the bound, never read (hash zero); 0 otherwise
+	// unreadable: a regular file its owner may not read (its mode changed), never read (hash zero)
+	unreadable bool
 }
 
 func (a layer) same(b layer) bool {
@@ -118,7 +121,7 @@ func (st *state) fill(ps *pathState) error {
 			ps.i = layer{present: true, mode: e.FileMode(), hash: e.Hash}
 		}
 		ws := st.w.WT[k]
-		ps.w = layer{present: ws.Present, mode: ws.Mode, hash: ws.Hash, huge: ws.Huge}
+		ps.w = layer{present: ws.Present, mode: ws.Mode, hash: ws.Hash, huge: ws.Huge, unreadable: ws.Unreadable}
 		ps.nested = ws.Nested
 	}
 	if c, ok := s.headIndex[p]; ok {
@@ -135,6 +138,8 @@ func (st *state) fill(ps *pathState) error {
 		// The walk found it by name only: its size decides whether it may be read at all.
 		if fs, err := walk.Lstat(s.r.root + "/" + p); err == nil && fs.IsReg() && fs.Size > s.maxFile {
 			ps.w.huge = fs.Size
+		} else if err == nil && fs.IsReg() && fs.Mode&0o400 == 0 {
+			ps.w.unreadable = true // a mode change git cannot record: refused, never read
 		}
 	}
 	if ps.untracked && ps.w.huge == 0 {
@@ -161,8 +166,16 @@ func (st *state) hashUntracked(ps *pathState) error {
 		if fs, err = walk.Lstat(full); err == nil && fs.Mode&0o100 != 0 {
 			ps.w.mode = filemode.Executable
 		}
+		if err == nil && fs.Mode&0o400 == 0 {
+			ps.w.unreadable = true
+			return nil
+		}
 		if err == nil {
 			ps.w.hash, err = walk.HashFile(full)
+		}
+		if errors.Is(err, os.ErrPermission) {
+			ps.w.unreadable, ps.w.hash = true, plumbing.ZeroHash
+			return nil
 		}
 	}
 	if err != nil {
@@ -253,6 +266,9 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 		case l.huge > 0:
 			refused = true
 			notes = appendOnce(notes, fmt.Sprintf("a file of %d bytes, over gate.max_file_bytes (%d): not read", l.huge, s.maxFile))
+		case l.unreadable:
+			refused = true
+			notes = appendOnce(notes, "a file its owner may not read (its permissions were changed): not read")
 		case l.mode == filemode.Submodule:
 			refused = true
 			notes = appendOnce(notes, "submodule (gitlink) added or changed")

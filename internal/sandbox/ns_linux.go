@@ -54,7 +54,8 @@ func isolate(cmd *exec.Cmd, p Policy) {
 // the command as the leader and reaps every process of the namespace until the leader
 // exits. Then it exits with the leader's status, and the kernel kills whatever is left
 // before its parent sees it gone. A leader killed by signal N is reported as exit 128+N,
-// as a shell does: the init of a namespace cannot die of a signal it sends itself.
+// as a shell does (the init of a namespace cannot die of a signal it sends itself), and
+// as "signal N" on the death pipe (fd death, when not 0: see WrapDeath).
 //
 // The init is inside the policy itself, so that one Go process per task does both jobs
 // (a second shim cost a Go runtime's start per task). That takes nothing from the
@@ -64,7 +65,7 @@ func isolate(cmd *exec.Cmd, p Policy) {
 // not handle; taking each one costs a thread handshake at start, about 60 µs). The init
 // is not dumpable, so the tree, which has no CAP_SYS_PTRACE, cannot trace it or read its
 // memory (only the thread that starts the command drops its capabilities).
-func nsInit(p Policy, unset []string, path string, argv []string) int {
+func nsInit(p Policy, unset []string, death int, path string, argv []string) int {
 	runtime.LockOSThread() // the parent-death signal belongs to this thread; main never ends it
 	if err := dieWithParent(p.parent); err != nil {
 		return fail(err.Error())
@@ -79,6 +80,14 @@ func nsInit(p Policy, unset []string, path string, argv []string) int {
 		if err := loopbackUp(); err != nil {
 			return fail(err.Error())
 		}
+	}
+	if err := readOnly(writeMounts(p)); err != nil {
+		return fail(err.Error())
+	}
+	// A session keyring of its own: keys the tree adds to its session keyring (@s) die
+	// with it, rather than stay in the one hgate's later commands inherit.
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 && errno != unix.ENOSYS {
+		return fail("isolate: new session keyring: " + errno.Error())
 	}
 	p = layer(p)
 	// Landlock forbids mount changes once applied: it comes after /proc and lo.
@@ -113,6 +122,10 @@ func nsInit(p Policy, unset []string, path string, argv []string) int {
 	killNamespace(0)
 	ws := l.reap()
 	if ws.Signaled() {
+		if death > 0 {
+			// One short write to a pipe: whole or not at all. The reader ignores anything else.
+			unix.Write(death, []byte(deathRecord(ws.Signal())))
+		}
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,6 +46,40 @@ func helper(what string) int {
 		}
 		c.Close()
 		fmt.Println("loopback ok")
+		return 0
+	case "pages":
+		// pages BITS FILE...: read one byte at 64 KiB into each file whose bit is 1.
+		bits := os.Args[2]
+		for i, p := range os.Args[3:] {
+			if bits[i] == '1' {
+				if f, err := os.Open(p); err == nil {
+					f.ReadAt(make([]byte, 1), 64<<10)
+					f.Close()
+				}
+			}
+		}
+		return 0
+	case "meta":
+		// meta PATH...: read each path (a folder is listed), then try to change its
+		// attributes; one line a path: "name read chmod utime chown xattr", each ok or no.
+		for _, p := range os.Args[2:] {
+			fmt.Println(filepath.Base(p), tryMeta(p))
+		}
+		return 0
+	case "keyadd", "keyfind":
+		// keyadd: add a key to the session, user and user-session keyrings; keyfind: say
+		// which of them holds one ("found @s" ...).
+		for _, r := range []struct {
+			name string
+			id   int
+		}{{"@s", unix.KEY_SPEC_SESSION_KEYRING}, {"@u", unix.KEY_SPEC_USER_KEYRING}, {"@us", unix.KEY_SPEC_USER_SESSION_KEYRING}} {
+			desc := "hgate-sandbox-test-" + strconv.Itoa(os.Getppid()) + r.name
+			if what == "keyadd" {
+				unix.AddKey("user", desc, []byte("1"), r.id)
+			} else if _, err := unix.KeyctlSearch(r.id, "user", desc, 0); err == nil {
+				fmt.Println("found", r.name)
+			}
+		}
 		return 0
 	case "orphan":
 		dir := os.Args[len(os.Args)-1]
@@ -149,6 +184,24 @@ exit 5`
 	Wrap(cmd, Policy{Isolate: true})
 	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
 		t.Errorf("signal death: want exit %d, got %v", 128+int(syscall.SIGTERM), err)
+	}
+	// WrapDeath tells the two apart: a death by SIGKILL is reported on the pipe, an exit
+	// 137 is not.
+	for script, want := range map[string]syscall.Signal{"kill -KILL $$": syscall.SIGKILL, "exit 137": 0, "exit 0": 0} {
+		cmd = exec.Command("sh", "-c", script)
+		d, err := WrapDeath(cmd, Policy{Isolate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Start()
+		d.Started()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		if got := d.Signal(); got != want {
+			t.Errorf("%q: death by %v reported, want %v", script, got, want)
+		}
 	}
 	// Only loopback, and it is up.
 	self2, err := os.Executable()
@@ -271,4 +324,177 @@ func testLayered(t *testing.T) {
 			t.Errorf("%s: the shared folder holds %d entries, want 1", name, len(entries))
 		}
 	}
+}
+
+// tryMeta reads path and tries every change of its attributes Landlock does not govern.
+func tryMeta(path string) string {
+	yes := func(err error) string {
+		if err != nil {
+			return "no"
+		}
+		return "ok"
+	}
+	var read error
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		_, read = os.ReadDir(path)
+	} else {
+		_, read = os.ReadFile(path)
+	}
+	fi, _ := os.Stat(path)
+	mode := os.FileMode(0o777)
+	if fi != nil {
+		mode = fi.Mode().Perm()
+	}
+	return strings.Join([]string{
+		yes(read),
+		yes(os.Chmod(path, mode)),
+		yes(os.Chtimes(path, time.Unix(2e9, 0), time.Unix(2e9, 0))),
+		yes(os.Lchown(path, os.Getuid(), os.Getgid())),
+		yes(unix.Setxattr(path, "user.hgate", []byte("1"), 0)),
+	}, " ")
+}
+
+// testReadOnly: in namespaces, whatever the tree may read but not write is on read-only
+// mounts: reading a file or listing a folder leaves its access time as it was (one older
+// than its modification time, which a read updates on an ordinary relatime mount), and
+// chmod, utime, chown and setxattr fail there; they work on its Write paths, a single
+// allowed file included. Without namespaces (Landlock alone) the same reads and changes
+// go through: the check can fail.
+func testReadOnly(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writableTemp(t)
+	out, ro, allowed := filepath.Join(dir, "out"), filepath.Join(dir, "ro.txt"), filepath.Join(dir, "allowed.txt")
+	inside := filepath.Join(out, "w.txt")
+	if err := os.Mkdir(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Unix(1e9, 0)
+	reset := func() {
+		for _, f := range []string{ro, allowed, inside} {
+			os.WriteFile(f, []byte("x\n"), 0o666)
+			os.Chmod(f, 0o666)
+		}
+		for _, f := range []string{ro, allowed, inside, dir} {
+			if err := os.Chtimes(f, past, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run := func(isolate bool) string {
+		reset()
+		cmd := exec.Command(self, "meta", ro, dir, allowed, inside)
+		cmd.Env = append(os.Environ(), helperEnv+"=meta")
+		if err := Wrap(cmd, Policy{Write: []string{out, allowed}, Reap: true, Isolate: isolate}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("isolate=%v: %v %s", isolate, err, b)
+		}
+		return string(b)
+	}
+	atimeKept := func(p string) bool {
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Atim.Sec == past.Unix()
+	}
+	if got := run(false); !strings.HasPrefix(got, "ro.txt ok ok ok ok") || atimeKept(ro) {
+		t.Fatalf("Landlock alone: want the reads and changes to go through (the check could not fail), got %q, atime kept %v", got, atimeKept(ro))
+	}
+	name := filepath.Base(dir)
+	want := "ro.txt ok no no no no\n" + name + " ok no no no no\nallowed.txt ok ok ok ok ok\nw.txt ok ok ok ok ok\n"
+	if got := run(true); got != want {
+		t.Errorf("in namespaces: got\n%swant\n%s", got, want)
+	}
+	for _, p := range []string{ro, dir} {
+		if !atimeKept(p) {
+			t.Errorf("%s: the tree's read changed its access time", p)
+		}
+	}
+	if fi, _ := os.Stat(ro); fi.Mode().Perm() != 0o666 {
+		t.Errorf("ro.txt: mode %v", fi.Mode())
+	}
+}
+
+// testNoMark: state a tree could leave for a later process to find, beyond its Write
+// paths (see testReadOnly for access times and attributes). Each probe marks from inside
+// an isolated tree and looks from outside afterwards: keys in the session, user and
+// user-session keyrings; SysV shared memory, semaphores and message queues; files in
+// /tmp, /var/tmp and /dev/shm (content, and the attributes of one the user owns there);
+// cgroup files. Only a mark the kernel keeps per user outside any namespace is allowed
+// to remain: root's @u and @us (conceded).
+func testNoMark(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writableTemp(t)
+	// Keyrings: the tree and the check below share this test's pid as the marker.
+	cmd := exec.Command(self, "keyadd")
+	cmd.Env = append(os.Environ(), helperEnv+"=keyadd")
+	if err := Wrap(cmd, Policy{Isolate: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("keyadd: %v %s", err, b)
+	}
+	find := exec.Command(self, "keyfind")
+	find.Env = append(os.Environ(), helperEnv+"=keyfind")
+	b, _ := find.CombinedOutput()
+	got := string(b)
+	if os.Geteuid() == 0 {
+		// Root's user keyrings are one per uid, outside every namespace: conceded.
+		got = strings.ReplaceAll(strings.ReplaceAll(got, "found @us\n", ""), "found @u\n", "")
+	}
+	if strings.Contains(got, "found @s") || got != "" {
+		t.Errorf("keys the tree added are found afterwards:\n%s", b)
+	}
+	// Files outside the write set: content and attributes.
+	mine := filepath.Join(os.TempDir(), "hgate-nomark-"+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(mine, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(mine)
+	marks := []string{"/tmp/hgate-nomark-new", "/var/tmp/hgate-nomark-new", "/dev/shm/hgate-nomark-new"}
+	script := "exec 2>/dev/null; ipcmk -M 4096 >/dev/null; ipcmk -S 1 >/dev/null 2>&1; ipcmk -Q >/dev/null 2>&1; "
+	for _, m := range marks {
+		script += "echo x > " + m + "; "
+	}
+	script += "chmod 600 " + mine + "; touch -d 2001-01-01 " + mine + "; "
+	script += "for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/cgroup.subtree_control; do echo +pids > $f && echo wrote $f; done; true"
+	before := ipcCount(t)
+	out, err := sh(t, &Policy{Write: []string{dir}, Isolate: true}, dir, script)
+	if err != nil || out != "" {
+		t.Errorf("marks: %v %q", err, out)
+	}
+	for _, m := range marks {
+		if _, err := os.Lstat(m); err == nil {
+			os.Remove(m)
+			t.Errorf("%s was made", m)
+		}
+	}
+	if fi, _ := os.Stat(mine); fi.Mode().Perm() != 0o644 || fi.ModTime().Year() == 2001 {
+		t.Errorf("%s: mode %v, time %v: changed by the tree", mine, fi.Mode(), fi.ModTime())
+	}
+	if after := ipcCount(t); after != before {
+		t.Errorf("SysV IPC objects outside: %d before, %d after", before, after)
+	}
+}
+
+// ipcCount is how many SysV IPC objects of any kind this IPC namespace holds.
+func ipcCount(t *testing.T) int {
+	n := 0
+	for _, f := range []string{"/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Skipf("no %s: %v", f, err)
+		}
+		n += strings.Count(string(b), "\n") - 1
+	}
+	return n
 }

@@ -14,7 +14,7 @@ func Available() (int, error) {
 	return 0, proc.ErrNotSupported
 }
 
-func reap(Policy, []string, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
+func reap(Policy, []string, int, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
 
 func applyAndExec(Policy, []string, string, []string) int { return fail(proc.ErrNotSupported.Error()) }
 
@@ -40,3 +40,5 @@ func Namespaces() error { return proc.ErrNotSupported }
 
 // Layers reports whether Layered folders get their private overlay here.
 func Layers() error { return proc.ErrNotSupported }
+
+func closeOnExec(int) {}

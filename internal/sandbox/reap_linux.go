@@ -19,9 +19,12 @@ import (
 //
 // unset passes on to the leader, which unsets those variables before the exec: they are
 // this shim's and the leader shim's alone (see raceEnv).
-func reap(p Policy, unset []string, path string, argv []string) int {
+//
+// death is the fd of the death pipe (see WrapDeath), 0 for none: used with Isolate alone,
+// where the shim cannot die of its leader's signal.
+func reap(p Policy, unset []string, death int, path string, argv []string) int {
 	if p.Isolate {
-		return nsInit(p, unset, path, argv)
+		return nsInit(p, unset, death, path, argv)
 	}
 	if _, err := Available(); err != nil {
 		return fail(err.Error())
@@ -153,3 +156,5 @@ func dieOf(sig syscall.Signal) {
 	time.Sleep(time.Second)
 	os.Exit(128 + int(sig))
 }
+
+func closeOnExec(fd int) { syscall.CloseOnExec(fd) }

@@ -19,6 +19,11 @@
 //
 // Exit codes of the shim itself: 125 the policy could not be applied (fail closed: the command
 // never runs unsandboxed), 126 the command could not be executed, 127 it was not found.
+//
+// A leader that dies of a signal: without Isolate the shim dies of the same signal. With
+// Isolate the shim is the init of a PID namespace, which cannot die of a signal it sends
+// itself: it exits 128+N as a shell would, and says "signal N" on the death pipe of
+// WrapDeath, so that a caller tells a task killed by SIGKILL from one that exits 137.
 package sandbox
 
 import (
@@ -81,7 +86,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 4
+const Protocol = 5
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.
@@ -105,7 +110,10 @@ const (
 // cmd.Dir, Stdin/Stdout/Stderr, SysProcAttr are left as the caller set them, and so is the command's environment:
 // in a race build the shim alone also gets GORACE (see raceEnv), which it unsets before the command starts. Relative
 // paths in p are taken from the caller's working directory. Returns an error when Available() does.
-func Wrap(cmd *exec.Cmd, p Policy) error {
+func Wrap(cmd *exec.Cmd, p Policy) error { return wrap(cmd, p, 0) }
+
+// wrap is Wrap; death is the shim's fd of the death pipe, 0 for none.
+func wrap(cmd *exec.Cmd, p Policy, death int) error {
 	if cmd.Process != nil {
 		return errors.New("sandbox: command already started")
 	}
@@ -127,7 +135,7 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 		isolate(cmd, p)
 	}
 	env, unset := shimEnv(cmd.Env)
-	enc, err := encodePolicy(p, unset)
+	enc, err := encodeWire(p, unset, death)
 	if err != nil {
 		return err
 	}
@@ -149,6 +157,7 @@ func Wrap(cmd *exec.Cmd, p Policy) error {
 type wirePolicy struct {
 	Protocol int
 	Parent   int `json:",omitempty"`
+	Death    int `json:",omitempty"` // with Isolate: the shim's fd of the death pipe (see WrapDeath); 0: none
 	Policy
 	Unset []string `json:",omitempty"`
 }
@@ -184,7 +193,10 @@ func without(environ, unset []string) []string {
 
 // encodePolicy turns p and unset into one argv word; paths become absolute so the shim,
 // which may run in another directory, means the same files.
-func encodePolicy(p Policy, unset []string) (string, error) {
+func encodePolicy(p Policy, unset []string) (string, error) { return encodeWire(p, unset, 0) }
+
+// encodeWire is encodePolicy with the shim's fd of the death pipe (0: none).
+func encodeWire(p Policy, unset []string, death int) (string, error) {
 	abs := func(list []string) ([]string, error) {
 		out := make([]string, 0, len(list))
 		for _, s := range list {
@@ -221,7 +233,7 @@ func encodePolicy(p Policy, unset []string) (string, error) {
 			return "", fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	b, err := json.Marshal(wirePolicy{Protocol: Protocol, Parent: p.parent, Policy: q, Unset: unset})
+	b, err := json.Marshal(wirePolicy{Protocol: Protocol, Parent: p.parent, Death: death, Policy: q, Unset: unset})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode policy: %w", err)
 	}
@@ -277,8 +289,12 @@ func shim(args []string) int {
 	if err != nil {
 		return fail(err.Error())
 	}
+	if w.Death > 2 {
+		// The pipe is this shim's alone: nothing it starts may inherit it.
+		closeOnExec(w.Death)
+	}
 	if w.Reap {
-		return reap(w.Policy, w.Unset, args[2], args[3:])
+		return reap(w.Policy, w.Unset, w.Death, args[2], args[3:])
 	}
 	return applyAndExec(w.Policy, without(os.Environ(), w.Unset), args[2], args[3:])
 }

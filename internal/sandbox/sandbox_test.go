@@ -67,6 +67,8 @@ func TestPolicy(t *testing.T) {
 	t.Run("isolate", testIsolate)
 	t.Run("layered", testLayered)
 	t.Run("read", testRead)
+	t.Run("readonly", testReadOnly)
+	t.Run("nomark", testNoMark)
 	t.Run("parent", testParentDeath)
 }
 
@@ -326,6 +328,19 @@ func TestRootLosesCapabilities(t *testing.T) {
 		}
 		if strings.Contains(out, "made") {
 			t.Errorf("reap=%v: mknod worked without CAP_MKNOD:\n%s", reap, out)
+		}
+	}
+}
+
+// TestParseDeath: only the shim's exact record is a death.
+func TestParseDeath(t *testing.T) {
+	for in, want := range map[string]syscall.Signal{
+		deathRecord(syscall.SIGKILL): syscall.SIGKILL, "signal 15\n": syscall.SIGTERM,
+		"": 0, "signal 9": 0, "signal 0\n": 0, "signal 65\n": 0, "signal x\n": 0, "exit 9\n": 0,
+		"signal 9\nsignal 9\n": 0,
+	} {
+		if got := parseDeath(in); got != want {
+			t.Errorf("parseDeath(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

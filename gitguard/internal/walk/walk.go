@@ -34,6 +34,9 @@ type State struct {
 	// Huge is the size of a regular file over Input.MaxFileBytes, which was not read
 	// (Hash zero); 0 otherwise.
 	Huge int64
+	// Unreadable: a regular file its owner may not read (mode without u+r, or a read
+	// refused), which was not read (Hash zero): Step 0 refuses it.
+	Unreadable bool
 }
 
 // Untracked is a file or symlink on disk that the index does not hold
@@ -424,6 +427,10 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 		if st.Mode&0o100 != 0 {
 			ws.Mode = filemode.Executable
 		}
+		if st.Mode&0o400 == 0 {
+			ws.Unreadable = true // a mode change git cannot record: refused, not read
+			return nil
+		}
 		if cacheOK && (em == filemode.Regular || em == filemode.Executable) {
 			ws.Hash = e.Hash
 			return nil
@@ -433,6 +440,10 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 			return nil
 		}
 		ws.Hash, err = dh.hashFile(e.Path[strings.LastIndexByte(e.Path, '/')+1:], st.Size)
+		if errors.Is(err, fs.ErrPermission) {
+			ws.Unreadable = true
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("hash %s: %w", e.Path, err)
 		}
