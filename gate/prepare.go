@@ -87,10 +87,14 @@ func exists(path string) bool {
 // traces/baseline (train tasks only), train_results.json, suite.json, results.tsv row 0 and
 // learnings.md. Existing files are never overwritten; a complete workspace is left alone.
 // Nothing is written when ctx is cancelled before the baseline finishes.
-func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
+func Prepare(ctx context.Context, e *Env, opts ...PrepareOptions) (*PrepareReport, error) {
 	m := &e.rooms().Meter
 	before := m.Total()
-	rep, err := prepare(ctx, e)
+	var o PrepareOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	rep, err := prepare(ctx, e, o)
 	if rep != nil {
 		rep.Spend = m.Total().Sub(before)
 	}
@@ -110,7 +114,7 @@ type ResetReport struct {
 // state is not verified first: ending a tampered or half-removed state is what a reset is
 // for. learnings.md and runs/ are kept. A prepare that fails after the reset leaves a
 // workspace as new, which the next hgate prepare prepares.
-func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, error) {
+func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetReport, *PrepareReport, error) {
 	head, err := e.preparedHead()
 	if err != nil {
 		return nil, nil, err
@@ -142,7 +146,7 @@ func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, er
 		}
 	}
 	fault.Point("reset-applied")
-	rep, err := Prepare(ctx, e)
+	rep, err := Prepare(ctx, e, opts...)
 	if err != nil {
 		return rs, nil, fmt.Errorf("%w\nthe reset is done (ledger entry %s); run hgate prepare to finish preparing", err, lr.Entry.String()[:7])
 	}
@@ -215,8 +219,9 @@ func keepTraces(src, dst string, tasks []string) error {
 
 // checkSplit refuses a split the gate could not judge by: one side empty, or most tasks
 // null at baseline (a benchmark that does not run). Nothing is written then, but the null
-// tasks' traces are kept in traces/refused so their reasons can be read.
-func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results map[string]benchmark.Result, traceTmp string) error {
+// tasks' traces are kept in traces/refused so their reasons can be read; with a split
+// already made, only the train tasks' (sp.Test is held out).
+func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results map[string]benchmark.Result, traceTmp string, made bool) error {
 	var why []string
 	if 2*len(excluded) > total {
 		why = append(why, fmt.Sprintf("%d of %d tasks had a null baseline reward (the benchmark does not run?)", len(excluded), total))
@@ -236,7 +241,11 @@ func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results 
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := keepTraces(traceTmp, dst, excluded); err != nil {
+		kept := excluded
+		if made {
+			kept = slices.DeleteFunc(slices.Clone(excluded), func(id string) bool { return slices.Contains(sp.Test, id) })
+		}
+		if err := keepTraces(traceTmp, dst, kept); err != nil {
 			return err
 		}
 		msg += "\nnull baseline rewards:\n" + strings.Join(e.nullLines(excluded, results, dst, dst), "\n")

@@ -23,6 +23,7 @@ import (
 // before it filled in.
 type prep struct {
 	e          *Env
+	opts       PrepareOptions
 	head, tree plumbing.Hash
 	st         *state
 	rep        *PrepareReport
@@ -63,6 +64,8 @@ var preparePhases = []preparePhase{
 	{"tasks", (*prep).listTasks},
 	{"baseline", (*prep).runBaseline},
 	{"runs", (*prep).checkRuns},
+	{"nulls", (*prep).refuseNulls},
+	{"never ran", (*prep).refuseNeverRan},
 	{"trials auto", (*prep).trialsAuto},
 	{"split", (*prep).makeSplit},
 	{"test trials", (*prep).testTrials},
@@ -72,8 +75,15 @@ var preparePhases = []preparePhase{
 	{"traces and learnings", (*prep).tracesAndLearnings},
 }
 
-func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
-	p := &prep{e: e, rep: &PrepareReport{}, c: changes{}}
+// PrepareOptions change what prepare accepts.
+type PrepareOptions struct {
+	// ZeroBaselineOK accepts a baseline where every task failed the same way without
+	// printing a reward (refuseNeverRan): the user says the zero baseline is real.
+	ZeroBaselineOK bool
+}
+
+func prepare(ctx context.Context, e *Env, opts PrepareOptions) (*PrepareReport, error) {
+	p := &prep{e: e, opts: opts, rep: &PrepareReport{}, c: changes{}}
 	defer p.close()
 	if err := p.runPhases(ctx, preparePhases); err != nil {
 		return nil, err
@@ -252,18 +262,15 @@ func (p *prep) trialsAuto(ctx context.Context) error {
 	return nil
 }
 
-// makeSplit makes the split when there is none (refusing one the gate could not judge by)
-// and runs the test tasks again in their own lane when the rooms scope the test split.
+// makeSplit makes the split when there is none and runs the test tasks again in their own lane when the rooms scope the test split.
 func (p *prep) makeSplit(ctx context.Context) error {
 	fault.Point("prepare-scored")
 	e := p.e
 	p.sp = p.st.split
 	if p.sp == nil {
 		cfg := e.Config
+		// refuseNulls refused this split already if the gate could not judge by it.
 		p.sp, p.rep.Excluded = split.Make(rewards(p.out.Results), cfg.Split.TestFraction, cfg.Split.Seed)
-		if err := e.checkSplit(p.sp, p.rep.Excluded, len(p.tasks), p.out.Results, p.traceTmp); err != nil {
-			return err
-		}
 		p.warnExcluded()
 		if err := p.c.add(workspace.Split, p.sp.Marshal); err != nil {
 			return err

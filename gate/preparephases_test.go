@@ -349,7 +349,6 @@ func TestPrepareMakeSplit(t *testing.T) {
 	}{
 		{name: "new split", excluded: 0},
 		{name: "two nulls left out", nulls: 2, excluded: 2},
-		{name: "mostly null: refused", nulls: 6, err: "6 of 10 tasks had a null baseline reward"},
 		{name: "existing split kept", existing: old},
 	}
 	for _, tt := range tests {
@@ -534,6 +533,103 @@ func TestPrepareCommitAndFiles(t *testing.T) {
 				if !exists(repo.Path(n)) {
 					t.Errorf("%s not written", n)
 				}
+			}
+		})
+	}
+}
+
+// TestPrepareRefuseNulls: most tasks null is refused whether the split is new or found;
+// with a split found, only the train tasks' traces are kept.
+func TestPrepareRefuseNulls(t *testing.T) {
+	found := &split.Split{Train: ids(7), Test: []string{"t08", "t09", "t10"}}
+	tests := []struct {
+		name  string
+		sp    *split.Split
+		nulls []string
+		err   string
+		kept  []string // traces in traces/refused
+	}{
+		{name: "new split, two nulls"},
+		{name: "new split, six nulls", nulls: []string{"t01", "t02", "t03", "t08", "t09", "t10"}, err: "6 of 10 tasks had a null baseline reward",
+			kept: []string{"t01", "t02", "t03", "t08", "t09", "t10"}},
+		{name: "split found, five nulls", sp: found, nulls: []string{"t01", "t02", "t03", "t08", "t09"}},
+		{name: "split found, six nulls", sp: found, nulls: []string{"t01", "t02", "t03", "t08", "t09", "t10"}, err: "6 of 10 tasks had a null baseline reward",
+			kept: []string{"t01", "t02", "t03"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, e := prepRepo(t, "")
+			p := newPrep(e)
+			p.st, p.tasks, p.traceTmp = &state{split: tt.sp}, ids(10), t.TempDir()
+			for _, id := range p.tasks {
+				os.WriteFile(p.traceTmp+"/"+id+".log", []byte("out\n"), 0o644)
+			}
+			p.out, _ = (&fakeRun{reward: func(id string, c int) *float64 {
+				if slices.Contains(tt.nulls, id) {
+					return nil
+				}
+				return passFirst(id, c)
+			}}).Run(context.Background(), benchmark.Request{Tasks: p.tasks})
+			err := p.refuseNulls(context.Background())
+			if (err != nil) != (tt.err != "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("err %v, want %q", err, tt.err)
+			}
+			var kept []string
+			entries, _ := os.ReadDir(e.ws().Traces("refused"))
+			for _, en := range entries {
+				kept = append(kept, strings.TrimSuffix(en.Name(), ".log"))
+			}
+			if !slices.Equal(kept, tt.kept) {
+				t.Errorf("traces kept %q, want %q", kept, tt.kept)
+			}
+		})
+	}
+}
+
+// TestPrepareRefuseNeverRan: every task failing with the same status and the same last
+// line (its id aside), with no reward printed, is refused, quoting the line; any
+// difference, a printed reward, silence or the flag accept it.
+func TestPrepareRefuseNeverRan(t *testing.T) {
+	cdFail := func(id string) (string, string) { return "sh: 1: cd: can't cd to exercise/" + id + "\n", "exit status 2" }
+	tests := []struct {
+		name string
+		ok   bool // ZeroBaselineOK
+		task func(id string) (trace, reason string)
+		err  bool
+	}{
+		{name: "cd typo", task: cdFail, err: true},
+		{name: "cd typo, flag given", ok: true, task: cdFail},
+		{name: "different last lines", task: func(id string) (string, string) {
+			return "--- FAIL: Test" + strings.Repeat("x", len(id)%3+int(id[2]-'0')) + "\n", "exit status 1"
+		}},
+		{name: "different statuses", task: func(id string) (string, string) {
+			tr, _ := cdFail(id)
+			return tr, "exit status " + string(id[2])
+		}},
+		{name: "a reward printed", task: func(id string) (string, string) { return "0\n", "" }},
+		{name: "silent", task: func(id string) (string, string) { return "", "exit status 1" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, e := prepRepo(t, "")
+			p := newPrep(e)
+			p.opts.ZeroBaselineOK = tt.ok
+			p.st, p.tasks, p.traceTmp = &state{}, ids(4), t.TempDir()
+			p.out = &benchmark.Outcome{Results: map[string]benchmark.Result{}}
+			for _, id := range p.tasks {
+				trace, reason := tt.task(id)
+				if trace != "" {
+					trace = "building\n" + trace
+				}
+				os.WriteFile(p.traceTmp+"/"+id+".log", []byte(trace), 0o644)
+				p.out.Results[id] = benchmark.Result{Task: id, Reward: reward(0), Reason: reason}
+			}
+			err := p.refuseNeverRan(context.Background())
+			if (err != nil) != tt.err {
+				t.Fatalf("err %v, want one: %v", err, tt.err)
+			}
+			if err != nil && (!strings.Contains(err.Error(), "\n  sh: 1: cd: can't cd to exercise/t01\n") || !strings.Contains(err.Error(), ZeroBaselineFlag)) {
+				t.Errorf("refusal does not quote the line or name the flag:\n%v", err)
 			}
 		})
 	}
