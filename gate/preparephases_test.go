@@ -590,7 +590,9 @@ func TestPrepareRefuseNulls(t *testing.T) {
 // line (its id aside), with no reward printed, is refused, quoting the line; any
 // difference, a printed reward, silence or the flag accept it.
 func TestPrepareRefuseNeverRan(t *testing.T) {
-	cdFail := func(id string) (string, string) { return "sh: 1: cd: can't cd to exercise/" + id + "\n", "exit status 2" }
+	cdFail := func(id string) (string, string) {
+		return "sh: 1: cd: can't cd to exercise/" + id + "\n", "exit status 2"
+	}
 	tests := []struct {
 		name string
 		ok   bool // ZeroBaselineOK
