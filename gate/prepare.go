@@ -281,20 +281,27 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 }
 
 // baselineTrials runs the test tasks up to trials.max times in all and returns each
-// task's trials, the first from results and the second from second (auto's second run)
-// when there is one.
-func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results, second map[string]benchmark.Result) (Trials, error) {
-	t := Trials{}
-	t.add(tasks, results)
-	next := 2
-	if second != nil {
-		t.add(tasks, second)
-		next = 3
+// task's trials: the first from results, then auto's further runs (more) when there are.
+func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results map[string]benchmark.Result, more Trials) (Trials, error) {
+	t := pooledRuns(tasks, results, more)
+	if len(tasks) == 0 {
+		return t, nil
 	}
+	next := 1 + len(t[tasks[0]])
 	if err := e.runTrials(ctx, rm, nil, tasks, next, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// pooledRuns is each task's first result followed by auto's further runs.
+func pooledRuns(tasks []string, results map[string]benchmark.Result, more Trials) Trials {
+	t := Trials{}
+	t.add(tasks, results)
+	for _, id := range tasks {
+		t[id] = append(t[id], more[id]...)
+	}
+	return t
 }
 
 // testAgain runs the test tasks of a baseline that ran every task in a train lane once

@@ -39,12 +39,15 @@ type prep struct {
 	out      *benchmark.Outcome
 	retried  map[string]bool // tasks run again after timing out
 
-	choice *TrialsChoice               // gate.trials: auto's decision, when taken now
-	second map[string]benchmark.Result // auto's second run, which the trials pool
-	sp     *split.Split                // the split, found or made
-	trials Trials                      // the baseline's test trials, with trials
-	mean   *float64                    // the baseline's val_score unrounded, when scored now
-	c      changes                     // the state files written in one ledger commit
+	choice *TrialsChoice // gate.trials: auto's decision, when taken now
+	more   Trials        // auto's further runs of the test tasks, which the trials pool
+	sp     *split.Split  // the split, found or made
+	// testAgain: the test tasks ran again in their own lane (makeSplit); their traces are
+	// of the first run, not of the results they now have.
+	testAgain bool
+	trials    Trials   // the baseline's test trials, with trials
+	mean      *float64 // the baseline's val_score unrounded, when scored now
+	c         changes  // the state files written in one ledger commit
 }
 
 // preparePhase is one step of prepare.
@@ -65,9 +68,9 @@ var preparePhases = []preparePhase{
 	{"baseline", (*prep).runBaseline},
 	{"runs", (*prep).checkRuns},
 	{"nulls", (*prep).refuseNulls},
+	{"split", (*prep).makeSplit},
 	{"never ran", (*prep).refuseNeverRan},
 	{"trials auto", (*prep).trialsAuto},
-	{"split", (*prep).makeSplit},
 	{"test trials", (*prep).testTrials},
 	{"train results", (*prep).trainResults},
 	{"suite and row 0", (*prep).suiteAndRow},
@@ -242,17 +245,24 @@ func (p *prep) checkRuns(context.Context) error {
 	return p.e.checkRuns(dir, p.tasks, p.out.Results, p.traceTmp)
 }
 
-// trialsAuto is gate.trials: auto's decision, taken once, with train_results.json: every
-// task runs again and the rewards are compared (chooseTrials).
+// trialsAuto is gate.trials: auto's decision, taken once, with train_results.json: the
+// test tasks run again, autoRuns times in all, and the rewards are compared (chooseTrials).
 func (p *prep) trialsAuto(ctx context.Context) error {
 	e := p.e
 	if !e.Config.Gate.TrialsAuto || p.st.train != nil {
 		return nil
 	}
-	// A task that timed out twice already is left out of the split: not run a third time.
-	twice := slices.DeleteFunc(slices.Clone(p.tasks), func(id string) bool { return p.retried[id] && timedOut(p.out.Results[id]) })
+	var test, train []string
+	for _, id := range p.tasks {
+		switch {
+		case slices.Contains(p.sp.Test, id):
+			test = append(test, id)
+		case slices.Contains(p.sp.Train, id):
+			train = append(train, id) // a task left out of the split does not run again
+		}
+	}
 	var err error
-	if p.choice, p.second, err = e.chooseTrials(ctx, p.run, twice, p.out.Results); err != nil {
+	if p.choice, p.more, err = e.chooseTrials(ctx, p.run, test, train, p.out.Results, p.traceTmp); err != nil {
 		return err
 	}
 	if p.rep.Trials, err = TrialsOf(e.Config, e.Repo); err != nil {
@@ -284,7 +294,7 @@ func (p *prep) makeSplit(ctx context.Context) error {
 			if err := e.testAgain(ctx, p.lanes, p.sp.Test, p.out); err != nil {
 				return err
 			}
-			p.second = nil
+			p.testAgain = true
 			p.rep.Passed, _ = passedCount(p.tasks, p.out.Results)
 		}
 	}
@@ -308,15 +318,21 @@ func (p *prep) warnExcluded() {
 }
 
 // testTrials: with trials, the baseline's test tasks of a new split run trials.max times
-// in all, so the first best Step 2 compares with is an estimate pooled over every trial.
+// in all, so the first best Step 2 compares with is an estimate pooled over every trial;
+// without, auto's runs of them are kept as the baseline's trials.
 // It then takes the baseline's unrounded val_score when row 0 is still to be written.
 func (p *prep) testTrials(ctx context.Context) error {
 	cfg := p.e.Config
-	if cfg.Gate.Noisy() && p.st.split == nil {
+	switch {
+	case cfg.Gate.Noisy() && p.st.split == nil:
 		var err error
-		if p.trials, err = p.e.baselineTrials(ctx, p.rm, p.sp.Test, p.out.Results, p.second); err != nil {
+		if p.trials, err = p.e.baselineTrials(ctx, p.rm, p.sp.Test, p.out.Results, p.more); err != nil {
 			return err
 		}
+	case len(p.more) > 0 && slices.ContainsFunc(p.sp.Test, func(id string) bool { return p.more[id] != nil }):
+		// auto ran the test tasks autoRuns times and found them deterministic: the runs are
+		// kept, so that a later switch to trials compares with them (switchNoisy).
+		p.trials = pooledRuns(p.sp.Test, p.out.Results, p.more)
 	}
 	if len(p.st.rows) == 0 {
 		m, _ := valMean(p.sp.Test, p.out.Results, cfg.Benchmark.TimeoutPolicy)
@@ -344,7 +360,8 @@ func (p *prep) trainResults(context.Context) error {
 		return err
 	}
 	measured := e.Config.Measured()
-	base := &Baseline{Commit: p.head.String(), Tree: p.tree.String(), TrainFailing: tr.Failing(), ValMean: p.mean, Config: &measured, Trials: p.choice}
+	kp := e.Config.DefaultKeepPassing()
+	base := &Baseline{Commit: p.head.String(), Tree: p.tree.String(), TrainFailing: tr.Failing(), ValMean: p.mean, Config: &measured, Trials: p.choice, KeepPassing: &kp}
 	if p.trials != nil {
 		base.Test = Trials{}
 		for _, id := range sp.Test {

@@ -290,11 +290,13 @@ func TestPrepareRunBaseline(t *testing.T) {
 	}
 }
 
-// TestPrepareTrialsAuto: auto runs the tasks again and decides; set trials and a
-// workspace that has train results decide nothing.
+// TestPrepareTrialsAuto: auto runs the test tasks autoRuns times in all (the train tasks
+// once) and decides; with no test task to run, the train tasks run once more; set trials
+// and a workspace that has train results decide nothing.
 func TestPrepareTrialsAuto(t *testing.T) {
+	sp := &split.Split{Train: ids(7), Test: []string{"t08", "t09", "t10"}}
 	flip := func(id string, call int) *float64 {
-		if id == "t07" && call > 1 {
+		if id == "t09" && call == 3 {
 			return reward(1)
 		}
 		return passFirst(id, call)
@@ -302,23 +304,29 @@ func TestPrepareTrialsAuto(t *testing.T) {
 	tests := []struct {
 		name      string
 		yaml      string
+		tasks     []string
 		reward    func(id string, call int) *float64
 		hasTrain  bool
 		decided   bool
 		differing int
 		noisy     bool
+		asked     [][]string // the further runs' tasks
 	}{
-		{name: "same twice: one trial", reward: passFirst, decided: true},
-		{name: "t07 differs: trials", reward: flip, decided: true, differing: 1, noisy: true},
-		{name: "trials set in hgate.yaml", yaml: "gate: {trials: {min: 1, max: 1}}\n", reward: flip},
-		{name: "train results exist", reward: flip, hasTrain: true},
+		{name: "same four times: one trial", tasks: ids(10), reward: passFirst, decided: true,
+			asked: [][]string{sp.Test, sp.Test, sp.Test}},
+		{name: "t09 differs in run 3: trials", tasks: ids(10), reward: flip, decided: true, differing: 1, noisy: true,
+			asked: [][]string{sp.Test, sp.Test, sp.Test}},
+		{name: "no test task runs: the train tasks once more", tasks: ids(7), reward: passFirst, decided: true,
+			asked: [][]string{ids(7)}},
+		{name: "trials set in hgate.yaml", yaml: "gate: {trials: {min: 1, max: 1}}\n", tasks: ids(10), reward: flip},
+		{name: "train results exist", tasks: ids(10), reward: flip, hasTrain: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, e := prepRepo(t, tt.yaml)
 			f := &fakeRun{reward: tt.reward}
 			p := newPrep(e)
-			p.st, p.tasks, p.run = &state{}, ids(10), f
+			p.st, p.sp, p.tasks, p.run = &state{}, sp, tt.tasks, f
 			if tt.hasTrain {
 				p.st.train = &suite.TrainResults{}
 			}
@@ -329,8 +337,11 @@ func TestPrepareTrialsAuto(t *testing.T) {
 			if (p.choice != nil) != tt.decided || tt.decided && p.choice.Differing != tt.differing || e.Config.Gate.Noisy() != tt.noisy {
 				t.Fatalf("choice %+v, noisy %v", p.choice, e.Config.Gate.Noisy())
 			}
-			if tt.decided && (p.rep.Trials == nil || *p.rep.Trials.Differing != tt.differing || len(p.second) != 10) {
-				t.Errorf("report %+v, second run %d", p.rep.Trials, len(p.second))
+			if !slices.EqualFunc(f.asked[1:], tt.asked, slices.Equal) {
+				t.Errorf("further runs %q, want %q", f.asked[1:], tt.asked)
+			}
+			if tt.decided && (p.rep.Trials == nil || *p.rep.Trials.Differing != tt.differing) {
+				t.Errorf("report %+v", p.rep.Trials)
 			}
 		})
 	}
@@ -617,6 +628,7 @@ func TestPrepareRefuseNeverRan(t *testing.T) {
 			p := newPrep(e)
 			p.opts.ZeroBaselineOK = tt.ok
 			p.st, p.tasks, p.traceTmp = &state{}, ids(4), t.TempDir()
+			p.sp = &split.Split{Train: ids(2), Test: []string{"t03", "t04"}}
 			p.out = &benchmark.Outcome{Results: map[string]benchmark.Result{}}
 			for _, id := range p.tasks {
 				trace, reason := tt.task(id)

@@ -51,7 +51,8 @@ var exitOnly = regexp.MustCompile(`^exit status ([0-9]+)$`)
 // refuseNeverRan refuses a baseline where every task failed the same way without printing
 // a reward: the same exit status and the same last line of output (the task's id aside),
 // as a typo in a path inside `sh -c 'cd exercise/{task} && go test'` gives ("sh: 1: cd:
-// can't cd to …"). A zero baseline of that shape measures the benchmark's command, not the
+// can't cd to …"). It runs once the split is made, so that the test tasks' results are
+// their own lane's (a room whose test-only paths the train lane cannot read). A zero baseline of that shape measures the benchmark's command, not the
 // code; a user for whom it is real says so with ZeroBaselineFlag. Tasks that printed
 // nothing are not judged (a silent check that fails is a common real zero).
 func (p *prep) refuseNeverRan(context.Context) error {
@@ -61,7 +62,7 @@ func (p *prep) refuseNeverRan(context.Context) error {
 	}
 	status, line, first := "", "", ""
 	order := slices.Clone(p.tasks)
-	if sp := p.st.split; sp != nil {
+	if sp := p.sp; sp != nil {
 		// The line quoted is a train task's: the test tasks are held out.
 		slices.SortStableFunc(order, func(a, b string) int {
 			return cmp.Compare(b2i(slices.Contains(sp.Test, a)), b2i(slices.Contains(sp.Test, b)))
@@ -72,6 +73,9 @@ func (p *prep) refuseNeverRan(context.Context) error {
 		m := exitOnly.FindStringSubmatch(r.Reason)
 		if r.Reward == nil || *r.Reward != 0 || m == nil || status != "" && m[1] != status {
 			return nil
+		}
+		if p.testAgain && slices.Contains(p.sp.Test, id) {
+			continue // its trace is of the run its result replaced
 		}
 		last, err := lastLine(filepath.Join(p.traceTmp, id+".log"))
 		if err != nil || last == "" {
@@ -86,10 +90,9 @@ func (p *prep) refuseNeverRan(context.Context) error {
 		}
 		status, line = m[1], norm
 	}
-	kept := p.tasks
-	if p.st.split != nil {
-		kept = p.st.split.Train // the test tasks' traces are held out
-	}
+	// Only the train tasks' traces are kept: the test tasks' are held out (a split made
+	// now is made again, from the same runs, by the next prepare).
+	kept := p.sp.Train
 	dst, err := p.e.keepRefused(p.traceTmp, kept)
 	if err != nil {
 		return err

@@ -58,6 +58,10 @@ type Step1 struct {
 	Failed       []string `json:"failed"`
 	StoppedEarly bool     `json:"stopped_early,omitempty"`
 	Traces       string   `json:"traces,omitempty"` // where each suite task's trace is, <traces>/<id>.log
+	// With gate.keep_passing: the train tasks outside the suite that passed at the gated
+	// commit and were run again, and those that failed every run (which reject).
+	Guarded int      `json:"guarded,omitempty"`
+	Broken  []string `json:"broken,omitempty"`
 }
 
 // Step2 is the held-out test split, as an aggregate.
@@ -161,6 +165,9 @@ func (r *Answer) WriteText(w io.Writer) {
 					p(indent+"traces: %s/<id>.log", s.Traces)
 				}
 			}
+		}
+		if len(s.Broken) > 0 {
+			p(indent+"passed at the gated commit, failing now and on %d reruns: %s  FAIL ✗", keepRuns-1, strings.Join(s.Broken, ", "))
 		}
 	}
 	if s := r.Steps.Step2; s != nil && s.Deferred {
