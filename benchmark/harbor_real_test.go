@@ -79,17 +79,17 @@ func TestRealHarbor(t *testing.T) {
 	}
 }
 
-// TestReadmeHarborRecipe parses the README's Terminal-Bench-through-Daytona recipe as
+// TestReadmeHarborRecipe parses docs/reference/benchmark.md's Terminal-Bench-through-Daytona recipe as
 // hgate.yaml and builds its harbor command: every key it uses exists, and the command
 // carries the flags harbor run takes (../shared/research/harbor.md, 2a).
 func TestReadmeHarborRecipe(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/reference/benchmark.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("(?s)\\*\\*Recipe: Terminal-Bench 2\\.0 through Daytona.*?```yaml\n(.*?)```").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("README: no yaml block after **Recipe: Terminal-Bench 2.0 through Daytona")
+		t.Fatal("docs/reference/benchmark.md: no yaml block after **Recipe: Terminal-Bench 2.0 through Daytona")
 	}
 	cfg, err := config.Parse("hgate.yaml", t.TempDir(), m[1])
 	if err != nil {

@@ -109,12 +109,20 @@ func TestRunSandboxedTimeout(t *testing.T) {
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{
 		"hang": "setsid sh -c 'trap \"\" TERM; echo $$ > hang.pid.tmp; mv hang.pid.tmp hang.pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n" +
+			"while [ ! -s hang.pid ]; do sleep 0.01; done\n" +
 			"trap '' TERM; sleep 1000; sleep 1000\n",
 	})
-	r := sandboxed(t, dir, config.Benchmark{TaskTimeout: 300 * time.Millisecond}, dir)
-	out := run(t, r, Request{Tasks: []string{"hang"}})
-	if got := describe(out.Results["hang"]); got != "null (timed out after 300ms)" {
-		t.Errorf("hang: %s", got)
+	// The timeout must outlast the daemon's start, which a loaded machine slows: a run
+	// whose timeout came first (no pid written) is run again with twice the time.
+	for timeout := 300 * time.Millisecond; ; timeout *= 2 {
+		r := sandboxed(t, dir, config.Benchmark{TaskTimeout: timeout}, dir)
+		out := run(t, r, Request{Tasks: []string{"hang"}})
+		if got, want := describe(out.Results["hang"]), "null (timed out after "+timeout.String()+")"; got != want {
+			t.Errorf("hang: %s, want %s", got, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "hang.pid")); err == nil || timeout > time.Minute {
+			break
+		}
 	}
 	// On timeout the shim's second SIGTERM sends SIGKILL to the whole tree; on a loaded
 	// machine the daemon may take a moment to die of it (assertDead waits for that, and

@@ -241,7 +241,7 @@ func pinTimes(t *testing.T, r *gittest.Repo) {
 }
 
 // A kept commit leaves no index entry whose stat data vouches for a forbidden
-// edit (issue 12): git status must keep showing it, and git checkout must
+// edit: git status must keep showing it, and git checkout must
 // refuse to overwrite it.
 func TestCommitCandidateKeepsForbiddenEditVisible(t *testing.T) {
 	r := loopProject(t)

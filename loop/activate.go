@@ -1,18 +1,14 @@
 package loop
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/proc"
@@ -39,9 +35,11 @@ type activation struct {
 	PluginDir string `json:"plugin_dir,omitempty"`
 	// SkillsDir holds a copy of each active skill's folder ("" = none).
 	SkillsDir string `json:"skills_dir,omitempty"`
-	// CodexHome is the codex home the codex preset's runs get as CODEX_HOME: the user's,
-	// linked entry by entry, with the active skills added ("" = none, the user's own).
-	CodexHome string `json:"codex_home,omitempty"`
+	// Home is the folder the agent's CLI made to find the active tools in, which its
+	// runs get as their own home and may write ("" = none): codex's CODEX_HOME, the
+	// user's linked entry by entry with the active skills added. (The key keeps the name
+	// it had when codex alone made one, so a resumed run reads an earlier activation.)
+	Home string `json:"codex_home,omitempty"`
 	// Log is where the active servers' proxies append one line per tools/call (the
 	// run's mcp_calls.jsonl); Proxy is hgate-mcp ("" = not installed: no log).
 	Log   string `json:"mcp_calls,omitempty"`
@@ -141,7 +139,7 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 				StartupSec: max(1, int(m.Startup.Seconds())), ToolSec: max(1, int(m.Tool.Seconds()))})
 		case harness.KindSkill:
 			to := filepath.Join(dir, "skills", a.Name)
-			if err := copyTree(filepath.Join(hdir, filepath.FromSlash(a.Path)), to); err != nil {
+			if err := agentcli.CopyTree(filepath.Join(hdir, filepath.FromSlash(a.Path)), to); err != nil {
 				return nil, err
 			}
 			act.Skills = append(act.Skills, activeSkill{Name: a.Name, Path: a.Path, Description: a.Skill.Description,
@@ -153,10 +151,8 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 		if err := act.claudePlugin(dir); err != nil {
 			return nil, err
 		}
-		if isPreset(r.cfg.Agent, "codex") {
-			if err := act.codexHome(dir); err != nil {
-				return nil, err
-			}
+		if act.Home, err = r.cli().Activate(dir, act.tools()); err != nil {
+			return nil, err
 		}
 	}
 	if len(act.MCP) > 0 {
@@ -197,65 +193,7 @@ func (act *activation) claudePlugin(dir string) error {
 	}); err != nil {
 		return err
 	}
-	return copyTree(act.SkillsDir, filepath.Join(act.PluginDir, "skills"))
-}
-
-// codexHome makes the activation's codex home. codex-cli 0.169.0 reads skills only from
-// its home ($CODEX_HOME/skills), the user's ~/.agents/skills and the project's
-// .agents/skills — none of them a place hgate may write. So the codex preset's runs get
-// CODEX_HOME = this folder, which links every entry of the user's codex home (auth.json:
-// the login; config.toml; sessions/: every session stays where codex keeps it) except
-// skills/, which links each of the user's skills and holds the active ones in
-// skills/hgate-harness/. What codex creates that the user's home does not hold yet stays
-// here, in the run's folder.
-func (act *activation) codexHome(dir string) error {
-	user := os.Getenv("CODEX_HOME")
-	if user == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return err
-		}
-		user = filepath.Join(home, ".codex")
-	}
-	user, err := filepath.Abs(user)
-	if err != nil {
-		return err
-	}
-	home := filepath.Join(dir, "codex-home")
-	if err := os.MkdirAll(filepath.Join(home, "skills"), 0o700); err != nil {
-		return err
-	}
-	link := func(from, to string) error {
-		ents, err := os.ReadDir(from)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		for _, e := range ents {
-			if from == user && e.Name() == "skills" {
-				continue
-			}
-			if err := os.Symlink(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := link(user, home); err != nil {
-		return err
-	}
-	if err := link(filepath.Join(user, "skills"), filepath.Join(home, "skills")); err != nil {
-		return err
-	}
-	if err := copyTree(act.SkillsDir, filepath.Join(home, "skills", "hgate-harness")); err != nil {
-		return err
-	}
-	act.CodexHome = home
-	return nil
-}
-
-// isPreset reports whether the configured agent is the preset name.
-func isPreset(agent []string, name string) bool {
-	return len(agent) == 1 && strings.TrimSpace(agent[0]) == name
+	return agentcli.CopyTree(act.SkillsDir, filepath.Join(act.PluginDir, "skills"))
 }
 
 // serverCommand is how an active server is started: in its cwd, behind hgate-mcp's proxy
@@ -269,11 +207,22 @@ func (act *activation) serverCommand(m activeMCP) (string, []string) {
 		"--iteration", strconv.Itoa(act.Iteration), "--tool-timeout", strconv.Itoa(m.ToolSec) + "s"}, inner...)
 }
 
-// apply gives the agent's command line the active tools in its own form: claude's
-// --mcp-config (a second file beside hgate's own server) and --plugin-dir; codex's
-// -c mcp_servers.<name>.… keys. Every agent also finds them in HGATE_MCP_CONFIG (a
-// Claude Code --mcp-config file) and HGATE_SKILLS_DIR.
-func (act *activation) apply(agent, args []string) ([]string, []string) {
+// tools are the active tools in the forms a CLI is given them.
+func (act *activation) tools() agentcli.Tools {
+	t := agentcli.Tools{MCPConfig: act.MCPConfig, PluginDir: act.PluginDir, SkillsDir: act.SkillsDir, Home: act.Home}
+	for _, m := range act.MCP {
+		command, args := act.serverCommand(m)
+		t.MCP = append(t.MCP, agentcli.MCPServer{Name: m.Name, Command: command, Args: args,
+			EnabledTools: m.EnabledTools, StartupSec: m.StartupSec, ToolSec: m.ToolSec})
+	}
+	return t
+}
+
+// apply gives the agent's command line the active tools in its CLI's own form (claude's
+// --mcp-config and --plugin-dir, codex's -c mcp_servers.<name>.… keys and CODEX_HOME).
+// Every agent also finds them in HGATE_MCP_CONFIG (a Claude Code --mcp-config file) and
+// HGATE_SKILLS_DIR.
+func (act *activation) apply(cli agentcli.CLI, args []string) ([]string, []string) {
 	var env []string
 	if act.MCPConfig != "" {
 		env = append(env, "HGATE_MCP_CONFIG="+act.MCPConfig, "HGATE_MCP_CALLS="+act.Log)
@@ -281,49 +230,8 @@ func (act *activation) apply(agent, args []string) ([]string, []string) {
 	if act.SkillsDir != "" {
 		env = append(env, "HGATE_SKILLS_DIR="+act.SkillsDir)
 	}
-	if len(agent) != 1 {
-		return args, env
-	}
-	out := slices.Clone(args)
-	switch strings.TrimSpace(agent[0]) {
-	case "claude":
-		if i := slices.Index(out, "--mcp-config"); i >= 0 && act.MCPConfig != "" && i+1 < len(out) {
-			// --mcp-config takes several configs: hgate's own server's, then this file.
-			out = slices.Insert(out, i+2, act.MCPConfig)
-		}
-		if act.PluginDir != "" {
-			out = slices.Insert(out, 1, "--plugin-dir", act.PluginDir)
-		}
-	case "codex":
-		if len(out) < 2 || out[1] != "exec" {
-			return args, env
-		}
-		var kv []string
-		for _, m := range act.MCP {
-			command, margs := act.serverCommand(m)
-			key := "mcp_servers." + m.Name + "."
-			kv = append(kv, "-c", key+"command="+tomlValue(command), "-c", key+"args="+tomlValue(margs),
-				"-c", key+"startup_timeout_sec="+strconv.Itoa(m.StartupSec), "-c", key+"tool_timeout_sec="+strconv.Itoa(m.ToolSec+5))
-			if len(m.EnabledTools) > 0 {
-				kv = append(kv, "-c", key+"enabled_tools="+tomlValue(m.EnabledTools))
-			}
-		}
-		out = slices.Insert(out, 2, kv...)
-		if act.CodexHome != "" {
-			env = append(env, "CODEX_HOME="+act.CodexHome)
-		}
-	}
-	return out, env
-}
-
-// tomlValue writes a string or a list of strings as TOML: JSON's strings and arrays of
-// strings are TOML's too (HTML escaping off, which TOML would not read as JSON does).
-func tomlValue(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSpace(b.String())
+	out, more := cli.Apply(args, act.tools())
+	return out, append(env, more...)
 }
 
 // describe lists the active tools as the prompt names them.
@@ -371,29 +279,6 @@ func reportTools(root string, reg *harness.Registry) map[string][]string {
 		}
 	}
 	return out
-}
-
-// copyTree copies a folder's regular files (symlinks are left out: a link could name
-// anything of the user's).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case d.Type().IsRegular():
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			return cleanroom.CopyFile(p, to, info.Mode().Perm()|0o400)
-		}
-		return nil
-	})
 }
 
 // mcpCallsName is the run's log of the agent's tools/calls, one JSON line each, as the

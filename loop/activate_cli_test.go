@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/internal/modelstub"
 )
 
@@ -51,7 +52,7 @@ func TestActivationAgainstClaude(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, _ = act.apply([]string{"claude"}, args)
+	args, _ = act.apply(agentcli.For([]string{"claude"}), args)
 	cmd := exec.Command(args[0], args[1:]...)
 	// hgate's own server is on the command line too: hgate is not on PATH here, so
 	// claude reports it failed and goes on with the others.
@@ -110,7 +111,7 @@ func TestActivationAgainstCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, _ = act.apply([]string{"codex"}, args)
+	args, _ = act.apply(agentcli.For([]string{"codex"}), args)
 	args = slices.Insert(args, 2, append(modelstub.CodexProvider(stub.URL, "HGATE_STUB_KEY"), "--skip-git-repo-check")...)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir, cmd.Stdin = dir, strings.NewReader("Look it up.")

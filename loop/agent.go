@@ -6,106 +6,35 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
-// Presets expand a one-word agent into that tool's documented non-interactive
-// invocation. Each reads the prompt from stdin or from {prompt_file}.
-var Presets = map[string][]string{
-	// Claude Code print mode reads the prompt from stdin; without skipping the
-	// permission prompts it would wait for a human. --mcp-config (claude-code CLI
-	// reference: "Load MCP servers from JSON files or strings") adds hgate's tools;
-	// ${VAR} in a server's env is expanded by claude (its MCP docs, "Environment
-	// variable expansion"), so the tools reach this loop's socket.
-	// --output-format stream-json (which needs --verbose in print mode) streams one JSON
-	// event a line and ends with the result object: session_id, total_cost_usd, usage,
-	// is_error (read by the agentout package; the progress line shows the last event).
-	"claude": {"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--mcp-config",
-		`{"mcpServers":{"hgate":{"type":"stdio","command":"hgate","args":["mcp"],"env":{"HGATE_LOOP_SOCKET":"${HGATE_LOOP_SOCKET}"}}}}`},
-	// codex exec reads the prompt from stdin when it is "-". Its own sandbox stays off
-	// (danger-full-access): hgate's is the wall, and codex's cannot start inside it (on
-	// Linux, codex-cli 0.169.0 runs every command through bubblewrap, which cannot write
-	// /proc/self/uid_map under Landlock: "bwrap: setting up uid map: Permission
-	// denied"; its legacy Landlock mode refuses restricted file access without
-	// bubblewrap). -c sets config.toml keys: mcp_servers.<name>.command/args define a
-	// stdio server, env_vars passes the socket's variable past codex's environment
-	// allowlist for MCP servers (codex docs: MCP, config reference).
-	// --json streams JSON Lines: thread.started's thread_id is the session,
-	// turn.completed's usage the tokens, turn.failed the error.
-	"codex": {"codex", "exec", "--json", "--sandbox", "danger-full-access",
-		"-c", `mcp_servers.hgate.command="hgate"`, "-c", `mcp_servers.hgate.args=["mcp"]`,
-		"-c", `mcp_servers.hgate.env_vars=["HGATE_LOOP_SOCKET"]`, "-"},
-	// aider sends the message file and exits; hgate makes the commits, not aider.
-	// --no-gitignore: aider would otherwise add .aider* to .gitignore (a change Step 0
-	// rejects); --no-dirty-commits: it would commit the user's pending edits first.
-	"aider": {"aider", "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--message-file", "{prompt_file}"},
-}
-
-// WithoutHgateSandbox is the preset's command line for a run where hgate's sandbox is
-// off (--no-sandbox): codex gets its own sandbox back (workspace-write), since
-// danger-full-access is only safe inside hgate's walls. Other command lines are
-// returned as they are.
-func WithoutHgateSandbox(agent, args []string) []string {
-	if len(agent) != 1 || strings.TrimSpace(agent[0]) != "codex" {
-		return args
-	}
-	out := slices.Clone(args)
-	for i := 0; i+1 < len(out); i++ {
-		if out[i] == "--sandbox" && out[i+1] == "danger-full-access" {
-			out[i+1] = "workspace-write"
-		}
-	}
-	return out
-}
-
-// Resume is the preset's command line args continuing the session id with the next
-// prompt: claude's --resume <id> (print mode keeps reading the prompt from stdin), codex's
-// exec [options] resume <id> - (exec's options stay before the subcommand, which does not
-// take --sandbox). ok is false for any other agent: hgate cannot resume it, and gives it
-// the id in HGATE_RESUME_SESSION instead.
-func Resume(agent, args []string, id string) (out []string, ok bool) {
-	if len(agent) != 1 || id == "" {
-		return args, false
-	}
-	switch strings.TrimSpace(agent[0]) {
-	case "claude":
-		if i := slices.Index(args, "-p"); i >= 0 {
-			return slices.Insert(slices.Clone(args), i+1, "--resume", id), true
-		}
-	case "codex":
-		if i := slices.Index(args, "-"); i > 0 && args[1] == "exec" {
-			return slices.Insert(slices.Clone(args), i, "resume", id), true
-		}
-	}
-	return args, false
-}
-
-// Command resolves the configured agent: a preset name, a one-element
-// command line run by sh -c, or an argument vector. {prompt_file} is replaced
-// by the prompt's path in every argument.
+// Command resolves the configured agent to its CLI's command line (agentcli: a
+// registered one-word name, a one-element command line run by sh -c, or an argument
+// vector), with {prompt_file} replaced by the prompt's path in every argument.
 func Command(agent []string, promptFile string) ([]string, error) {
 	if len(agent) == 0 {
 		return nil, errors.New("loop: agent: no agent configured (set loop.agent in hgate.yaml or pass --agent)")
 	}
-	args := agent
-	if len(agent) == 1 {
-		if p, ok := Presets[strings.TrimSpace(agent[0])]; ok {
-			args = p
-		} else if strings.ContainsAny(agent[0], " \t") {
-			args = []string{"sh", "-c", agent[0]}
-		}
+	return agentcli.Command(agentcli.For(agent), promptFile), nil
+}
+
+// cli is the configured agent's adapter.
+func (r *runner) cli() agentcli.CLI { return agentcli.For(r.cfg.Agent) }
+
+// command is the agent's command line for one run: without hgate's sandbox, as its CLI
+// runs without it.
+func (r *runner) command(promptFile string) ([]string, error) {
+	args, err := Command(r.cfg.Agent, promptFile)
+	if err == nil && r.j.Sandbox == SandboxOff {
+		args = r.cli().Unsandboxed(args)
 	}
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = strings.ReplaceAll(a, "{prompt_file}", promptFile)
-	}
-	return out, nil
+	return args, err
 }
 
 // AgentOutcome is how the agent's run ended, as summary.json and the stream name it.

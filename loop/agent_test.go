@@ -100,40 +100,6 @@ func TestKillLeftoverOnlyItsOwnTag(t *testing.T) {
 	}
 }
 
-// TestResume: a repair's command line continues the session where the preset's CLI can:
-// claude's --resume after -p, codex's resume subcommand after exec's own options (it
-// takes no --sandbox of its own) and before the stdin prompt; other agents are left as
-// they are.
-func TestResume(t *testing.T) {
-	for _, tc := range []struct {
-		agent []string
-		want  string
-		ok    bool
-	}{
-		{[]string{"claude"}, "claude -p --resume S1 --output-format stream-json", true},
-		{[]string{"codex"}, "codex exec --json --sandbox danger-full-access", true},
-		{[]string{"aider"}, "aider --yes-always", false},
-		{[]string{"sh bot.sh"}, "sh -c sh bot.sh", false},
-		{[]string{"claude", "-p"}, "claude -p", false},
-	} {
-		args, err := Command(tc.agent, "prompt.txt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, ok := Resume(tc.agent, args, "S1")
-		line := strings.Join(got, " ")
-		if ok != tc.ok || !strings.HasPrefix(line, tc.want) {
-			t.Errorf("Resume(%q) = %q %v, want %q… %v", tc.agent, line, ok, tc.want, tc.ok)
-		}
-		if tc.agent[0] == "codex" && !strings.HasSuffix(line, ` resume S1 -`) {
-			t.Errorf("codex resumes as %q, want … resume S1 -", line)
-		}
-		if same, _ := Resume(tc.agent, args, ""); strings.Join(same, " ") != strings.Join(args, " ") {
-			t.Errorf("Resume(%q) with no session changed the command line: %q", tc.agent, same)
-		}
-	}
-}
-
 // TestJudge: what the agent's output says decides its outcome where its exit status
 // cannot: the shell's "not found" and a CLI's failure before any work did not start; a
 // failure reported with exit 0 is a crash; a timeout stays a timeout.

@@ -5,20 +5,21 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
 )
 
-// readAgentOutput reads what the agent printed about its run: stdout (claude's
-// stream-json, codex's JSON Lines, a custom agent's HGATE_ lines), then stderr, where a
-// custom agent may print its HGATE_ lines too.
-func readAgentOutput(stdout, stderr string) agentout.Run {
+// readAgentOutput reads what the agent printed about its run, as its CLI's adapter reads
+// it: stdout (claude's stream-json, codex's JSON Lines, a custom agent's HGATE_ lines),
+// then stderr, where a custom agent may print its HGATE_ lines too.
+func readAgentOutput(cli agentcli.CLI, stdout, stderr string) agentout.Run {
 	var run agentout.Run
 	for _, p := range []string{stdout, stderr} {
 		f, err := os.Open(p)
 		if err != nil {
 			continue
 		}
-		r, _ := agentout.Parse(f)
+		r, _ := cli.Parse(f)
 		f.Close()
 		if run.Format == agentout.FormatNone {
 			run = r

@@ -1,15 +1,13 @@
 package loop
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
@@ -139,7 +137,7 @@ func (r *runner) countKilledAgent(n int) {
 // (a resumed session's share only, where the CLI counts it cumulatively). The caller
 // saves the journal with it in the write that closes the agent's phase.
 func (r *runner) countKilled(dir string) {
-	out := readAgentOutput(filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
+	out := readAgentOutput(r.cli(), filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
 	r.addRunSpend(out, true, r.j.Current.SessionID)
 }
 
@@ -203,8 +201,8 @@ func (r *runner) modelPrice() (config.Price, bool) {
 	return config.Price{}, false
 }
 
-// agentModel is the model an agent's command line names, else the one codex's
-// config.toml sets for a codex command; "" when neither says.
+// agentModel is the model an agent's command line names, else the one the configuration
+// of the CLI it runs sets (codex's config.toml for a codex command); "" when neither says.
 func agentModel(args []string) string {
 	words := args
 	if len(args) == 3 && args[0] == "sh" && args[1] == "-c" {
@@ -224,43 +222,7 @@ func agentModel(args []string) string {
 			return strings.Trim(strings.TrimPrefix(next, "model="), `"'`)
 		}
 	}
-	for _, w := range words {
-		if filepath.Base(w) == "codex" {
-			return codexConfigModel()
-		}
-	}
-	return ""
-}
-
-var tomlModelRE = regexp.MustCompile(`^model\s*=\s*["']([^"']+)["']`)
-
-// codexConfigModel reads the top-level model key of codex's config.toml ($CODEX_HOME,
-// else ~/.codex): the model codex exec runs when its command line names none.
-func codexConfigModel() string {
-	dir := os.Getenv("CODEX_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".codex")
-	}
-	f, err := os.Open(filepath.Join(dir, "config.toml"))
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			return "" // a table: past the top-level keys
-		}
-		if m := tomlModelRE.FindStringSubmatch(line); m != nil {
-			return m[1]
-		}
-	}
-	return ""
+	return agentcli.ConfigModel(words)
 }
 
 // pricesJSON is loop.prices as run_config.json shows it.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
@@ -27,7 +28,7 @@ func TestAgentModel(t *testing.T) {
 		{[]string{"codex", "exec", "--model=o3", "-"}, "o3"},
 		{[]string{"codex", "exec", "-c", `model="o3"`, "-"}, "o3"},
 		{[]string{"sh", "-c", "my-agent --model gpt-4.1 --yes"}, "gpt-4.1"},
-		{Presets["codex"], "gpt-5-codex"}, // from config.toml's top level, not a profile
+		{agentcli.Codex{}.Args(), "gpt-5-codex"}, // from config.toml's top level, not a profile
 		{[]string{"sh", "bot.sh"}, ""},
 	}
 	for _, tt := range tests {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/internal/fault"
-	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/record"
@@ -41,17 +40,8 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 			return nil, err
 		}
 	}
-	jl, err := r.openGenJail(a.Worktree, msg, notes)
-	if err != nil {
-		return nil, err
-	}
-	defer jl.close()
-	promptFile := filepath.Join(dir, "prompt.txt")
 	prompt, err := r.genPrompt(g, a, msg, notes)
 	if err != nil {
-		return nil, err
-	}
-	if err := writeAtomic(promptFile, []byte(prompt)); err != nil {
 		return nil, err
 	}
 	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.genServe(g, a), Status: r.genStatus(a), Prefix: scratch.Prefix("hgate-loop-")})
@@ -59,16 +49,23 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 		return nil, err
 	}
 	defer srv.Close()
-	run, err := r.genAgentRun(g, a, jl, promptFile, msg, notes, srv)
+	// In its worktree, its .git file and the workspace are never granted; everywhere
+	// else it is hidden what a single agent's sandbox hides (unseen).
+	ss, err := r.openSession(sessionSpec{Phase: "attempt", Dir: dir, Worktree: a.Worktree, Iteration: a.Iteration,
+		Timeout: r.cfg.AttemptTimeout, Server: srv, Message: msg, Tag: rand.Text(), Prompt: func(string) string { return prompt },
+		Jail: jailSpec{Worktree: a.Worktree, Protected: []string{filepath.Join(a.Worktree, ".git"), string(r.ws)}, Files: []string{msg, notes}},
+		Env:  []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)}})
 	if err != nil {
 		return nil, err
 	}
-	res := run.run(ctx)
-	if res.Err != nil {
-		return nil, res.Err // a process of it may live: nothing else runs (fail closed)
+	defer ss.close()
+	if err := r.startGenAgent(a, ss.run); err != nil {
+		return nil, err
 	}
-	out := readAgentOutput(run.Stdout, run.Stderr)
-	res = judge(res, out, run.Stderr)
+	res, out, err := ss.wait(ctx, r.cli())
+	if err != nil {
+		return nil, err // a process of it may live: nothing else runs (fail closed)
+	}
 	it := r.newGenIteration(g, a)
 	it.Agent, it.AgentDetail, it.AgentSeconds, it.Refused = res.Outcome, res.Detail, secs(res.Duration), out.Refused.String()
 	r.genMu.Lock()
@@ -77,44 +74,22 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	return it, nil
 }
 
-// genAgentRun is the agent's process: its command line, environment and sandbox.
-func (r *runner) genAgentRun(g *generation, a *genAgent, jl *jail, promptFile, msg, notes string, srv *agentapi.Server) (*agentRun, error) {
-	args, err := Command(r.cfg.Agent, promptFile)
-	if err != nil {
-		return nil, err
+// startGenAgent journals agent a's tag before it starts, so a resumed run can end
+// whatever a killed hgate left of it, and its process once it runs. Its generation reaps
+// the orphans once every agent has ended (another agent may still run).
+func (r *runner) startGenAgent(a *genAgent, run *agentRun) error {
+	run.KeepOrphans = true
+	run.Started = func(pid int) {
+		r.genMu.Lock()
+		a.PID, a.Start, a.State = pid, processStart(pid), agentRunning
+		_ = r.save()
+		r.genMu.Unlock()
+		fault.Point("loop-generation-agent") // hgate dies while the agents run
 	}
-	if r.j.Sandbox == SandboxOff {
-		args = WithoutHgateSandbox(r.cfg.Agent, args)
-	}
-	tag := rand.Text()
-	dir := r.iterDir(a.Iteration)
-	run := &agentRun{
-		Args: args, Dir: a.Worktree, Sandbox: jl.policy, Tag: tag, Ended: srv.Drain, KeepOrphans: true,
-		Env: append(os.Environ(),
-			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msg, "HGATE_NOTES_FILE="+notes,
-			"HGATE_ITERATION="+strconv.Itoa(a.Iteration), "HGATE_RUN_ID="+r.j.RunID, "HGATE_REPAIR=0",
-			"HGATE_GENERATION="+strconv.Itoa(g.Number), "HGATE_AGENT_INDEX="+strconv.Itoa(a.Index),
-			agentTagEnv+"="+tag, "HGATE_RESUME_SESSION=", "HGATE_PHASE=attempt", "TMPDIR="+jl.tmp, srv.Env()),
-		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
-		Timeout: r.cfg.AttemptTimeout, Deadline: r.dead, Grace: r.opts.Grace,
-		Started: func(pid int) {
-			r.genMu.Lock()
-			a.PID, a.Start, a.State = pid, processStart(pid), agentRunning
-			_ = r.save()
-			r.genMu.Unlock()
-			fault.Point("loop-generation-agent") // hgate dies while the agents run
-		},
-	}
-	if len(r.cfg.Agent) == 1 {
-		run.Env = append(run.Env, presetEnv(strings.TrimSpace(r.cfg.Agent[0]), jl.policy != nil, jl.tmp)...)
-	}
-	// The tag reaches the journal before the agent starts, so a resumed run can end
-	// whatever a killed hgate left of it.
 	r.genMu.Lock()
-	a.Tag = tag
-	err = r.save()
-	r.genMu.Unlock()
-	return run, err
+	defer r.genMu.Unlock()
+	a.Tag = run.Tag
+	return r.save()
 }
 
 // Worktree is where a command served to one agent of a generation runs: hgate bench,
@@ -183,51 +158,6 @@ func (r *runner) genPrompt(g *generation, a *genAgent, msg, notes string) (strin
 		}
 	}
 	return buildPrompt(in), nil
-}
-
-// openGenJail is the sandbox of a generation's agent: it may write where allow can match
-// in its own worktree, its message and notes files, a private TMPDIR and
-// loop.sandbox.writable (and its preset's folders); never the main worktree, .git or the
-// workspace. It hides what a single agent's sandbox hides (unseen). Its own PID
-// namespace ends every process of it with its phase.
-func (r *runner) openGenJail(wt, msg, notes string) (*jail, error) {
-	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-")
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
-	}
-	jl := &jail{tmp: tmp}
-	if r.j.Sandbox == SandboxOff {
-		return jl, nil
-	}
-	root := r.repo.Root()
-	// In the worktree: its .git file; everywhere else nothing is granted but below.
-	write, err := agentWritable(wt, r.env.Config.Allow, []string{filepath.Join(wt, ".git"), string(r.ws)})
-	if err != nil {
-		jl.close()
-		return nil, err
-	}
-	write = append(write, msg, notes, tmp)
-	hidden, protected, err := r.unseen()
-	if err != nil {
-		jl.close()
-		return nil, err
-	}
-	paths := append([]string{}, r.cfg.Sandbox.Writable...)
-	if preset := r.cfg.Agent; len(preset) == 1 {
-		paths = append(paths, presetWritable(strings.TrimSpace(preset[0]))...)
-	}
-	for _, w := range paths {
-		p, err := openWritable("loop.sandbox.writable", w, root, protected)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		if p != "" {
-			write = append(write, p)
-		}
-	}
-	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
-	return jl, nil
 }
 
 // mergeNotes appends each agent's notes (their first notesBound bytes) to learnings.md,

@@ -238,7 +238,7 @@ func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
 	it := r.newGenIteration(g, a)
 	it.Agent, it.AgentDetail, it.Resumed = AgentInterrupted, "hgate stopped while the agent ran; resumed", true
 	dir := r.iterDir(a.Iteration)
-	out := readAgentOutput(filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
+	out := readAgentOutput(r.cli(), filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
 	r.iterationSpend(it, out)
 	return it
 }
@@ -375,18 +375,10 @@ func (r *runner) putBackGenRefs(g *generation) error {
 		// Only a resume a human approved gets here without one: Tamper says so already.
 		return nil
 	}
-	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
+	changed, err := r.putBackRefs(g.Refs, fmt.Sprintf("generation %d", g.Number), "an agent")
+	if err != nil || len(changed) == 0 {
 		return err
 	}
-	changed := g.Refs.Changed(now)
-	if len(changed) == 0 {
-		return nil
-	}
-	if err := r.repo.RestoreRefs(gitguard.RefPrefix, g.Refs); err != nil {
-		return fmt.Errorf("generation %d: put back the refs an agent changed: %w", g.Number, err)
-	}
-	fmt.Fprintf(r.log, "[loop] generation %d: an agent changed hgate's refs behind its back; put back: %s\n", g.Number, strings.Join(changed, "; "))
 	g.Tamper = append(g.Tamper, changed...)
 	return r.save()
 }

@@ -96,219 +96,53 @@ func (r *runner) attemptRef(n int) string {
 
 // iterate runs (or, resumed, finishes) one iteration.
 func (r *runner) iterate(ctx context.Context, resumed bool) error {
-	j := r.j
-	n := j.Next
 	if !resumed {
-		head, _, err := r.repo.Head()
-		if err != nil {
-			return err
-		}
-		best, err := r.best()
-		if err != nil {
-			return err
-		}
-		j.Current = &Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}
-		j.PreHead, j.Repair, j.CommitParent = head.String(), 0, ""
-		j.SessionTokens, j.FreshSession = nil, false
-		j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
-		if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
-			return err
-		}
-		if err := r.enterAgent(); err != nil {
+		if err := r.begin(); err != nil {
 			return err
 		}
 	} else {
-		j.Current.Resumed = true
+		r.j.Current.Resumed = true
 		// The previous hgate was killed, maybe holding a ref lock.
-		r.repo.BreakRefLocks(r.attemptRef(n), gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
+		r.repo.BreakRefLocks(r.attemptRef(r.j.Next), gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef, gitguard.HarnessRef)
 	}
 	return r.phases(ctx, resumed)
 }
 
-// phases runs the journal's iteration from its phase to its end (resumed: hgate was
-// killed in that phase).
-func (r *runner) phases(ctx context.Context, resumed bool) error {
+// begin starts the journal's next iteration: against HEAD and the best as they stand,
+// in the agent's phase.
+func (r *runner) begin() error {
 	j := r.j
 	n := j.Next
-	it := j.Current
-	iterStart, _ := time.Parse(time.RFC3339Nano, j.IterStarted)
+	head, _, err := r.repo.Head()
+	if err != nil {
+		return err
+	}
+	best, err := r.best()
+	if err != nil {
+		return err
+	}
+	j.Current = &Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}
+	j.PreHead, j.Repair, j.CommitParent = head.String(), 0, ""
+	j.SessionTokens, j.FreshSession = nil, false
+	j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
+	if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
+		return err
+	}
+	return r.enterAgent()
+}
 
-	var rep *gate.Answer
+// phases runs the journal's iteration from its phase to its end (resumed: hgate was
+// killed in that phase): each phase's step (steps) runs until one closes the iteration.
+func (r *runner) phases(ctx context.Context, resumed bool) error {
+	st := &step{r: r, ctx: ctx, n: r.j.Next, it: r.j.Current, resumed: resumed}
+	st.start, _ = time.Parse(time.RFC3339Nano, r.j.IterStarted)
 	for {
-		switch j.Phase {
-		case phaseAgent:
-			if resumed {
-				// hgate died while the agent ran: end what is left of it, gate its work.
-				killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
-				it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped while the agent ran; resumed"
-				resumed = false
-				// Counted before checkRefs, whose save closes the agent's phase: the spend
-				// reaches the journal in the same write, so a kill before it counts it
-				// again on the next resume, and one after finds it counted.
-				r.countKilledAgent(n)
-				if err := r.checkRefs(n); err != nil {
-					return err
-				}
-				fault.Point("loop-agent-resumed") // the killed agent's phase closed, the next not yet saved
-			} else if err := r.runAgent(ctx, n, j.Repair); err != nil {
-				return err
-			}
-			next := phaseGate
-			if didNotStart(it.AgentDetail) {
-				// Nothing the worktree holds is the agent's: what a first attempt finds
-				// there is the user's, never gated or committed as the agent's; a repair's
-				// attempt is set aside as the gate left it.
-				next = phaseAttempt
-				if j.Repair == 0 {
-					it.Outcome, next = OutcomeUnchanged, phaseLearn
-				}
-			}
-			if err := r.phase(next); err != nil {
-				return err
-			}
-		case phaseGate:
-			var err error
-			rep, err = r.gate(ctx, n)
-			if err != nil {
-				if errors.Is(err, context.Canceled) {
-					// Interrupted mid-gate: leave the agent's work for --resume to gate.
-					return err
-				}
-				return fmt.Errorf("iteration %d: gate: %w", n, err)
-			}
-			resumed = false
-			if err := r.addGateSpend(it, rep); err != nil {
-				return err
-			}
-			if rep == nil { // nothing changed
-				it.Outcome = OutcomeUnchanged
-				if err := r.phase(phaseLearn); err != nil {
-					return err
-				}
-				continue
-			}
-			v := rep.Verdict
-			it.Verdict, it.ValScore, it.Reasons = &v, rep.ValScore, rep.Reasons
-			if it.Reasons == nil {
-				it.Reasons = []string{}
-			}
-			j.LastReport = rep
-			if rep.Passed() {
-				head, _, err := r.repo.Head()
-				if err != nil {
-					return err
-				}
-				j.CommitParent = head.String()
-				if err := r.phase(phaseCommit); err != nil {
-					return err
-				}
-				continue
-			}
-			// A generation's candidate is not repaired: its agent and worktree are gone.
-			if j.Gen == nil && j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil && (r.dead.IsZero() || r.now().Before(r.dead)) && r.overBudget() == "" {
-				j.Repair++
-				it.Repairs = j.Repair
-				if err := r.enterAgent(); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := r.phase(phaseAttempt); err != nil {
-				return err
-			}
-		case phaseCommit:
-			if err := r.commit(n); err != nil {
-				return err
-			}
-			if err := r.phase(phaseRecord); err != nil {
-				return err
-			}
-		case phaseRecord:
-			rr, err := gate.RecordRow(r.env, gate.RecordOptions{})
-			if err != nil {
-				return fmt.Errorf("iteration %d: record: %w", n, err)
-			}
-			it.Outcome = OutcomeKept
-			// The gate's word, not a comparison of numbers: with trials a higher val_score is
-			// not a new best until the gate confirms it (a resumed record reads refs/hgate/best).
-			it.NewBest = rr.NewBest
-			if err := r.phase(phaseLearn); err != nil {
-				return err
-			}
-		case phaseAttempt:
-			restored, err := r.saveAttempt(n)
-			if err != nil {
-				return err
-			}
-			next := phaseRestore
-			if restored {
-				it.Outcome, next = OutcomeRejected, phaseLearn
-			}
-			if err := r.phase(next); err != nil {
-				return err
-			}
-		case phaseRestore:
-			if err := r.repo.RestoreHead(r.gopts); err != nil {
-				return fmt.Errorf("iteration %d: restore HEAD: %w", n, err)
-			}
-			it.Outcome = OutcomeRejected
-			if err := r.phase(phaseLearn); err != nil {
-				return err
-			}
-		case phaseReflect, phaseBuild, phaseQualify, phaseArtifactRepair:
-			err := r.harnessPhase(ctx, n, j.Phase, resumed)
-			resumed = false
-			if err != nil {
-				return err
-			}
-		case phaseLearn:
-			if r.cfg.Harness.Enabled && it.Harness == nil {
-				// The attempt's outcome is settled: the harness phases come first.
-				next, err := r.harnessStart(ctx, n)
-				if err != nil {
-					return err
-				}
-				if err := r.phase(next); err != nil {
-					return err
-				}
-				continue
-			}
-			if it.Harness != nil {
-				it.Harness.Calls = r.countCalls(n)
-			}
-			if it.Sandbox == "" {
-				it.Sandbox = j.Sandbox // the agent never started in this iteration
-			}
-			if err := r.learn(it); err != nil {
-				return err
-			}
-			if it.Outcome == OutcomeKept && it.NewBest {
-				j.SinceBest = 0
-			} else {
-				j.SinceBest++
-			}
-			if it.Agent == AgentCrashed || it.Agent == AgentTimeout && it.Outcome != OutcomeKept {
-				j.Crashes++
-			} else {
-				j.Crashes = 0
-			}
-			it.Seconds = secs(r.now().Sub(iterStart))
-			it.CumulativeUSD, it.CumulativeTokens = j.SpendUSD, j.SpendTokens
-			j.Iterations = append(j.Iterations, *it)
-			j.Current, j.Phase, j.Next = nil, phaseNone, n+1
-			j.Refs, j.Tamper, j.LearningNo = nil, nil, 0
-			if err := r.save(); err != nil {
-				return err
-			}
-			s := r.summary()
-			s.StopReason = StopRunning
-			if err := writeJSON(filepath.Join(r.dir, "summary.json"), s); err != nil {
-				return err
-			}
-			r.report(*it)
-			return nil
-		default:
-			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), j.Phase)
+		f, ok := steps[r.j.Phase]
+		if !ok {
+			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), r.j.Phase)
+		}
+		if done, err := f(st); err != nil || done {
+			return err
 		}
 	}
 }
@@ -464,87 +298,49 @@ type agentCall struct {
 // every phase gets the same sandbox, journal entry and end of its processes.
 func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult, agentout.Run, bool, error) {
 	j := r.j
-	dir, repair, session := c.Dir, c.Repair, c.Session
-	jl, err := r.openJail(c.Harness)
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	defer jl.close()
-	promptFile := filepath.Join(dir, "prompt.txt")
-	if err := writeAtomic(promptFile, []byte(c.Prompt(jl.tmp))); err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	args, err := Command(r.cfg.Agent, promptFile)
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	if j.Sandbox == SandboxOff {
-		args = WithoutHgateSandbox(r.cfg.Agent, args)
-	}
 	act, err := r.activation(n)
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
-	args, actEnv := act.apply(r.cfg.Agent, args)
-	if act.CodexHome != "" && jl.policy != nil {
-		// codex writes its state there (what the user's home links to, it writes there).
-		jl.policy.Write = append(jl.policy.Write, act.CodexHome)
-	}
-	args, resumed := Resume(r.cfg.Agent, args, session)
-	msgFile := r.ws.Message()
+	spec := sessionSpec{Phase: c.Phase, Dir: c.Dir, Worktree: r.repo.Root(), Iteration: n, Repair: c.Repair,
+		Session: c.Session, Timeout: c.Timeout, Server: r.srv, Message: r.ws.Message(), Prompt: c.Prompt, Tools: act,
+		Jail: jailSpec{Harness: c.Harness, Files: []string{r.ws.Message()}, Learnings: true}}
 	// The tag reaches the journal before the agent starts, so a resumed run can end
 	// whatever a killed hgate left of it.
-	j.AgentTag, j.AgentEnded = rand.Text(), false
+	spec.Tag = rand.Text()
+	ss, err := r.openSession(spec)
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
+	}
+	defer ss.close()
+	j.AgentTag, j.AgentEnded = spec.Tag, false
 	if err := r.save(); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
-	a := &agentRun{
-		Args: args, Dir: r.repo.Root(), Sandbox: jl.policy,
-		Env: append(os.Environ(),
-			"HGATE_PROMPT_FILE="+promptFile, "HGATE_MESSAGE_FILE="+msgFile,
-			"HGATE_ITERATION="+strconv.Itoa(n), "HGATE_RUN_ID="+j.RunID, "HGATE_REPAIR="+strconv.Itoa(repair),
-			agentTagEnv+"="+j.AgentTag, "HGATE_RESUME_SESSION="+session, "HGATE_PHASE="+c.Phase,
-			"TMPDIR="+jl.tmp, r.srv.Env()),
-		Ended: r.srv.Drain, Tag: j.AgentTag,
-		Stdin: promptFile, Stdout: filepath.Join(dir, "agent.stdout"), Stderr: filepath.Join(dir, "agent.stderr"),
-		Timeout: c.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
-		Started: func(pid int) {
-			r.refsMu.Lock() // the agent's served commands may write the journal too
-			defer r.refsMu.Unlock()
-			j.AgentPID, j.AgentStart = pid, processStart(pid)
-			_ = r.save()
-			fault.Point("loop-agent-" + c.Phase) // hgate dies while the agent runs
-		},
+	a := ss.run
+	a.Started = func(pid int) {
+		r.refsMu.Lock() // the agent's served commands may write the journal too
+		defer r.refsMu.Unlock()
+		j.AgentPID, j.AgentStart = pid, processStart(pid)
+		_ = r.save()
+		fault.Point("loop-agent-" + c.Phase) // hgate dies while the agent runs
 	}
-	a.Env = append(a.Env, actEnv...)
 	if c.Answer != "" {
-		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(jl.tmp, c.Answer))
+		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
 		c.Keep = append(c.Keep, c.Answer)
 	}
-	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	r.refsMu.Lock()
-	j.Refs = snap
-	err = r.save()
-	r.refsMu.Unlock()
-	if err != nil {
+	if err := r.snapshotRefs(); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	r.unlock()
-	if len(r.cfg.Agent) == 1 {
-		a.Env = append(a.Env, presetEnv(strings.TrimSpace(r.cfg.Agent[0]), jl.policy != nil, jl.tmp)...)
-	}
 	stopWatch := r.watchAgent(n, a.Stdout)
-	res := a.run(ctx)
+	res, out, err := ss.wait(ctx, r.cli())
 	stopWatch()
-	if res.Err != nil {
-		return agentResult{}, agentout.Run{}, false, res.Err
+	if err != nil {
+		return agentResult{}, agentout.Run{}, false, err
 	}
 	fault.Point("loop-agent-" + c.Phase + "-ended") // the agent has ended, its output on disk, the journal not told
-	out := readAgentOutput(a.Stdout, a.Stderr)
-	res = judge(res, out, a.Stderr)
+	jl, dir := ss.jail, c.Dir
 	for _, name := range c.Keep {
 		// Files the agent wrote: read only as far as they are used.
 		if data, _, err := statefile.ReadHead(filepath.Join(jl.tmp, name), keepBound); err == nil {
@@ -560,7 +356,20 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	j.AgentPID, j.AgentStart = 0, ""
-	return res, out, resumed, nil
+	return res, out, ss.resumed, nil
+}
+
+// snapshotRefs takes refs/hgate/* into the journal before the agent's phase: what moves
+// them behind hgate's back is put back after it.
+func (r *runner) snapshotRefs() error {
+	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
+	if err != nil {
+		return err
+	}
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	r.j.Refs = snap
+	return r.save()
 }
 
 // addRunSpend adds one agent run's spend to the iteration's: a resumed session's

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -17,65 +18,9 @@ import (
 	"github.com/hgate/hgate/internal/scratch"
 )
 
-// presetWritable are the folders (ending in /) and files each preset's tool keeps its
-// own settings, sessions and logs in, as Claude Code 2.1.197 and 2.1.330 and codex-cli
-// 0.169.0 write them: inside the sandbox the home folder is read-only, so a folder missing
-// there is created first (codex cannot start without ~/.codex, claude cannot keep a
-// session without ~/.claude), and claude's ~/.claude.json starts as an empty object
-// (an empty file claude reports as corrupted). CLAUDE_CONFIG_DIR and CODEX_HOME move
-// them, as they move them for the tools.
-func presetWritable(preset string) []string {
-	switch preset {
-	case "claude":
-		if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
-			return []string{dir + "/", filepath.Join(dir, ".claude.json"), "~/.cache/claude-cli-nodejs/"}
-		}
-		return []string{"~/.claude/", "~/.claude.json", "~/.cache/claude-cli-nodejs/"}
-	case "codex":
-		if dir := os.Getenv("CODEX_HOME"); dir != "" {
-			return []string{dir + "/"}
-		}
-		return []string{"~/.codex/"}
-	case "aider":
-		return []string{"~/.aider/"}
-	}
-	return nil
-}
-
-// presetFileStart is what a preset's file missing from the home folder starts as.
-func presetFileStart(p string) (content string, ok bool) {
-	if filepath.Base(p) == ".claude.json" {
-		return "{}\n", true
-	}
-	return "", false
-}
-
-// presetEnv is the environment a preset's tool gets besides hgate's. Claude Code refuses
-// --dangerously-skip-permissions as root unless IS_SANDBOX is exactly "1" (its root
-// guard's escape, as 2.1.197 and 2.1.330 check it): set only when the agent really runs
-// in hgate's sandbox, and over any other value the caller's environment gives it
-// (IS_SANDBOX=yes would not do). aider keeps its chat and input history in the
-// repository root by default, where the agent may not write (and Step 0 would see
-// them): they go to the private TMPDIR instead, and the chat history is kept in the
-// iteration's folder.
-func presetEnv(preset string, sandboxed bool, tmp string) []string {
-	switch preset {
-	case "claude":
-		if sandboxed && os.Getenv("IS_SANDBOX") != "1" {
-			return []string{"IS_SANDBOX=1"}
-		}
-	case "aider":
-		return []string{
-			"AIDER_CHAT_HISTORY_FILE=" + filepath.Join(tmp, transcriptName),
-			"AIDER_INPUT_HISTORY_FILE=" + filepath.Join(tmp, "aider.input.history"),
-		}
-	}
-	return nil
-}
-
 // transcriptName is the agent's own transcript, kept in the iteration's folder when the
 // agent wrote one to its TMPDIR.
-const transcriptName = "aider.chat.history.md"
+const transcriptName = agentcli.TranscriptName
 
 // agentWritable lists what the agent's process tree may write in the worktree: the
 // places where an allow pattern can match, never .git, the workspace or another
@@ -240,14 +185,30 @@ func sandboxState(cfg config.Sandbox) (string, error) {
 // SandboxOff is summary.json's "sandbox" for a run whose agent ran unsandboxed.
 const SandboxOff = "off"
 
-// openJail builds the policy of one agent phase: the agent may write where allow can
-// match in the worktree, the message and learnings files, a private TMPDIR and
-// loop.sandbox.writable (plus the preset's own config folders); it cannot read
+// jailSpec is what differs between the sandboxes of a session: the attempt's and its
+// repairs' (the main worktree), a harness phase's (the harness folder) and a
+// generation's agent's (its own linked worktree).
+type jailSpec struct {
+	// Worktree is where the agent may write what allow can match ("" = the main one).
+	Worktree string
+	// Protected are paths never granted in Worktree besides (nil: .git, the workspace and
+	// the carried paths, as unseen says).
+	Protected []string
+	// Harness: the agent may write the harness folder, and nothing of the worktree.
+	Harness bool
+	// Files are the files it writes by design (created when missing): hgate reads them,
+	// never trusts them. Learnings adds learnings.md when it exists.
+	Files     []string
+	Learnings bool
+}
+
+// openJail builds the policy of one session: the agent may write where allow can match
+// in its worktree, the files it writes by design, a private TMPDIR and
+// loop.sandbox.writable (plus its CLI's own config folders); it cannot read
 // loop.sandbox.hidden or clean_room.test_only. .git, the workspace, hgate's lock and the clean rooms are
-// outside what it may write. In a harness phase (harness true) it may write the harness
-// folder instead of the worktree's allowed paths and the message file: a tool is all it
-// builds there.
-func (r *runner) openJail(harness bool) (*jail, error) {
+// outside what it may write. In a harness phase it may write the harness folder instead
+// of the worktree's allowed paths and its files: a tool is all it builds there.
+func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-") // the next hgate removes it if the loop is killed
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
@@ -256,44 +217,34 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 	if r.j.Sandbox == SandboxOff {
 		return jl, nil
 	}
-	root := r.repo.Root()
-	hidden, protected, err := r.unseen()
+	write, hidden, err := r.jailWrite(spec, tmp)
 	if err != nil {
 		jl.close()
 		return nil, err
 	}
-	var write []string
-	if harness {
-		dir, err := harnessDir(root, r.cfg.Harness.Dir)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		write = append(write, dir, tmp)
-	} else {
-		write, err = agentWritable(root, r.env.Config.Allow, protected)
-		if err != nil {
-			jl.close()
-			return nil, err
-		}
-		// The two workspace files the agent writes by design: hgate reads them, never trusts them.
-		msg := r.ws.Message()
-		if err := createIfMissing(msg); err != nil {
-			jl.close()
-			return nil, err
-		}
-		write = append(write, msg, tmp)
-		if l := r.ws.Learnings(); fileExists(l) {
-			write = append(write, l)
-		}
+	// Its own PID namespace: when its phase ends, every process of it is gone (the
+	// kernel kills them with the shim, its init) before the loop gates what it left.
+	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
+	return jl, nil
+}
+
+// jailWrite is what spec's agent may write, and what it may not read.
+func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, err error) {
+	root := r.repo.Root()
+	hidden, protected, err := r.unseen()
+	if err != nil {
+		return nil, nil, err
 	}
+	if write, err = r.worktreeWrite(spec, protected); err != nil {
+		return nil, nil, err
+	}
+	write = append(write, tmp)
 	if r.cfg.Harness.Enabled {
 		// The proxies of the agent's MCP servers log its tools/calls here: the agent's
 		// side's record, which hgate shows and never trusts.
 		calls := filepath.Join(r.dir, mcpCallsName)
 		if err := createIfMissing(calls); err != nil {
-			jl.close()
-			return nil, err
+			return nil, nil, err
 		}
 		write = append(write, calls)
 	}
@@ -310,18 +261,41 @@ func (r *runner) openJail(harness bool) (*jail, error) {
 		return nil
 	}
 	err = grant("loop.sandbox.writable", r.cfg.Sandbox.Writable)
-	if preset := r.cfg.Agent; err == nil && len(preset) == 1 {
-		name := strings.TrimSpace(preset[0])
-		err = grant("loop.agent: the "+name+" preset's folders", presetWritable(name))
+	if cli := r.cli(); err == nil {
+		err = grant("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable())
 	}
+	return write, hidden, err
+}
+
+// worktreeWrite is what spec's agent may write of its worktree and its files: the
+// harness folder in a harness phase.
+func (r *runner) worktreeWrite(spec jailSpec, protected []string) ([]string, error) {
+	root := r.repo.Root()
+	if spec.Harness {
+		dir, err := harnessDir(root, r.cfg.Harness.Dir)
+		return []string{dir}, err
+	}
+	wt := spec.Worktree
+	if wt == "" {
+		wt = root
+	}
+	if spec.Protected != nil {
+		protected = spec.Protected
+	}
+	write, err := agentWritable(wt, r.env.Config.Allow, protected)
 	if err != nil {
-		jl.close()
 		return nil, err
 	}
-	// Its own PID namespace: when its phase ends, every process of it is gone (the
-	// kernel kills them with the shim, its init) before the loop gates what it left.
-	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
-	return jl, nil
+	for _, f := range spec.Files {
+		if err := createIfMissing(f); err != nil {
+			return nil, err
+		}
+		write = append(write, f)
+	}
+	if l := r.ws.Learnings(); spec.Learnings && fileExists(l) {
+		write = append(write, l)
+	}
+	return write, nil
 }
 
 // unseen is what every agent's sandbox, one agent's or several's, hides (the rooms and
@@ -374,7 +348,7 @@ func openWritable(field, w, root string, protected []string) (string, error) {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return "", fmt.Errorf("%s: %w", field, err)
 		}
-	} else if start, ok := presetFileStart(p); ok {
+	} else if start, ok := agentcli.FileStart(p); ok {
 		if err := createWith(p, start); err != nil {
 			return "", fmt.Errorf("%s: %w", field, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 )
@@ -131,7 +132,7 @@ func runInJail(t *testing.T, preset string, args []string, stdin string, stop *r
 		os.Unsetenv(k)
 	}
 	write := []string{repo, tmp}
-	for _, w := range presetWritable(preset) {
+	for _, w := range agentcli.For([]string{preset}).Writable() {
 		p, err := openWritable("preset", w, repo, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -143,7 +144,7 @@ func runInJail(t *testing.T, preset string, args []string, stdin string, stop *r
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = repo
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp,
-		"HGATE_LOOP_SOCKET=" + filepath.Join(tmp, "no.sock")}, presetEnv(preset, true, tmp)...)
+		"HGATE_LOOP_SOCKET=" + filepath.Join(tmp, "no.sock")}, agentcli.For([]string{preset}).Env(true, tmp)...)
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
@@ -210,7 +211,7 @@ func TestPresetHomeFolders(t *testing.T) {
 	t.Setenv("CODEX_HOME", filepath.Join(dir, "codex-home"))
 	open := func(preset string) []string {
 		var got []string
-		for _, w := range presetWritable(preset) {
+		for _, w := range agentcli.For([]string{preset}).Writable() {
 			p, err := openWritable("preset", w, dir, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -2,8 +2,10 @@ package loop
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"strings"
+	"text/template"
 
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -39,67 +41,37 @@ type promptInput struct {
 // learningsTail is how much of learnings.md the prompt carries.
 const learningsTail = 4000
 
+// attemptTemplate is the prompt of an attempt, a repair or a generation's agent: the
+// program file, then the context block.
+//
+//go:embed prompts/attempt.tmpl
+var attemptTemplate string
+
+var attemptPrompt = template.Must(template.New("attempt").Parse(attemptTemplate))
+
+// promptView is promptInput with what the template shows already worded.
+type promptView struct {
+	promptInput
+	BestText, AllowText, Loose, Report, LearningsText string
+}
+
+// buildPrompt is the prompt of an attempt, a repair or a generation's agent.
 func buildPrompt(in promptInput) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(in.Program, "\n"))
-	b.WriteString("\n\n---\n\n## hgate loop context\n\n")
-	of := ""
-	if in.Iterations > 0 {
-		of = fmt.Sprintf(" of %d", in.Iterations)
-	}
-	fmt.Fprintf(&b, "- Iteration: %d%s (run %s)\n", in.Iteration, of, in.RunID)
+	v := promptView{promptInput: in, BestText: "none recorded", AllowText: allowText(in.Allow),
+		LearningsText: strings.TrimSpace(in.Learnings)}
+	v.Program = strings.TrimRight(in.Program, "\n")
 	if in.Best != nil {
-		fmt.Fprintf(&b, "- Best val_score so far: %.4f\n", *in.Best)
-	} else {
-		b.WriteString("- Best val_score so far: none recorded\n")
+		v.BestText = fmt.Sprintf("%.4f", *in.Best)
 	}
-	fmt.Fprintf(&b, "- Regression suite: %d task(s)\n", in.SuiteSize)
-	fmt.Fprintf(&b, "- You may change only: %s\n", allowText(in.Allow))
 	if in.Sandboxed {
-		if loose := slashless(in.Allow); len(loose) > 0 {
-			fmt.Fprintf(&b, "- Files that only %s match can be rewritten in place, not created, deleted or replaced by a rename: a tool that writes a temporary file beside them (sed -i, perl -i) is refused.\n", strings.Join(loose, ", "))
-		}
-	}
-	b.WriteString("- Anything else you change is kept aside and reverted. hgate makes the commit; do not commit.\n")
-	fmt.Fprintf(&b, "- Optional: write a one-line commit message for your change to %s\n", in.MessageFile)
-	if in.Agents > 1 {
-		fmt.Fprintf(&b, "- You are agent %d of %d in generation %d, each in its own copy of the repository; the candidates are gated one at a time, each rebased onto the changes kept before it.\n", in.AgentIndex, in.Agents, in.Generation)
-		fmt.Fprintf(&b, "- Optional: write what you learned, for the next generation, to %s (hgate adds it to learnings.md)\n", in.NotesFile)
-	}
-	if in.HarnessOn {
-		b.WriteString("\n## Your tools (built by you, qualified by hgate)\n\n")
-		if len(in.Tools) == 0 {
-			b.WriteString("None yet.\n")
-		} else {
-			b.WriteString("Call them early: they were built to help with exactly this work.\n")
-			for _, t := range in.Tools {
-				fmt.Fprintf(&b, "- %s\n", t)
-			}
-		}
-		if in.Hidden > 0 {
-			fmt.Fprintf(&b, "%d quarantined artifact(s) hidden.\n", in.Hidden)
-		}
-	}
-	if in.Repair > 0 {
-		fmt.Fprintf(&b, "\n## Repair %d\n\nThe gate rejected your change of this iteration (report below). Make the gate pass; do not start anything new.\n", in.Repair)
+		v.Loose = strings.Join(slashless(in.Allow), ", ")
 	}
 	if in.Previous != nil {
-		title := "Previous gate"
-		if in.Repair > 0 {
-			title = "Gate report"
-		}
-		fmt.Fprintf(&b, "\n## %s\n\n", title)
-		if in.PrevOutcome != "" {
-			fmt.Fprintf(&b, "Outcome: %s\n", in.PrevOutcome)
-		}
-		b.WriteString(failureReport(in.Previous))
-	} else if in.PrevOutcome != "" {
-		fmt.Fprintf(&b, "\n## Previous iteration\n\nOutcome: %s\n", in.PrevOutcome)
+		v.Report = strings.TrimSuffix(failureReport(in.Previous), "\n")
 	}
-	if t := strings.TrimSpace(in.Learnings); t != "" {
-		b.WriteString("\n## Learnings so far (tail of learnings.md)\n\n")
-		b.WriteString(t)
-		b.WriteString("\n")
+	var b strings.Builder
+	if err := attemptPrompt.Execute(&b, v); err != nil {
+		panic(err) // a template the tests run over every input it has a branch for
 	}
 	return b.String()
 }

@@ -23,18 +23,11 @@ func (r *runner) checkRefsLocked(n int) error {
 		// its attempt is set aside unscored (Tamper), so nothing is left to check.
 		return nil
 	}
-	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
+	changed, err := r.putBackRefs(j.Refs, fmt.Sprintf("iteration %d", n), "the agent")
 	if err != nil {
 		return err
 	}
-	changed := j.Refs.Changed(now)
-	if len(changed) > 0 {
-		if err := r.repo.RestoreRefs(gitguard.RefPrefix, j.Refs); err != nil {
-			return fmt.Errorf("iteration %d: put back the refs the agent changed: %w", n, err)
-		}
-		fmt.Fprintf(r.log, "[loop] iteration %d: the agent changed hgate's refs behind its back; put back: %s\n", n, strings.Join(changed, "; "))
-		j.Tamper = append(j.Tamper, changed...)
-	}
+	j.Tamper = append(j.Tamper, changed...)
 	if !r.serving {
 		// The agent's phase is over and checked: hgate's own work moves the refs from here
 		// on. The journal goes to the gate without the snapshot in one write, so none
@@ -74,4 +67,24 @@ func (r *runner) served(fn func()) {
 		r.j.Refs = snap
 		_ = r.save()
 	}
+}
+
+// putBackRefs compares refs/hgate/* with snap, taken before the agents of a session
+// started (or after the last command served to them): what moved behind hgate's back is
+// put back, logged for who (an iteration, a generation), and returned, so the caller
+// counts it against the attempts.
+func (r *runner) putBackRefs(snap gitguard.RefSnapshot, who, agent string) ([]string, error) {
+	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	changed := snap.Changed(now)
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	if err := r.repo.RestoreRefs(gitguard.RefPrefix, snap); err != nil {
+		return nil, fmt.Errorf("%s: put back the refs %s changed: %w", who, agent, err)
+	}
+	fmt.Fprintf(r.log, "[loop] %s: %s changed hgate's refs behind its back; put back: %s\n", who, agent, strings.Join(changed, "; "))
+	return changed, nil
 }

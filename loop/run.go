@@ -157,7 +157,68 @@ type runner struct {
 // An interrupted run returns the summary and an error wrapping
 // context.Canceled; a run that could not go on returns its error.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
-	r := &runner{opts: opts, env: opts.Env, cfg: opts.Loop, repo: opts.Env.Repo, now: opts.Now, log: opts.Log, trust: gate.NewTrust()}
+	r, done, err := start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return r.loop(ctx)
+}
+
+// start opens the run (new or resumed) for opts and returns its runner, ready to iterate,
+// holding the repository lock and serving the agents' socket; done gives them up.
+func start(ctx context.Context, opts Options) (r *runner, done func(), err error) {
+	r = &runner{opts: opts, env: opts.Env, cfg: opts.Loop, repo: opts.Env.Repo, now: opts.Now, log: opts.Log, trust: gate.NewTrust()}
+	r.defaults()
+	// hgate becomes the parent of every orphaned descendant, so a daemon the agent started
+	// with setsid is still found and ended; where it cannot (not Linux), such a daemon is not.
+	_ = proc.BecomeSubreaper()
+	if r.cfg.Agents > 1 && r.cfg.Harness.Enabled {
+		return nil, nil, fmt.Errorf("loop: agents: %d agents with the harness phases: the harness phases run with one agent only (loop.agents: 1)", r.cfg.Agents)
+	}
+	var undo []func()
+	done = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	if err := r.lock(ctx); err != nil {
+		return nil, nil, err
+	}
+	undo = append(undo, r.unlock)
+	if err := r.open(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.openPrivate(); err != nil {
+		return nil, nil, err
+	}
+	r.env.OnSpend(r.benchSpent)
+	r.agentTmp = os.TempDir()
+	r.sweepTemp()
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status, Prefix: scratch.Prefix("hgate-loop-")})
+	if err != nil {
+		return nil, nil, err
+	}
+	undo = append(undo, func() { srv.Close() })
+	r.srv = srv
+	if r.j.Sandbox != SandboxOff {
+		restore, err := r.hideTemp()
+		if err != nil {
+			return nil, nil, err
+		}
+		undo = append(undo, restore)
+	}
+	return r, done, nil
+}
+
+// defaults fills what opts left unset: the clock, the log, the grace period, the guard's
+// options, the workspace and the commits' author.
+func (r *runner) defaults() {
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -179,39 +240,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if n, e := os.Getenv("GIT_COMMITTER_NAME"), os.Getenv("GIT_COMMITTER_EMAIL"); n != "" && e != "" {
 		r.author.Name, r.author.Email = n, e
 	}
-	// hgate becomes the parent of every orphaned descendant, so a daemon the agent started
-	// with setsid is still found and ended; where it cannot (not Linux), such a daemon is not.
-	_ = proc.BecomeSubreaper()
-	if r.cfg.Agents > 1 && r.cfg.Harness.Enabled {
-		return nil, fmt.Errorf("loop: agents: %d agents with the harness phases: the harness phases run with one agent only (loop.agents: 1)", r.cfg.Agents)
-	}
-	if err := r.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer r.unlock()
-	if err := r.open(); err != nil {
-		return nil, err
-	}
-	if err := r.openPrivate(); err != nil {
-		return nil, err
-	}
-	r.env.OnSpend(r.benchSpent)
-	r.agentTmp = os.TempDir()
-	r.sweepTemp()
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status, Prefix: scratch.Prefix("hgate-loop-")})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Close()
-	r.srv = srv
-	if r.j.Sandbox != SandboxOff {
-		restore, err := r.hideTemp()
-		if err != nil {
-			return nil, err
-		}
-		defer restore()
-	}
-	return r.loop(ctx)
 }
 
 // sweepTemp removes the socket folders, agent TMPDIRs, private traces and clean rooms a

@@ -33,6 +33,12 @@ type Split struct {
 	Seed  int64    `json:"seed,required"`
 	Train []string `json:"train,required"` // sorted
 	Test  []string `json:"test,required"`  // sorted
+	// Final is the sealed final split (sorted): scored only for the user, never by a
+	// gate, an agent or hgate bench. Absent in workspaces made without one.
+	Final []string `json:"final,omitempty"`
+	// Stratify names the labels the split was stratified by, besides the baseline's
+	// pass or fail.
+	Stratify []string `json:"stratify,omitempty"`
 }
 
 // Make splits the tasks of a baseline run. testFraction (clamped to [0, 1])
@@ -110,6 +116,7 @@ func Parse(file string, data []byte) (*Split, error) {
 	}
 	slices.Sort(s.Train)
 	slices.Sort(s.Test)
+	slices.Sort(s.Final)
 	return &s, nil
 }
 
@@ -119,7 +126,10 @@ func (s *Split) Marshal() ([]byte, error) {
 	if err := statefile.Unplaced(s.problems()); err != nil {
 		return nil, err
 	}
-	out := Split{Seed: s.Seed, Train: slices.Sorted(slices.Values(s.Train)), Test: slices.Sorted(slices.Values(s.Test))}
+	out := Split{Seed: s.Seed, Train: slices.Sorted(slices.Values(s.Train)), Test: slices.Sorted(slices.Values(s.Test)), Stratify: s.Stratify}
+	if len(s.Final) > 0 {
+		out.Final = slices.Sorted(slices.Values(s.Final))
+	}
 	return statefile.EncodeJSON(&out)
 }
 
@@ -133,7 +143,7 @@ func (s *Split) problems() []statefile.Problem {
 	for _, list := range []struct {
 		key string
 		ids []string
-	}{{"train", s.Train}, {"test", s.Test}} {
+	}{{"train", s.Train}, {"test", s.Test}, {"final", s.Final}} {
 		for i, id := range list.ids {
 			at, field := []string{list.key, strconv.Itoa(i)}, fmt.Sprintf("%s[%d]", list.key, i)
 			if msg := statefile.TaskIDProblem(id); msg != "" {

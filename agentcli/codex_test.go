@@ -1,4 +1,4 @@
-package loop
+package agentcli
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestCodexHome: the activation's codex home links every entry of the user's (the login,
+// TestCodexHome: codex's activation home links every entry of the user's (the login,
 // the config, the sessions) and each of the user's skills, holds the active skills in
 // skills/hgate-harness/, and the codex preset's command gets it as CODEX_HOME; the user's
 // codex home is left as it was.
@@ -31,14 +31,16 @@ func TestCodexHome(t *testing.T) {
 	}
 	write(filepath.Join(act, "skills", "finder", "SKILL.md"), "---\nname: finder\ndescription: built by the agent\n---\n")
 	before := tree(t, user)
-	a := &activation{SkillsDir: filepath.Join(act, "skills")}
-	if err := a.codexHome(act); err != nil {
+	tools := Tools{SkillsDir: filepath.Join(act, "skills")}
+	got, err := Codex{}.Activate(act, tools)
+	if err != nil {
 		t.Fatal(err)
 	}
 	home := filepath.Join(act, "codex-home")
-	if a.CodexHome != home {
-		t.Fatalf("CodexHome %q, want %q", a.CodexHome, home)
+	if got != home {
+		t.Fatalf("codex home %q, want %q", got, home)
 	}
+	tools.Home = got
 	for _, name := range []string{"auth.json", "config.toml", "sessions", "skills/mine"} {
 		if to, err := os.Readlink(filepath.Join(home, name)); err != nil || to != filepath.Join(user, name) {
 			t.Errorf("%s links to %q (%v), want the user's", name, to, err)
@@ -50,11 +52,11 @@ func TestCodexHome(t *testing.T) {
 	if after := tree(t, user); !slices.Equal(before, after) {
 		t.Errorf("the user's codex home changed: %v, was %v", after, before)
 	}
-	_, env := a.apply([]string{"codex"}, []string{"codex", "exec", "-"})
+	_, env := For([]string{"codex"}).Apply([]string{"codex", "exec", "-"}, tools)
 	if !slices.Contains(env, "CODEX_HOME="+home) {
 		t.Errorf("codex's environment: %v", env)
 	}
-	if _, env := a.apply([]string{"claude"}, []string{"claude", "-p"}); slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "CODEX_HOME=") }) {
+	if _, env := For([]string{"claude"}).Apply([]string{"claude", "-p"}, tools); slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "CODEX_HOME=") }) {
 		t.Errorf("claude given CODEX_HOME: %v", env)
 	}
 }

@@ -1,0 +1,81 @@
+package agentcli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+func init() { Register(Claude{}) }
+
+// Claude is Claude Code in print mode.
+type Claude struct{ Base }
+
+// Name implements CLI.
+func (Claude) Name() string { return "claude" }
+
+// Args implements CLI. Claude Code print mode reads the prompt from stdin; without
+// skipping the permission prompts it would wait for a human. --mcp-config (claude-code
+// CLI reference: "Load MCP servers from JSON files or strings") adds hgate's tools;
+// ${VAR} in a server's env is expanded by claude (its MCP docs, "Environment variable
+// expansion"), so the tools reach this loop's socket. --output-format stream-json (which
+// needs --verbose in print mode) streams one JSON event a line and ends with the result
+// object: session_id, total_cost_usd, usage, is_error (read by the agentout package; the
+// progress line shows the last event).
+func (Claude) Args() []string {
+	return []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--mcp-config",
+		`{"mcpServers":{"hgate":{"type":"stdio","command":"hgate","args":["mcp"],"env":{"HGATE_LOOP_SOCKET":"${HGATE_LOOP_SOCKET}"}}}}`}
+}
+
+// Resume implements CLI: claude's --resume <id> after -p (print mode keeps reading the
+// prompt from stdin).
+func (Claude) Resume(args []string, id string) ([]string, bool) {
+	if i := slices.Index(args, "-p"); i >= 0 && id != "" {
+		return slices.Insert(slices.Clone(args), i+1, "--resume", id), true
+	}
+	return args, false
+}
+
+// Apply implements CLI: claude's --mcp-config takes several configs, hgate's own server's
+// then the active servers' file; --plugin-dir adds the plugin holding the active skills.
+func (Claude) Apply(args []string, t Tools) ([]string, []string) {
+	out := slices.Clone(args)
+	if i := slices.Index(out, "--mcp-config"); i >= 0 && t.MCPConfig != "" && i+1 < len(out) {
+		out = slices.Insert(out, i+2, t.MCPConfig)
+	}
+	if t.PluginDir != "" {
+		out = slices.Insert(out, 1, "--plugin-dir", t.PluginDir)
+	}
+	return out, nil
+}
+
+// Env implements CLI. Claude Code refuses --dangerously-skip-permissions as root unless
+// IS_SANDBOX is exactly "1" (its root guard's escape, as 2.1.197 and 2.1.330 check it):
+// set only when the agent really runs in hgate's sandbox, and over any other value the
+// caller's environment gives it (IS_SANDBOX=yes would not do).
+func (Claude) Env(sandboxed bool, tmp string) []string {
+	if sandboxed && os.Getenv("IS_SANDBOX") != "1" {
+		return []string{"IS_SANDBOX=1"}
+	}
+	return nil
+}
+
+// Writable implements CLI: as Claude Code 2.1.197 and 2.1.330 write them. Inside the
+// sandbox the home folder is read-only, so a folder missing there is created first
+// (claude cannot keep a session without ~/.claude). CLAUDE_CONFIG_DIR moves them, as it
+// moves them for claude.
+func (Claude) Writable() []string {
+	if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+		return []string{dir + "/", filepath.Join(dir, ".claude.json"), "~/.cache/claude-cli-nodejs/"}
+	}
+	return []string{"~/.claude/", "~/.claude.json", "~/.cache/claude-cli-nodejs/"}
+}
+
+// FileStart implements CLI: ~/.claude.json starts as an empty object (an empty file
+// claude reports as corrupted).
+func (Claude) FileStart(p string) (string, bool) {
+	if filepath.Base(p) == ".claude.json" {
+		return "{}\n", true
+	}
+	return "", false
+}

@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+)
+
+// Limits is a budget: a spend in dollars and a count of tokens (0 = none of that kind).
+type Limits struct {
+	USD    float64
+	Tokens int64
+}
+
+// Usage is one usage event the gateway saw: the growth of one response's usage, its
+// model, its scope, what it cost, and whether the response's end was seen (an event of a
+// stream still in flight is final=false: the count up to it is exact, the response may
+// have gone on).
+type Usage struct {
+	Scope    string  `json:"scope"`
+	Model    string  `json:"model"`
+	Tokens   Tokens  `json:"tokens"`
+	USD      float64 `json:"usd"`
+	Unpriced bool    `json:"unpriced,omitempty"`
+	Final    bool    `json:"final"`
+}
+
+// Scope is what the gateway counted for one scope (a phase of an agent: attempt,
+// repair, reflect, build, qualification).
+type Scope struct {
+	Tokens   Tokens  `json:"tokens"`
+	USD      float64 `json:"usd"`
+	Requests int     `json:"requests"`
+	Refused  int     `json:"refused"` // requests the gateway did not forward (endpoint, tool, budget)
+	Errors   int     `json:"errors"`  // responses of the provider with status 400 and above
+	Retried  int     `json:"retried"` // of those, the ones a CLI retries (429, 5xx)
+	Unpriced bool    `json:"unpriced,omitempty"`
+	Open     int     `json:"open,omitempty"` // responses whose end has not been seen
+}
+
+// Book counts what every scope spent and answers the budget before each request. The
+// spend it starts from (a resumed run's) is given to New as Spent.
+type Book struct {
+	mu      sync.Mutex
+	limits  Limits
+	base    Scope // spent before this gateway started
+	scopes  map[string]*Scope
+	onUsage func(Usage)
+}
+
+func newBook(limits Limits, spent Scope, onUsage func(Usage)) *Book {
+	return &Book{limits: limits, base: spent, scopes: map[string]*Scope{}, onUsage: onUsage}
+}
+
+// ErrBudget is the refusal of a request that would start past the budget.
+type ErrBudget struct {
+	Limits Limits
+	Spent  Scope
+}
+
+func (e *ErrBudget) Error() string {
+	if e.Limits.USD > 0 && e.Spent.USD >= e.Limits.USD {
+		return fmt.Sprintf("budget reached: $%.2f spent of --budget-usd %.2f", e.Spent.USD, e.Limits.USD)
+	}
+	return fmt.Sprintf("budget reached: %d tokens spent of --budget-tokens %d", e.Spent.Tokens.Total(), e.Limits.Tokens)
+}
+
+// admit counts a request of scope and refuses it when the spend already reached a limit:
+// a request never starts past the budget (one in flight when it is crossed finishes).
+func (b *Book) admit(scope string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.scope(scope)
+	total := b.totalLocked()
+	if (b.limits.USD > 0 && total.USD >= b.limits.USD) || (b.limits.Tokens > 0 && total.Tokens.Total() >= b.limits.Tokens) {
+		s.Refused++
+		return &ErrBudget{Limits: b.limits, Spent: total}
+	}
+	s.Requests++
+	return nil
+}
+
+func (b *Book) refused(scope string) {
+	b.mu.Lock()
+	b.scope(scope).Refused++
+	b.mu.Unlock()
+}
+
+// answered counts a provider's answer: an error status, and whether a CLI retries it.
+func (b *Book) answered(scope string, status int) {
+	if status < 400 {
+		return
+	}
+	b.mu.Lock()
+	s := b.scope(scope)
+	s.Errors++
+	if status == 429 || status >= 500 {
+		s.Retried++
+	}
+	b.mu.Unlock()
+}
+
+// opened and closed count the responses in flight.
+func (b *Book) opened(scope string, delta int) {
+	b.mu.Lock()
+	b.scope(scope).Open += delta
+	b.mu.Unlock()
+}
+
+func (b *Book) add(u Usage) {
+	b.mu.Lock()
+	s := b.scope(u.Scope)
+	s.Tokens = s.Tokens.Plus(u.Tokens)
+	s.USD = addUSD(s.USD, u.USD)
+	s.Unpriced = s.Unpriced || u.Unpriced
+	on := b.onUsage
+	b.mu.Unlock()
+	if on != nil {
+		on(u)
+	}
+}
+
+// Total is everything spent: before this gateway and in every scope since.
+func (b *Book) Total() Scope {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.totalLocked()
+}
+
+// Scopes is a copy of what each scope spent, by name.
+func (b *Book) Scopes() map[string]Scope {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := map[string]Scope{}
+	for k, v := range b.scopes {
+		m[k] = *v
+	}
+	return m
+}
+
+func (b *Book) totalLocked() Scope {
+	t := b.base
+	names := make([]string, 0, len(b.scopes))
+	for k := range b.scopes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		s := b.scopes[k]
+		t.Tokens = t.Tokens.Plus(s.Tokens)
+		t.USD = addUSD(t.USD, s.USD)
+		t.Requests += s.Requests
+		t.Refused += s.Refused
+		t.Errors += s.Errors
+		t.Retried += s.Retried
+		t.Open += s.Open
+		t.Unpriced = t.Unpriced || s.Unpriced
+	}
+	return t
+}
+
+func (b *Book) scope(name string) *Scope {
+	s := b.scopes[name]
+	if s == nil {
+		s = &Scope{}
+		b.scopes[name] = s
+	}
+	return s
+}
+
+// maxUSD bounds a spend: sums saturate there, and no figure can become +Inf or NaN.
+const maxUSD = 1e9
+
+func addUSD(a, b float64) float64 {
+	s := a + b
+	if math.IsNaN(s) || s < 0 {
+		return a
+	}
+	return math.Min(s, maxUSD)
+}

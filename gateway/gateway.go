@@ -1,0 +1,304 @@
+// Package gateway is hgate's model gateway: a loopback HTTP server between an agent CLI and
+// its model provider. It forwards the few endpoints a coding agent needs — Anthropic's
+// Messages API (claude) and OpenAI's Responses and Chat Completions APIs (codex) — and
+// refuses every other one, so it never acts for the agent beyond its model. It reads the
+// usage of every response as it streams past, prices it, counts it per scope, and refuses
+// a request that would start past the budget with an answer the CLIs do not retry. With an
+// API key it holds the key: the agent's environment never sees it.
+package gateway
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config is what a gateway forwards to and counts against.
+type Config struct {
+	// AnthropicURL is the provider's base URL for /v1/messages (https://api.anthropic.com
+	// when empty); OpenAIURL the base URL that /responses and /chat/completions follow
+	// (https://api.openai.com/v1 when empty).
+	AnthropicURL, OpenAIURL string
+	// AnthropicKey and OpenAIKey, when set, are sent upstream in place of whatever the
+	// agent sends; empty passes the agent's own credentials through (a subscription login).
+	AnthropicKey, OpenAIKey string
+	Prices                  Prices
+	Limits                  Limits
+	// Spent is what the run spent before this gateway started (a resumed run).
+	Spent Scope
+	// NoWebTools refuses requests that ask the provider for its server-side web tools
+	// (loop.sandbox.network: model).
+	NoWebTools bool
+	// OnUsage is called with every usage event, in order per response.
+	OnUsage func(Usage)
+	// Transport reaches the provider (http.DefaultTransport when nil).
+	Transport http.RoundTripper
+	// Log, when set, gets one line per request the gateway refused.
+	Log io.Writer
+}
+
+// Gateway is a running gateway.
+type Gateway struct {
+	cfg       Config
+	book      *Book
+	anthropic *url.URL
+	openai    *url.URL
+	proxy     *httputil.ReverseProxy
+	mu        sync.Mutex
+	scopes    map[string]string // token -> scope
+	servers   []*http.Server
+}
+
+// New makes a gateway; Serve starts it on a listener.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Prices == nil {
+		cfg.Prices = DefaultPrices
+	}
+	if err := cfg.Prices.Validate(); err != nil {
+		return nil, err
+	}
+	a, err := baseURL(cfg.AnthropicURL, "https://api.anthropic.com")
+	if err != nil {
+		return nil, fmt.Errorf("gateway: the Anthropic base URL: %w", err)
+	}
+	o, err := baseURL(cfg.OpenAIURL, "https://api.openai.com/v1")
+	if err != nil {
+		return nil, fmt.Errorf("gateway: the OpenAI base URL: %w", err)
+	}
+	g := &Gateway{cfg: cfg, book: newBook(cfg.Limits, cfg.Spent, cfg.OnUsage), anthropic: a, openai: o, scopes: map[string]string{}}
+	g.proxy = &httputil.ReverseProxy{
+		Rewrite:        func(*httputil.ProxyRequest) {}, // the handler sets the outgoing request
+		FlushInterval:  -1,                              // a stream reaches the CLI event by event
+		Transport:      cfg.Transport,
+		ModifyResponse: g.meter,
+		ErrorHandler:   g.upstreamFailed,
+	}
+	return g, nil
+}
+
+func baseURL(s, def string) (*url.URL, error) {
+	if s == "" {
+		s = def
+	}
+	u, err := url.Parse(strings.TrimRight(s, "/"))
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	return u, nil
+}
+
+// Book is the gateway's count of spend.
+func (g *Gateway) Book() *Book { return g.book }
+
+// Serve answers on l until Close; it returns at once.
+func (g *Gateway) Serve(l net.Listener) {
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second}
+	g.mu.Lock()
+	g.servers = append(g.servers, srv)
+	g.mu.Unlock()
+	go func() { _ = srv.Serve(l) }()
+}
+
+// Close stops every listener and ends the responses in flight.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var errs []error
+	for _, s := range g.servers {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Scope registers a scope and returns the path prefix its CLI's base URL takes
+// ("/s/<token>"): every request under it is counted to that scope. The token is
+// random, so that one scope's CLI does not guess another's.
+func (g *Gateway) Scope(name string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	tok := hex.EncodeToString(b)
+	g.mu.Lock()
+	g.scopes[tok] = name
+	g.mu.Unlock()
+	return "/s/" + tok
+}
+
+// route is where an allowed endpoint goes.
+type route struct {
+	api  string // "anthropic" or "openai"
+	path string // the path after the provider's base URL
+}
+
+// routes are the endpoints forwarded; every other one is refused.
+var routes = map[string]route{
+	"POST /v1/messages":              {"anthropic", "/v1/messages"},
+	"POST /v1/messages/count_tokens": {"anthropic", "/v1/messages/count_tokens"},
+	"POST /v1/responses":             {"openai", "/responses"},
+	"POST /v1/chat/completions":      {"openai", "/chat/completions"},
+}
+
+// maxRequest bounds the request body the gateway reads (a long conversation with images).
+const maxRequest = 64 << 20
+
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	scope, rest, ok := g.scopeOf(r.URL.Path)
+	if !ok {
+		refuse(w, "", http.StatusNotFound, "not_found", "hgate gateway: no such scope")
+		return
+	}
+	if r.Method == http.MethodHead && rest == "/" {
+		return // claude's check that its base URL answers: the gateway does, itself
+	}
+	rt, ok := routes[r.Method+" "+rest]
+	if !ok {
+		g.book.refused(scope)
+		g.logRefusal(scope, r, "endpoint")
+		refuse(w, apiOf(rest), http.StatusForbidden, "permission_error",
+			fmt.Sprintf("hgate gateway: %s %s is not forwarded: only the model's messages, token counting and responses are", r.Method, rest))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	if err != nil || len(body) > maxRequest {
+		g.book.refused(scope)
+		refuse(w, rt.api, http.StatusRequestEntityTooLarge, "request_too_large", "hgate gateway: the request body is over 64 MiB or unreadable")
+		return
+	}
+	req := parseRequest(body)
+	if g.cfg.NoWebTools && req.webTool != "" {
+		g.book.refused(scope)
+		g.logRefusal(scope, r, req.webTool)
+		refuse(w, rt.api, http.StatusForbidden, "permission_error",
+			"hgate gateway: the provider's "+req.webTool+" tool is refused: loop.sandbox.network is model")
+		return
+	}
+	if err := g.book.admit(scope); err != nil {
+		g.logRefusal(scope, r, err.Error())
+		refuse(w, rt.api, http.StatusForbidden, "permission_error", "hgate gateway: "+err.Error())
+		return
+	}
+	out := g.outgoing(r, rt, body)
+	ctx := withCall(r.Context(), &call{scope: scope, model: req.model, stream: req.stream})
+	g.proxy.ServeHTTP(w, out.WithContext(ctx))
+}
+
+func (g *Gateway) scopeOf(path string) (scope, rest string, ok bool) {
+	p, found := strings.CutPrefix(path, "/s/")
+	if !found {
+		return "", "", false
+	}
+	tok, rest, _ := strings.Cut(p, "/")
+	g.mu.Lock()
+	scope, ok = g.scopes[tok]
+	g.mu.Unlock()
+	return scope, "/" + rest, ok
+}
+
+func apiOf(path string) string {
+	if strings.HasPrefix(path, "/v1/messages") || strings.HasPrefix(path, "/v1/complete") {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// outgoing is the request sent to the provider: its URL, the held key in place of the
+// agent's credentials, and no Accept-Encoding, so that the transport decompresses what
+// the gateway must read.
+func (g *Gateway) outgoing(r *http.Request, rt route, body []byte) *http.Request {
+	base, key := g.anthropic, g.cfg.AnthropicKey
+	if rt.api == "openai" {
+		base, key = g.openai, g.cfg.OpenAIKey
+	}
+	out := r.Clone(r.Context())
+	u := *base
+	u.Path = base.Path + rt.path
+	u.RawQuery = r.URL.RawQuery
+	out.URL, out.Host, out.RequestURI = &u, u.Host, ""
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.ContentLength = int64(len(body))
+	out.Header.Del("Accept-Encoding")
+	if key != "" {
+		out.Header.Del("X-Api-Key")
+		out.Header.Del("Authorization")
+		if rt.api == "anthropic" {
+			out.Header.Set("X-Api-Key", key)
+		} else {
+			out.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	return out
+}
+
+// request is what the gateway reads of a request body.
+type request struct {
+	model   string
+	stream  bool
+	webTool string // the first server-side web tool it asks for
+}
+
+func parseRequest(body []byte) request {
+	var r struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+		Tools  []struct {
+			Type string `json:"type"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(body, &r)
+	req := request{model: r.Model, stream: r.Stream}
+	for _, t := range r.Tools {
+		if strings.HasPrefix(t.Type, "web_search") || strings.HasPrefix(t.Type, "web_fetch") {
+			req.webTool = t.Type
+			break
+		}
+	}
+	return req
+}
+
+// refuse answers in the error shape of the API the CLI speaks, with a status the CLI
+// does not retry: claude retries 408, 409, 429 and 5xx, so Anthropic's refusals are 403
+// permission_error; codex also retries 403, so OpenAI's are 400 invalid_request_error
+// (both pinned by the tests with the real CLIs).
+func refuse(w http.ResponseWriter, api string, status int, kind, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Hgate-Gateway", "refused")
+	var v any
+	if api == "anthropic" {
+		v = map[string]any{"type": "error", "error": map[string]string{"type": kind, "message": msg}}
+	} else {
+		if status == http.StatusForbidden {
+			status, kind = http.StatusBadRequest, "invalid_request_error"
+		}
+		v = map[string]any{"error": map[string]any{"message": msg, "type": kind, "code": kind}}
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// logRefusal writes one line for a request the gateway did not forward.
+func (g *Gateway) logRefusal(scope string, r *http.Request, why string) {
+	if g.cfg.Log != nil {
+		fmt.Fprintf(g.cfg.Log, "gateway: %s: refused %s %s: %s\n", scope, r.Method, r.URL.Path, why)
+	}
+}
+
+func (g *Gateway) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
+	c := callOf(r.Context())
+	if c != nil {
+		g.book.answered(c.scope, http.StatusBadGateway)
+	}
+	refuse(w, apiOf(r.URL.Path), http.StatusBadGateway, "api_error", "hgate gateway: the provider could not be reached: "+err.Error())
+}

@@ -1,0 +1,298 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hgate/hgate/internal/modelstub"
+)
+
+// start runs a gateway on loopback for the test and returns it and the base URL of
+// one scope.
+func start(t testing.TB, cfg Config, scope string) (*Gateway, string) {
+	t.Helper()
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Serve(ln)
+	t.Cleanup(func() { _ = g.Close() })
+	return g, "http://" + ln.Addr().String() + g.Scope(scope)
+}
+
+func post(t testing.TB, url, body string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestMetersBothAPIs: a response's usage is counted whether streamed or whole, for both
+// APIs, exactly as the provider stated it.
+func TestMetersBothAPIs(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	oa := modelstub.OpenAI(t, modelstub.Turn{Text: "hi"})
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			var events []Usage
+			var mu sync.Mutex
+			g, base := start(t, Config{AnthropicURL: an.URL, OpenAIURL: oa.URL + "/v1",
+				OnUsage: func(u Usage) { mu.Lock(); events = append(events, u); mu.Unlock() }}, "attempt")
+			s := fmt.Sprint(stream)
+			if resp, body := post(t, base+"/v1/messages", `{"model":"claude-sonnet-4-5","stream":`+s+`,"messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+				t.Fatalf("messages: %d %s", resp.StatusCode, body)
+			}
+			if resp, body := post(t, base+"/v1/responses", `{"model":"gpt-5","stream":`+s+`,"input":[{"type":"message","role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+				t.Fatalf("responses: %d %s", resp.StatusCode, body)
+			}
+			got := g.Book().Scopes()["attempt"]
+			want := Tokens{Input: 2 * modelstub.Usage.Input, Output: 2 * modelstub.Usage.Output}
+			if got.Tokens != want || got.Requests != 2 || got.Open != 0 {
+				t.Fatalf("counted %+v, want tokens %+v over 2 requests", got, want)
+			}
+			wantUSD := (1000*3+200*15)/1e6 + (1000*1.25+200*10)/1e6
+			if math.Abs(got.USD-wantUSD) > 1e-12 {
+				t.Fatalf("priced $%v, want $%v", got.USD, wantUSD)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if last := events[len(events)-1]; !last.Final {
+				t.Fatalf("the last usage event of a whole response is not final: %+v", events)
+			}
+		})
+	}
+}
+
+// TestRefusesOtherEndpoints: only the model's endpoints reach the provider.
+func TestRefusesOtherEndpoints(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	g, base := start(t, Config{AnthropicURL: an.URL, OpenAIURL: an.URL + "/v1"}, "attempt")
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/v1/messages/batches"}, {"GET", "/v1/files"}, {"POST", "/v1/files"},
+		{"GET", "/v1/models"}, {"POST", "/v1/fine_tuning/jobs"}, {"GET", "/v1/responses/resp_1"},
+		{"POST", "/v1/batches"}, {"GET", "/v1/messages"}, {"POST", "/v1/messages/../files"},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader("{}"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s %s: status %d, want a refusal", c.method, c.path, resp.StatusCode)
+		}
+	}
+	if n := len(an.Requests()); n != 0 {
+		t.Fatalf("%d refused requests reached the provider", n)
+	}
+	if _, err := http.Get(strings.Replace(base, "/s/", "/s/x", 1) + "/v1/messages"); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Book().Total(); got.Requests != 0 || got.Refused < 9 {
+		t.Fatalf("counted %+v: want no request and every refusal", got)
+	}
+}
+
+// TestHoldsTheKey: with a key the gateway sends its own and drops the agent's.
+func TestHoldsTheKey(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	oa := modelstub.OpenAI(t, modelstub.Turn{Text: "hi"})
+	_, base := start(t, Config{AnthropicURL: an.URL, OpenAIURL: oa.URL + "/v1", AnthropicKey: "sk-ant-held", OpenAIKey: "sk-held"}, "attempt")
+	post(t, base+"/v1/messages", `{"model":"m","messages":[]}`, "X-Api-Key", "sk-agent", "Authorization", "Bearer sk-agent")
+	post(t, base+"/v1/responses", `{"model":"m","input":[]}`, "Authorization", "Bearer sk-agent")
+	h := an.Requests()[0].Header
+	if h.Get("X-Api-Key") != "sk-ant-held" || h.Get("Authorization") != "" {
+		t.Fatalf("Anthropic got x-api-key %q, authorization %q", h.Get("X-Api-Key"), h.Get("Authorization"))
+	}
+	if got := oa.Requests()[0].Header.Get("Authorization"); got != "Bearer sk-held" {
+		t.Fatalf("OpenAI got authorization %q", got)
+	}
+	// Without a key the agent's own credentials pass (a subscription login).
+	_, base = start(t, Config{AnthropicURL: an.URL}, "attempt")
+	post(t, base+"/v1/messages", `{"model":"m","messages":[]}`, "Authorization", "Bearer oauth-agent")
+	if got := an.Requests()[1].Header.Get("Authorization"); got != "Bearer oauth-agent" {
+		t.Fatalf("passed through %q", got)
+	}
+}
+
+// TestBudgetBeforeTheRequest: once the spend reached a limit no request is forwarded, and
+// the refusal is a status the CLIs do not retry.
+func TestBudgetBeforeTheRequest(t *testing.T) {
+	for _, lim := range []Limits{{Tokens: 1000}, {USD: 0.001}} {
+		an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+		g, base := start(t, Config{AnthropicURL: an.URL, Limits: lim}, "attempt")
+		body := `{"model":"claude-sonnet-4-5","stream":true,"messages":[]}`
+		if resp, _ := post(t, base+"/v1/messages", body); resp.StatusCode != 200 {
+			t.Fatalf("%+v: the first request was refused: %d", lim, resp.StatusCode)
+		}
+		resp, msg := post(t, base+"/v1/messages", body)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(msg, "budget reached") || !strings.Contains(msg, `"permission_error"`) {
+			t.Fatalf("%+v: the request past the budget got %d %s", lim, resp.StatusCode, msg)
+		}
+		if n := len(an.Requests()); n != 1 {
+			t.Fatalf("%+v: %d requests reached the provider, want 1", lim, n)
+		}
+		if tot := g.Book().Total(); tot.Refused != 1 || tot.Requests != 1 {
+			t.Fatalf("%+v: counted %+v", lim, tot)
+		}
+	}
+	// A resumed run's earlier spend counts.
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	_, base := start(t, Config{AnthropicURL: an.URL, Limits: Limits{USD: 1}, Spent: Scope{USD: 1}}, "attempt")
+	if resp, _ := post(t, base+"/v1/messages", `{"model":"m","messages":[]}`); resp.StatusCode != http.StatusForbidden || len(an.Requests()) != 0 {
+		t.Fatalf("a run resumed at its budget forwarded a request (%d)", resp.StatusCode)
+	}
+}
+
+// TestWebToolsRefused: under network: model the provider's web tools are refused.
+func TestWebToolsRefused(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	oa := modelstub.OpenAI(t, modelstub.Turn{Text: "hi"})
+	_, base := start(t, Config{AnthropicURL: an.URL, OpenAIURL: oa.URL + "/v1", NoWebTools: true}, "attempt")
+	for path, body := range map[string]string{
+		"/v1/messages":  `{"model":"m","tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`,
+		"/v1/responses": `{"model":"m","tools":[{"type":"web_search"}],"input":[]}`,
+	} {
+		if resp, msg := post(t, base+path, body); resp.StatusCode/100 != 4 || !strings.Contains(msg, "web_search") {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, msg)
+		}
+	}
+	if len(an.Requests())+len(oa.Requests()) != 0 {
+		t.Fatal("a web tool request reached the provider")
+	}
+}
+
+// TestUsageBounded: whatever a provider states, the count stays finite and bounded.
+func TestUsageBounded(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"model":"x","usage":{"input_tokens":1e308,"output_tokens":-5,"cache_read_input_tokens":2.5}}`))
+	}))
+	defer up.Close()
+	g, base := start(t, Config{AnthropicURL: up.URL}, "attempt")
+	for range 3 {
+		post(t, base+"/v1/messages", `{"model":"x","messages":[]}`)
+	}
+	tot := g.Book().Total()
+	if tot.Tokens.Input != maxTokens || tot.Tokens.Output != 0 || math.IsInf(tot.USD, 0) || math.IsNaN(tot.USD) || tot.USD > maxUSD || !tot.Unpriced {
+		t.Fatalf("counted %+v", tot)
+	}
+	if _, err := json.Marshal(tot); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamCutCounts: a stream the client leaves half-way is counted up to its last
+// usage event and marked as not final.
+func TestStreamCutCounts(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5\",\"usage\":{\"input_tokens\":500,\"output_tokens\":1}}}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer up.Close()
+	defer close(release)
+	var mu sync.Mutex
+	var events []Usage
+	g, base := start(t, Config{AnthropicURL: up.URL, OnUsage: func(u Usage) { mu.Lock(); events = append(events, u); mu.Unlock() }}, "attempt")
+	resp, err := http.Post(base+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-haiku-4-5","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 64)
+	_, _ = resp.Body.Read(line)
+	for g.Book().Total().Tokens.Input != 500 {
+		_, _ = resp.Body.Read(line)
+	}
+	resp.Body.Close()
+	_ = g.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) == 0 || events[0].Tokens.Input != 500 || events[0].Final {
+		t.Fatalf("events %+v", events)
+	}
+}
+
+// BenchmarkGatewayOverhead: the time a request takes through the gateway against the
+// same request sent to the stub directly, in the same run (goal: at most 1 ms more).
+func BenchmarkGatewayOverhead(b *testing.B) {
+	an := modelstub.Anthropic(b, modelstub.Turn{Text: "hi"})
+	_, base := start(b, Config{AnthropicURL: an.URL}, "bench")
+	body := `{"model":"claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	direct, via := timeRequests(b, an.URL, body), timeRequests(b, base, body)
+	b.ReportMetric(float64(via-direct)/1e3, "µs-added/request")
+	b.ReportMetric(float64(via)/float64(direct), "gateway/direct")
+}
+
+func timeRequests(b *testing.B, base, body string) int64 {
+	client := &http.Client{Transport: &http.Transport{}}
+	start := time.Now()
+	for range max(b.N, 200) {
+		resp, err := client.Post(base+"/v1/messages", "application/json", bytes.NewReader([]byte(body)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return time.Since(start).Nanoseconds() / int64(max(b.N, 200))
+}
+
+// BenchmarkPacedStream: a stream of 200 events over 2 s, time to its last byte through
+// the gateway against the same stream read directly, in the same run (goal: at most 5%
+// more).
+func BenchmarkPacedStream(b *testing.B) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 200 {
+			fmt.Fprintf(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"%d\"}}\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(10 * time.Millisecond)
+		}
+		fmt.Fprint(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":200}}\n\n")
+	}))
+	defer up.Close()
+	_, base := start(b, Config{AnthropicURL: up.URL}, "bench")
+	var direct, via time.Duration
+	for range max(b.N, 2) {
+		direct += lastByte(b, up.URL)
+		via += lastByte(b, base)
+	}
+	b.ReportMetric(float64(via)/float64(direct), "gateway/direct")
+}
+
+func lastByte(b *testing.B, base string) time.Duration {
+	start := time.Now()
+	resp, err := http.Post(base+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-haiku-4-5","stream":true}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return time.Since(start)
+}

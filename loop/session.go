@@ -1,0 +1,104 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/agentcli"
+	"github.com/hgate/hgate/agentout"
+)
+
+// session is one run of the agent's CLI: the attempt, a gate repair, a harness phase or
+// one agent of a generation. It holds what every one of them needs, built the same way
+// for all: the sandbox (jail and private TMPDIR), the prompt file, the command line (its
+// CLI's, given the active tools, resuming a session where asked), the environment with
+// the socket's address, the process, and what the agent printed about its run (spend
+// included, which the caller adds to its books).
+type session struct {
+	jail    *jail
+	prompt  string    // the prompt file
+	run     *agentRun // the process, ready to start
+	resumed bool      // the command line continues a session
+}
+
+// sessionSpec is what differs between the places a session is opened.
+type sessionSpec struct {
+	Phase     string // attempt, reflect, build, artifact_repair
+	Dir       string // its folder: prompt.txt, agent.stdout, agent.stderr
+	Worktree  string // where the agent runs
+	Iteration int
+	Repair    int
+	Session   string // the session to resume; "" starts a fresh one
+	Timeout   time.Duration
+	Jail      jailSpec
+	Server    *agentapi.Server // its socket
+	Message   string           // HGATE_MESSAGE_FILE
+	Tag       string           // HGATE_AGENT_TAG
+	// Prompt renders the prompt, given the agent's private TMPDIR (where a phase's
+	// answer file goes, the one place the sandboxed agent may write it).
+	Prompt func(tmp string) string
+	// Tools are the iteration's active tools (nil: none are given).
+	Tools *activation
+	// Env is what this kind of session adds to every session's environment.
+	Env []string
+}
+
+// openSession opens spec's sandbox, writes its prompt and builds its process: nothing is
+// started yet. The caller closes it.
+func (r *runner) openSession(spec sessionSpec) (*session, error) {
+	jl, err := r.openJail(spec.Jail)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{jail: jl, prompt: filepath.Join(spec.Dir, "prompt.txt")}
+	if err := writeAtomic(s.prompt, []byte(spec.Prompt(jl.tmp))); err != nil {
+		s.close()
+		return nil, err
+	}
+	args, err := r.command(s.prompt)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	cli := r.cli()
+	var toolEnv []string
+	if spec.Tools != nil {
+		args, toolEnv = spec.Tools.apply(cli, args)
+		if spec.Tools.Home != "" && jl.policy != nil {
+			// The CLI writes its state there (what the user's home links to, it writes there).
+			jl.policy.Write = append(jl.policy.Write, spec.Tools.Home)
+		}
+	}
+	args, s.resumed = agentcli.Resume(cli, args, spec.Session)
+	env := append(os.Environ(),
+		"HGATE_PROMPT_FILE="+s.prompt, "HGATE_MESSAGE_FILE="+spec.Message,
+		"HGATE_ITERATION="+strconv.Itoa(spec.Iteration), "HGATE_RUN_ID="+r.j.RunID, "HGATE_REPAIR="+strconv.Itoa(spec.Repair),
+		agentTagEnv+"="+spec.Tag, "HGATE_RESUME_SESSION="+spec.Session, "HGATE_PHASE="+spec.Phase,
+		"TMPDIR="+jl.tmp, spec.Server.Env())
+	env = append(append(append(env, spec.Env...), toolEnv...), cli.Env(jl.policy != nil, jl.tmp)...)
+	s.run = &agentRun{
+		Args: args, Dir: spec.Worktree, Sandbox: jl.policy, Env: env, Tag: spec.Tag, Ended: spec.Server.Drain,
+		Stdin: s.prompt, Stdout: filepath.Join(spec.Dir, "agent.stdout"), Stderr: filepath.Join(spec.Dir, "agent.stderr"),
+		Timeout: spec.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
+	}
+	return s, nil
+}
+
+// wait runs the session's process to its end and reads what the agent printed, as its
+// CLI's adapter reads it. An error means a process of it may still live: nothing else
+// may run (fail closed).
+func (s *session) wait(ctx context.Context, cli agentcli.CLI) (agentResult, agentout.Run, error) {
+	res := s.run.run(ctx)
+	if res.Err != nil {
+		return agentResult{}, agentout.Run{}, res.Err
+	}
+	out := readAgentOutput(cli, s.run.Stdout, s.run.Stderr)
+	return judge(res, out, s.run.Stderr), out, nil
+}
+
+// close removes the session's private TMPDIR.
+func (s *session) close() { s.jail.close() }

@@ -1,0 +1,37 @@
+package loop
+
+import "github.com/hgate/hgate/internal/fault"
+
+// agent runs the agent (the attempt or a repair), or, resumed, ends what is left of
+// the agent hgate died under; then the gate, unless the agent did not start.
+func (st *step) agent() (bool, error) {
+	r := st.r
+	j, n, it := r.j, st.n, st.it
+	if st.resumed {
+		// hgate died while the agent ran: end what is left of it, gate its work.
+		killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
+		it.Agent, it.AgentDetail = AgentInterrupted, "hgate stopped while the agent ran; resumed"
+		st.resumed = false
+		// Counted before checkRefs, whose save closes the agent's phase: the spend
+		// reaches the journal in the same write, so a kill before it counts it
+		// again on the next resume, and one after finds it counted.
+		r.countKilledAgent(n)
+		if err := r.checkRefs(n); err != nil {
+			return false, err
+		}
+		fault.Point("loop-agent-resumed") // the killed agent's phase closed, the next not yet saved
+	} else if err := r.runAgent(st.ctx, n, j.Repair); err != nil {
+		return false, err
+	}
+	next := phaseGate
+	if didNotStart(it.AgentDetail) {
+		// Nothing the worktree holds is the agent's: what a first attempt finds
+		// there is the user's, never gated or committed as the agent's; a repair's
+		// attempt is set aside as the gate left it.
+		next = phaseAttempt
+		if j.Repair == 0 {
+			it.Outcome, next = OutcomeUnchanged, phaseLearn
+		}
+	}
+	return false, r.phase(next)
+}

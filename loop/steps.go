@@ -1,0 +1,51 @@
+package loop
+
+import (
+	"context"
+	"time"
+)
+
+// step is what the phases of one iteration share while hgate runs them: the journal
+// holds the rest (its phase, the iteration so far, the spend, the harness state, the
+// generation), so a resumed run starts from the phase the journal names.
+type step struct {
+	r       *runner
+	ctx     context.Context
+	n       int        // the iteration
+	it      *Iteration // the journal's current iteration
+	resumed bool       // hgate was killed in the journal's phase: finish it
+	start   time.Time  // the iteration's start (journal: IterStarted)
+}
+
+// stepFunc runs one phase and moves the journal to the next (r.phase); done is true
+// once the iteration is closed.
+type stepFunc func(st *step) (done bool, err error)
+
+// steps is the loop's machine: each phase the journal can name, and its step. One file
+// each: step_agent.go, step_gate.go, step_kept.go (commit, record), step_rejected.go
+// (attempt, restore), harness.go (reflect, build, qualify, artifact_repair) and
+// step_learn.go.
+var steps map[phase]stepFunc
+
+func init() {
+	steps = map[phase]stepFunc{
+		phaseAgent:   (*step).agent,
+		phaseGate:    (*step).gate,
+		phaseCommit:  (*step).commit,
+		phaseRecord:  (*step).record,
+		phaseAttempt: (*step).attempt,
+		phaseRestore: (*step).restore,
+		phaseLearn:   (*step).learn,
+
+		phaseReflect: (*step).harness, phaseBuild: (*step).harness,
+		phaseQualify: (*step).harness, phaseArtifactRepair: (*step).harness,
+	}
+}
+
+// harness runs one of the harness phases (harness.go).
+func (st *step) harness() (bool, error) {
+	r := st.r
+	err := r.harnessPhase(st.ctx, st.n, r.j.Phase, st.resumed)
+	st.resumed = false
+	return false, err
+}
