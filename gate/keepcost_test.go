@@ -42,7 +42,11 @@ func BenchmarkGuardCost(b *testing.B) {
 			for i := range 2 * gates {
 				keep := i%2 == 1
 				e.Config.Gate.KeepPassing = &keep
-				os.WriteFile(allowed, fmt.Appendf(readAll(b, allowed), "\n// %d\n", i), 0o644)
+				comment := "#" // sh
+				if filepath.Ext(allowed) == ".go" {
+					comment = "//"
+				}
+				os.WriteFile(allowed, fmt.Appendf(readAll(b, allowed), "\n%s %d\n", comment, i), 0o644)
 				start := time.Now()
 				rep, err := Run(context.Background(), e, Options{})
 				if err != nil || !rep.Passed() {
