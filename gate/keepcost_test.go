@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,8 +110,10 @@ func exampleRepo(b *testing.B, extraYAML string) (*gittest.Repo, *Env, string) {
 	if err := os.CopyFS(repo.Dir, os.DirFS(filepath.Join("..", "workspace.example"))); err != nil {
 		b.Fatal(err)
 	}
-	yaml := readAll(b, repo.Path("hgate.yaml"))
-	repo.WriteFiles(map[string]string{"hgate.yaml": string(yaml) + extraYAML, ".gitignore": "/workspace/\n"})
+	// The example's 3 s task timeout shows its hanging candidate cheaply; on a loaded
+	// machine it would time out honest tasks.
+	yaml := strings.Replace(string(readAll(b, repo.Path("hgate.yaml"))), "task_timeout: 3s", "task_timeout: 2m", 1)
+	repo.WriteFiles(map[string]string{"hgate.yaml": yaml + extraYAML, ".gitignore": "/workspace/\n"})
 	repo.Commit("example")
 	return repo, benchEnv(b, repo, true), repo.Path("agent/agent.sh")
 }
