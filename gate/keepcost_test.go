@@ -30,6 +30,14 @@ func BenchmarkGuardCost(b *testing.B) {
 		{"example", exampleRepo},
 		{"go-exercises", goExercisesRepo},
 	}
+	if only := os.Getenv("HGATE_COST_ONLY"); only != "" {
+		benches = slices.DeleteFunc(benches, func(x struct {
+			name  string
+			build func(b *testing.B, extraYAML string) (*gittest.Repo, *Env, string)
+		}) bool {
+			return x.name != only
+		})
+	}
 	gates := envInt("HGATE_COST_GATES", 3)
 	for range b.N {
 		for _, bench := range benches {
@@ -127,7 +135,7 @@ func goExercisesRepo(b *testing.B, extraYAML string) (*gittest.Repo, *Env, strin
 		"go.mod":      "module ex\n\ngo 1.22\n",
 		".gitignore":  "/workspace/\n",
 		"solution.go": "package ex\n\n// Solved reports whether the agent solved task n.\nfunc Solved(n int) bool { return n%2 == 0 }\n",
-		"hgate.yaml": "allow: [solution.go]\nbenchmark:\n  tasks: {glob: \"exercise/*\"}\n  run: [go, test, -count=1, ./exercise/{task}]\n  concurrency: 2\n  task_timeout: 2m\n" +
+		"hgate.yaml": "allow: [solution.go]\nbenchmark:\n  tasks: {glob: \"exercise/*\"}\n  run: [go, test, -count=1, \"./exercise/{task}\"]\n  concurrency: 2\n  task_timeout: 2m\n" +
 			"clean_room: {enabled: false}\n" + extraYAML,
 	}
 	for i := 1; i <= 16; i++ {
