@@ -165,9 +165,9 @@ func (t Trials) Text() string {
 	case t.Tasks == nil:
 		return n + " (auto, not decided: the baseline was taken without it, by an older hgate or under a gate.trials written out; hgate prepare --reset decides)"
 	case *t.Differing == 0:
-		return fmt.Sprintf("%s (auto: each of %d tasks scored the same in prepare's two runs)", n, *t.Tasks)
+		return fmt.Sprintf("%s (auto: each of %d tasks scored the same in prepare's runs)", n, *t.Tasks)
 	}
-	return fmt.Sprintf("%s (auto: %d of %d tasks scored differently in prepare's two runs)", n, *t.Differing, *t.Tasks)
+	return fmt.Sprintf("%s (auto: %d of %d tasks scored differently in prepare's runs)", n, *t.Differing, *t.Tasks)
 }
 
 // WriteText prints s as hgate status does without --json.

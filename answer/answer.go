@@ -64,6 +64,10 @@ type Step1 struct {
 	LetThrough   []string `json:"let_through,omitempty"`
 	StoppedEarly bool     `json:"stopped_early,omitempty"`
 	Traces       string   `json:"traces,omitempty"` // where each suite task's trace is, <traces>/<id>.log
+	// With gate.keep_passing: the train tasks outside the suite that passed at the gated
+	// commit and were run again, and those that failed every run (which reject).
+	Guarded int      `json:"guarded,omitempty"`
+	Broken  []string `json:"broken,omitempty"`
 }
 
 // Step2 is the held-out test split, as an aggregate.
@@ -167,6 +171,9 @@ func (r *Answer) WriteText(w io.Writer) {
 				}
 			}
 		}
+		if len(s.Broken) > 0 {
+			p(indent+"passed at the gated commit, failing now and on %d reruns: %s  FAIL ✗", KeepRuns-1, strings.Join(s.Broken, ", "))
+		}
 	}
 	if s := r.Steps.Step2; s != nil && s.Deferred {
 		p("[gate] Step 2: full benchmark (test split)")
@@ -269,3 +276,7 @@ func pyList(ids []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// KeepRuns is how many times a task that passed at the gated commit must fail, its first
+// run included, before Step 1 rejects the change for it (gate.keep_passing).
+const KeepRuns = 3

@@ -98,6 +98,20 @@ type Gate struct {
 	// MaxFileBytes is gate.max_file_bytes: Step 0 refuses a changed file larger than this
 	// instead of reading it; 0: gitguard.DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// KeepPassing is gate.keep_passing: Step 1 also reruns the train tasks that passed at
+	// the gated commit and rejects a change that breaks one. nil: not written, and then
+	// prepare decides (DefaultKeepPassing) and records the decision.
+	KeepPassing *bool
+}
+
+// DefaultKeepPassing is gate.keep_passing when hgate.yaml does not set it, as prepare
+// records it for a new baseline: on, except for a Harbor benchmark, where every trial of
+// an agent costs money.
+func (c *Config) DefaultKeepPassing() bool {
+	if c.Gate.KeepPassing != nil {
+		return *c.Gate.KeepPassing
+	}
+	return c.Benchmark.Harbor == nil
 }
 
 // The trials and margin gate.trials: auto chooses for a benchmark whose rewards differed

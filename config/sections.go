@@ -127,6 +127,7 @@ var (
 		numberField("confidence", "0.95", func(f float64) string {
 			return problemIf(f < 0.5 || f >= 1, "is outside 0.5..1 (expected a one-sided confidence such as 0.95)")
 		}, func(g *Gate, f float64) { g.Confidence = f }),
+		boolField("keep_passing", func(g *Gate, b bool) { g.KeepPassing = &b }),
 		nodeField("max_file_bytes", func(d *decoder, e entry, p string, g *Gate) {
 			if v, ok := d.integer(e.val, p, "104857600"); ok && d.inRange(e.val, p, fmt.Sprint(v), problemIf(v < 1, "is less than 1 (expected bytes such as 104857600)")) {
 				g.MaxFileBytes = v

@@ -82,6 +82,9 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 		}
 		return in.interrupted(ctx, err, during), err
 	}
+	if err := e.guardPassing(ctx, rm, in, r); err != nil {
+		return in.interrupted(ctx, err, "step 1"), err
+	}
 	s1 := in.step1(r, traces)
 	sc, err := in.scorer().score(ctx, e, rm, in, r, s1.OK)
 	if err != nil {
@@ -145,9 +148,16 @@ func (in *inputs) receipt(sc *scored, stoppedEarly, cleanRoom bool, now string) 
 		Tree: rep.Tree, Head: rep.Head, Verdict: rep.Verdict, ValScore: sc.score, Best: rep.Best,
 		SuitePassed: s1.Passed, SuiteTotal: s1.Total, Promoted: []string{}, Timestamp: now,
 		TestTasks: len(in.sp.Test), Nulls: sc.nulls, ScoredAt: sc.scoredAt, CleanRoom: cleanRoom, ValMean: sc.mean,
+		Conditions: in.conditions,
 	}
+	if in.cached && in.prior != nil {
+		rc.Conditions = in.prior.Conditions // the samples' own
+	}
+	// Every receipt keeps the tree's samples (held out, see heldout.go): a later --rerun
+	// pools with them whatever the trials.
+	rc.TestResults = sc.trials
 	if in.noisy {
-		rc.TestResults, rc.Trials, rc.Flaky = sc.trials, sc.s2.Trials, *sc.s2.Flaky
+		rc.Trials, rc.Flaky = sc.s2.Trials, *sc.s2.Flaky
 		rc.NewBest = sc.s2.NewBest && rep.Verdict == "pass"
 	}
 	if stoppedEarly && !in.cached {
@@ -174,6 +184,14 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 	if opts.Rerun {
 		msg += " (--rerun: test split run again)"
 	}
+	if in.stale {
+		msg += " (rejected before against a best that has moved: scored again)"
+	}
+	switched, err := e.switchNoisy(in, rc)
+	if err != nil {
+		return err
+	}
+	msg += switched
 	if err := e.apply(msg, in.c); err != nil {
 		return err
 	}

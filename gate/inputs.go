@@ -2,11 +2,15 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/split"
 )
 
@@ -30,11 +34,17 @@ type inputs struct {
 	// (compared.go); nil when it is the best's tree or has no score to compare with.
 	gated *reference
 
-	prior   *Receipt // the tree's earlier receipt; nil when never gated
-	cached  bool     // Step 2 is prior's score, not run again
-	pooled  bool     // --rerun with trials: the new trials pool with prior's
-	pending bool     // Step 2 is deferred to the loop (Options.Pending)
-	c       changes  // state files the gate writes besides the suite and its receipt
+	prior  *Receipt // the tree's earlier receipt; nil when never gated
+	cached bool     // Step 2 is prior's score, not run again
+	pooled bool     // --rerun (or stale): the new samples pool with prior's
+	stale  bool     // prior rejected the tree against a best that has moved since
+	// conditions names what the test split runs under (runConditions); samples pool only
+	// with samples taken under the same.
+	conditions string
+	guarded    []string // train tasks that passed at the gated commit, outside the suite (keeppassing.go)
+	broken     []string // of them, those that failed every run
+	pending    bool     // Step 2 is deferred to the loop (Options.Pending)
+	c          changes  // state files the gate writes besides the suite and its receipt
 }
 
 // readInputs reads the gate's inputs. With a Step 0 violation it returns at once, Step 0
@@ -61,6 +71,9 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 	if err := e.readState(in); err != nil {
 		return nil, err
 	}
+	if err := e.readGuarded(in); err != nil {
+		return nil, err
+	}
 	if in.pending {
 		// Nothing of the test split is run or read: not the best's, not the tree's own;
 		// "prev best" is the one best hgate status shows too (CurrentBest, an aggregate).
@@ -85,7 +98,13 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.conditions, err = e.runConditions(); err != nil {
+		return nil, err
+	}
 	in.reuse(prior, opts, e.CleanRoom)
+	if in.stale {
+		fmt.Fprintf(e.log(), "hgate: this tree was rejected against a best of %.4f, which has moved to %.4f since: its test split runs again (pooled with its earlier run)\n", *prior.Best, in.best)
+	}
 	return in, nil
 }
 
@@ -185,11 +204,19 @@ func (in *inputs) refs() []Trials {
 func (in *inputs) reuse(prior *Receipt, opts Options, cleanRoom bool) {
 	in.prior = prior
 	same := prior != nil && prior.TestTasks == len(in.sp.Test)
-	in.cached = same && !opts.Rerun && (prior.CleanRoom || !cleanRoom) &&
+	in.stale = same && in.staleRejection(prior)
+	in.cached = same && !opts.Rerun && !in.stale && (prior.CleanRoom || !cleanRoom) &&
 		(opts.Trust == nil || opts.Trust.Wrote(in.rep.Tree)) && (!in.noisy || prior.TestResults != nil)
-	// With trials, a tree's trials pool: --rerun adds to its earlier ones instead of
-	// replacing them, so running a tree again refines its estimate and cannot fish for luck.
-	in.pooled = in.noisy && !in.cached && opts.Rerun && same && prior.TestResults != nil
+	// A tree's samples pool, whatever the trials: --rerun (or a stale rejection) adds to
+	// its earlier ones instead of replacing them, so running a tree again refines its
+	// estimate and cannot fish for luck.
+	in.pooled = !in.cached && (opts.Rerun || in.stale) && same && prior.TestResults != nil && prior.Conditions == in.conditions
+}
+
+// staleRejection reports whether prior rejected the tree against a best whose score has
+// moved since: that verdict no longer answers, and the tree is scored again.
+func (in *inputs) staleRejection(prior *Receipt) bool {
+	return prior.Verdict == "reject" && prior.Best != nil && in.hasBest && round4(*prior.Best) != round4(in.best)
 }
 
 // runsTest reports whether Step 2 runs the test split now.
@@ -201,4 +228,23 @@ func (in *inputs) firstTrial() int {
 		return 1 + len(in.prior.TestResults[in.sp.Test[0]])
 	}
 	return 1
+}
+
+// runConditions names what the test split runs under: the clean room on or off and the
+// carried files as accepted. A --rerun after either changed (a cache put in place, a room
+// turned on) is a new measurement, not another sample of the same one.
+func (e *Env) runConditions() (string, error) {
+	carry, err := e.ledger().Carry()
+	if err != nil {
+		return "", err
+	}
+	data, err := json.Marshal(struct {
+		CleanRoom bool             `json:"clean_room"`
+		Carry     *ledger.Manifest `json:"carry"`
+	}{e.CleanRoom, carry})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8]), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
 )
 
 // The gate's phases, each tested on its own over the dimensions that change them: noisy
@@ -215,6 +216,7 @@ func TestReuse(t *testing.T) {
 		{"noisy --rerun pools", receipt(2, true, results), Options{Rerun: true}, true, true, false, true, 3},
 		{"noisy --rerun without trials kept", receipt(2, true, nil), Options{Rerun: true}, true, true, false, false, 1},
 		{"noisy --rerun, another split", receipt(3, true, results), Options{Rerun: true}, true, true, false, false, 1},
+		{"one trial --rerun pools", receipt(2, true, results), Options{Rerun: true}, false, true, false, true, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,6 +224,35 @@ func TestReuse(t *testing.T) {
 			in.reuse(tt.prior, tt.opts, tt.clean)
 			if in.cached != tt.cached || in.pooled != tt.pooled || in.firstTrial() != tt.first {
 				t.Fatalf("cached %v pooled %v first trial %d; want %v %v %d", in.cached, in.pooled, in.firstTrial(), tt.cached, tt.pooled, tt.first)
+			}
+		})
+	}
+}
+
+// TestReuseStale: a rejection against a best that has moved since is scored again, its
+// samples pooled; a pass, or a rejection against the same best, is reused.
+func TestReuseStale(t *testing.T) {
+	samples := Trials{"a": {reward(1)}, "b": {reward(0)}}
+	tests := []struct {
+		name          string
+		verdict       string
+		against       *float64
+		best          float64
+		stale, pooled bool
+		cached        bool
+	}{
+		{"rejected, best unchanged", "reject", reward(0.75), 0.75, false, false, true},
+		{"rejected, best moved down", "reject", reward(1), 0.75, true, true, false},
+		{"rejected, best moved up", "reject", reward(0.5), 0.75, true, true, false},
+		{"passed, best moved", "pass", reward(1), 0.75, false, false, true},
+		{"rejected before any best", "reject", nil, 0.75, false, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := &inputs{rep: &Answer{Tree: "tree"}, sp: &split.Split{Test: []string{"a", "b"}}, best: tt.best, hasBest: true}
+			in.reuse(&Receipt{TestTasks: 2, CleanRoom: true, Verdict: tt.verdict, Best: tt.against, TestResults: samples}, Options{}, true)
+			if in.stale != tt.stale || in.pooled != tt.pooled || in.cached != tt.cached {
+				t.Fatalf("stale %v pooled %v cached %v; want %v %v %v", in.stale, in.pooled, in.cached, tt.stale, tt.pooled, tt.cached)
 			}
 		})
 	}
@@ -296,6 +327,7 @@ func TestScorers(t *testing.T) {
 		{name: "one sample, stopped early", stopped: true, early: true, score: 1},
 		{name: "one sample, stopped early, certain to fail", stopped: true, testCertain: true, low: true, score: 0, reasons: 1},
 		{name: "one sample, cached, stopped early", cached: true, stopped: true, score: 0, reasons: 1, scoredAt: prior.ScoredAt, wantCached: true},
+		{name: "one sample, pooled with the tree's earlier run", pooled: true, ok: true, score: 0.5},
 		{name: "trials", noisy: true, ok: true, score: 1, trials: 1},
 		{name: "trials, cached", noisy: true, cached: true, score: 0, trials: 1, reasons: 1, scoredAt: prior.ScoredAt, wantCached: true},
 		{name: "trials, pooled", noisy: true, pooled: true, ok: true, score: 0.5, trials: 2},
@@ -336,7 +368,7 @@ func TestScorers(t *testing.T) {
 			if s2.ScoredAt != tt.scoredAt {
 				t.Errorf("scored_at %q, want %q", s2.ScoredAt, tt.scoredAt)
 			}
-			if tt.noisy != (sc.trials != nil) || tt.noisy != (s2.Flaky != nil) {
+			if sc.trials == nil || tt.noisy != (s2.Flaky != nil) {
 				t.Errorf("trials %v, flaky %v with noisy %v", sc.trials, s2.Flaky, tt.noisy)
 			}
 		})
@@ -370,7 +402,9 @@ func TestReceiptOf(t *testing.T) {
 			if rc.TestTasks != tt.tasks || rc.ValScore != 0.75 || rc.SuitePassed != 3 || rc.ScoredAt != "then" || rc.Timestamp != "now" || !rc.CleanRoom {
 				t.Fatalf("receipt %+v", rc)
 			}
-			if (rc.TestResults != nil) != tt.noisy || rc.NewBest != tt.noisy || (rc.Trials == 2) != tt.noisy {
+			// Every receipt keeps the samples (a --rerun pools with them); the trials' own
+			// fields only with trials.
+			if rc.TestResults == nil || rc.NewBest != tt.noisy || (rc.Trials == 2) != tt.noisy {
 				t.Errorf("trials in the receipt: %+v", rc)
 			}
 			if want := append([]string{}, tt.promoted...); !slices.Equal(rc.Promoted, want) {
@@ -585,6 +619,58 @@ func TestPending(t *testing.T) {
 			rep.WriteText(&text)
 			if tt.verdict == "pending" && !strings.Contains(text.String(), "[gate] PENDING …  Steps 0 and 1 clear. The held-out test split is scored by the loop after the agent's turn") {
 				t.Errorf("text:\n%s", text.String())
+			}
+		})
+	}
+}
+
+// TestSwitchNoisy: under trials: auto, a tree run again whose samples differ switches the
+// workspace to trials (baseline.json in the gate's ledger commit, applied by the next
+// command's configuration); identical samples, explicit trials, a gate already noisy or
+// one that did not pool leave it.
+func TestSwitchNoisy(t *testing.T) {
+	g := newGateRepo(t, "")
+	tree := strings.Repeat("ab", 20)
+	differ := Trials{}
+	same := Trials{}
+	for _, id := range g.sp.Test {
+		differ[id], same[id] = []*float64{reward(0), reward(1)}, []*float64{reward(1), reward(1)}
+	}
+	tests := []struct {
+		name          string
+		explicit      bool
+		noisy, pooled bool
+		samples       Trials
+		want          bool
+	}{
+		{name: "pooled, samples differ", pooled: true, samples: differ, want: true},
+		{name: "pooled, samples agree", pooled: true, samples: same},
+		{name: "not pooled", samples: differ},
+		{name: "already noisy", noisy: true, pooled: true, samples: differ},
+		{name: "explicit trials", explicit: true, pooled: true, samples: differ},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := *g.env.Config
+			cfg.Gate.TrialsAuto = !tt.explicit
+			e := &Env{Config: &cfg, Repo: g.env.Repo}
+			in := &inputs{sp: g.sp, c: changes{}, pooled: tt.pooled, noisy: tt.noisy, prior: &Receipt{ValScore: 0.5}}
+			words, err := e.switchNoisy(in, &Receipt{Tree: tree, ValScore: 0.75, TestResults: tt.samples})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (in.c[workspace.Baseline] != nil) != tt.want || (words != "") != tt.want {
+				t.Fatalf("baseline.json written %v, ledger words %q; want a switch: %v", in.c[workspace.Baseline] != nil, words, tt.want)
+			}
+			if !tt.want {
+				return
+			}
+			var b Baseline
+			if err := json.Unmarshal(in.c[workspace.Baseline], &b); err != nil || b.Trials == nil || b.Trials.Noisy == nil || b.Trials.Noisy.Tree != tree {
+				t.Fatalf("baseline.json %s: %v", in.c[workspace.Baseline], err)
+			}
+			if !b.Trials.noisy() {
+				t.Error("the recorded choice does not decide for trials")
 			}
 		})
 	}

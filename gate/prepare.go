@@ -88,261 +88,18 @@ func exists(path string) bool {
 // traces/baseline (train tasks only), train_results.json, suite.json, results.tsv row 0 and
 // learnings.md. Existing files are never overwritten; a complete workspace is left alone.
 // Nothing is written when ctx is cancelled before the baseline finishes.
-func Prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
+func Prepare(ctx context.Context, e *Env, opts ...PrepareOptions) (*PrepareReport, error) {
 	m := &e.rooms().Meter
 	before := m.Total()
-	rep, err := prepare(ctx, e)
+	var o PrepareOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	rep, err := prepare(ctx, e, o)
 	if rep != nil {
 		rep.Spend = m.Total().Sub(before)
 	}
 	return rep, err
-}
-
-func prepare(ctx context.Context, e *Env) (*PrepareReport, error) {
-	cfg := e.Config
-	ws := e.ws()
-	head, err := e.preparedHead()
-	if err != nil {
-		return nil, err
-	}
-	tree, err := e.Repo.CandidateTree(e.guardOptions())
-	if err != nil {
-		return nil, err
-	}
-	if err := e.verify(); err != nil {
-		return nil, err
-	}
-	if err := e.checkHead(); err != nil {
-		return nil, err
-	}
-	if err := e.noteUnrecorded(); err != nil {
-		return nil, err
-	}
-	st, err := loadState(ws)
-	if err != nil {
-		return nil, err
-	}
-	rep := &PrepareReport{}
-	needBaselineTraces := !exists(ws.Traces("baseline"))
-	complete := st.split != nil && st.suite != nil && st.train != nil && len(st.rows) > 0 &&
-		!needBaselineTraces && exists(ws.Learnings())
-	if st.split != nil {
-		if err := emptySide(ws, st.split); err != nil {
-			return nil, err
-		}
-	}
-	if complete {
-		// Nothing runs, but the carried paths a later command would copy are checked now.
-		if err := e.verifyCarry(e.Repo.Root()); err != nil {
-			return nil, err
-		}
-		rep.Train, rep.Test = st.split.Train, st.split.Test
-		rep.ValScore = st.rows[0].ValScore
-		return rep, e.markGated(head)
-	}
-
-	rm, err := e.rooms().Open(tree)
-	if err != nil {
-		return nil, err
-	}
-	defer rm.Close()
-	// The carried paths as prepared become the accepted ones; a re-run checks them.
-	full, err := rm.TestDir() // every carried path, the test-only ones included
-	if err != nil {
-		return nil, err
-	}
-	carried, err := e.checkCarry(full)
-	if err != nil {
-		return nil, err
-	}
-	// Run the baseline on what the missing files need: every task when there is no split yet.
-	var tasks []string
-	if st.split == nil {
-		shown := "" // messages name the repository, never the room's temporary path
-		if rm.Dir != e.Repo.Root() {
-			shown = e.Repo.Root()
-		}
-		if tasks, err = benchmark.ListTasksAs(ctx, rm.Dir, shown, cfg.Benchmark); err != nil {
-			return nil, err
-		}
-		if len(tasks) < 2 {
-			return nil, fmt.Errorf("the benchmark lists %d task(s); a train/test split needs at least 2", len(tasks))
-		}
-	} else {
-		if len(st.rows) == 0 {
-			tasks = append(tasks, st.split.Test...)
-		}
-		if st.train == nil || needBaselineTraces {
-			tasks = append(tasks, st.split.Train...)
-		}
-	}
-	traceTmp, err := e.rooms().TempDir("baseline-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(traceTmp)
-	run := &baselineLanes{rm: rm, sp: st.split}
-	out, err := run.Run(ctx, benchmark.Request{
-		Split: "all", Tasks: tasks, TraceDir: traceTmp, Progress: e.progress("baseline", len(tasks)),
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range out.Problems {
-		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
-	}
-	retried, err := e.retryTimedOut(ctx, run, out, traceTmp)
-	if err != nil {
-		return nil, err
-	}
-	rep.Tasks = len(tasks)
-	rep.Passed, _ = passedCount(tasks, out.Results)
-
-	if err := os.MkdirAll(string(ws), 0o755); err != nil {
-		return nil, err
-	}
-	if err := e.checkRuns(rm.Dir, tasks, out.Results, traceTmp); err != nil {
-		return nil, err
-	}
-	// gate.trials: auto runs every task a second time and decides.
-	var choice *TrialsChoice
-	var second map[string]benchmark.Result
-	if cfg.Gate.TrialsAuto && st.train == nil {
-		// A task that timed out twice already is left out of the split: not run a third time.
-		twice := slices.DeleteFunc(slices.Clone(tasks), func(id string) bool { return retried[id] && timedOut(out.Results[id]) })
-		if choice, second, err = e.chooseTrials(ctx, run, twice, out.Results); err != nil {
-			return nil, err
-		}
-		if rep.Trials, err = TrialsOf(cfg, e.Repo); err != nil {
-			return nil, err
-		}
-		rep.Trials.Tasks, rep.Trials.Differing = &choice.Tasks, &choice.Differing
-	}
-	fault.Point("prepare-scored")
-	// The state files are written together, through the ledger; traces and learnings,
-	// which the ledger does not keep, follow.
-	c := changes{}
-	sp := st.split
-	if sp == nil {
-		sp, rep.Excluded = split.Make(rewards(out.Results), cfg.Split.TestFraction, cfg.Split.Seed)
-		if err := e.checkSplit(sp, rep.Excluded, len(tasks), out.Results, traceTmp); err != nil {
-			return nil, err
-		}
-		if len(rep.Excluded) > 0 {
-			fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split:\n", len(rep.Excluded))
-			for _, l := range e.nullLines(rep.Excluded, out.Results, ws.Traces("baseline"), traceTmp) {
-				fmt.Fprintf(e.log(), "hgate: %s\n", l)
-			}
-			if slices.ContainsFunc(rep.Excluded, func(id string) bool { return retried[id] }) {
-				fmt.Fprintf(e.log(), "hgate: %s\n", timeoutAdvice(cfg.File))
-			}
-		}
-		if err := c.add(workspace.Split, sp.Marshal); err != nil {
-			return nil, err
-		}
-		run.sp = sp
-		if e.rooms().TestScoped() {
-			// The test tasks ran in a train lane, without their test-only data: they run
-			// again in a test lane, which gives their baseline rewards.
-			if err := e.testAgain(ctx, run, sp.Test, out); err != nil {
-				return nil, err
-			}
-			second = nil
-			rep.Passed, _ = passedCount(tasks, out.Results)
-		}
-	}
-	rep.Train, rep.Test = sp.Train, sp.Test
-	// With trials, the baseline's test tasks run trials.max times in all: the first best
-	// Step 2 compares with is an estimate pooled over every trial.
-	var testTrials Trials
-	if cfg.Gate.Noisy() && st.split == nil {
-		if testTrials, err = e.baselineTrials(ctx, rm, sp.Test, out.Results, second); err != nil {
-			return nil, err
-		}
-	}
-	// The baseline's val_score before rounding, when this run scores it (no row 0 yet).
-	var mean *float64
-	if len(st.rows) == 0 {
-		m, _ := valMean(sp.Test, out.Results, cfg.Benchmark.TimeoutPolicy)
-		if testTrials != nil {
-			m, _ = testTrials.scoreMean(sp.Test, cfg.Benchmark.TimeoutPolicy)
-		}
-		mean = &m
-	}
-	if st.train == nil {
-		trainRewards := make(map[string]*float64, len(sp.Train))
-		for _, id := range sp.Train {
-			trainRewards[id] = out.Results[id].Reward
-		}
-		tr := suite.NewTrainResults(trainRewards, e.now())
-		if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
-			return nil, err
-		}
-		// Step 3's record of what failed, which no bench rewrites.
-		measured := cfg.Measured()
-		base := &Baseline{Commit: head.String(), Tree: tree.String(), TrainFailing: tr.Failing(), ValMean: mean, Config: &measured, Trials: choice}
-		if testTrials != nil {
-			base.Test = Trials{}
-			for _, id := range sp.Test {
-				base.Test[id] = testTrials[id]
-			}
-		}
-		if err := c.add(workspace.Baseline, sealedBaseline(e.heldOut(), base)); err != nil {
-			return nil, err
-		}
-	}
-	if st.suite == nil {
-		if err := c.add(workspace.Suite, suite.New(cfg.Suite.Threshold).Marshal); err != nil {
-			return nil, err
-		}
-	}
-	if len(st.rows) == 0 {
-		score, _ := valScore(sp.Test, out.Results, cfg.Benchmark.TimeoutPolicy)
-		if testTrials != nil {
-			score, _ = testTrials.score(sp.Test, cfg.Benchmark.TimeoutPolicy)
-		}
-		row := record.Row{Iteration: 0, ValScore: score, Commit: "baseline", Timestamp: e.now()}
-		if err := c.add(workspace.Results, func() ([]byte, error) { return record.AppendTo(ws.Results(), nil, row) }); err != nil {
-			return nil, err
-		}
-		rep.ValScore = score
-	} else {
-		rep.ValScore = st.rows[0].ValScore
-	}
-	// The state files, the first gated commit and the carry manifest go in one ledger commit.
-	u := ledger.Update{
-		Message: fmt.Sprintf("prepare: baseline val_score %.4f, %d train / %d test", rep.ValScore, len(sp.Train), len(sp.Test)),
-		Files:   c, Carry: carried,
-	}
-	if u.Refs, err = e.gatedMove(head); err != nil {
-		return nil, err
-	}
-	if len(c) > 0 || u.Refs != nil || carried != nil {
-		if err := e.commit(u); err != nil {
-			return nil, err
-		}
-	}
-	delete(c, workspace.Baseline) // hgate's own record, not a file to announce
-	rep.Created = e.names(c)
-	fault.Point("prepare-applied")
-	// A refused run's traces are of no use once a split is made (and may be of test tasks).
-	if err := os.RemoveAll(ws.Traces("refused")); err != nil {
-		return nil, err
-	}
-	if needBaselineTraces {
-		// Excluded tasks never run again, so their traces (why they were null) are kept too.
-		if err := keepTraces(traceTmp, ws.Traces("baseline"), append(slices.Clone(sp.Train), rep.Excluded...)); err != nil {
-			return nil, err
-		}
-		rep.Created = append(rep.Created, e.ledger().Display("traces/baseline"))
-	}
-	if !exists(ws.Learnings()) {
-		if err := record.EnsureLearnings(ws.Learnings()); err != nil {
-			return nil, err
-		}
-		rep.Created = append(rep.Created, e.ledger().Display(workspace.Learnings))
-	}
-	return rep, e.markGated(head)
 }
 
 // ResetReport says what a reset ended before prepare started over.
@@ -358,7 +115,7 @@ type ResetReport struct {
 // state is not verified first: ending a tampered or half-removed state is what a reset is
 // for. learnings.md and runs/ are kept. A prepare that fails after the reset leaves a
 // workspace as new, which the next hgate prepare prepares.
-func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, error) {
+func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetReport, *PrepareReport, error) {
 	head, err := e.preparedHead()
 	if err != nil {
 		return nil, nil, err
@@ -390,7 +147,7 @@ func PrepareReset(ctx context.Context, e *Env) (*ResetReport, *PrepareReport, er
 		}
 	}
 	fault.Point("reset-applied")
-	rep, err := Prepare(ctx, e)
+	rep, err := Prepare(ctx, e, opts...)
 	if err != nil {
 		return rs, nil, fmt.Errorf("%w\nthe reset is done (ledger entry %s); run hgate prepare to finish preparing", err, lr.Entry.String()[:7])
 	}
@@ -471,8 +228,9 @@ func keepTraces(src, dst string, tasks []string) error {
 
 // checkSplit refuses a split the gate could not judge by: one side empty, or most tasks
 // null at baseline (a benchmark that does not run). Nothing is written then, but the null
-// tasks' traces are kept in traces/refused so their reasons can be read.
-func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results map[string]benchmark.Result, traceTmp string) error {
+// tasks' traces are kept in traces/refused so their reasons can be read; with a split
+// already made, only the train tasks' (sp.Test is held out).
+func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results map[string]benchmark.Result, traceTmp string, made bool) error {
 	var why []string
 	if 2*len(excluded) > total {
 		why = append(why, fmt.Sprintf("%d of %d tasks had a null baseline reward (the benchmark does not run?)", len(excluded), total))
@@ -492,7 +250,11 @@ func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results 
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := keepTraces(traceTmp, dst, excluded); err != nil {
+		kept := excluded
+		if made {
+			kept = slices.DeleteFunc(slices.Clone(excluded), func(id string) bool { return slices.Contains(sp.Test, id) })
+		}
+		if err := keepTraces(traceTmp, dst, kept); err != nil {
 			return err
 		}
 		msg += "\nnull baseline rewards:\n" + strings.Join(e.nullLines(excluded, results, dst, dst), "\n")
@@ -528,20 +290,27 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 }
 
 // baselineTrials runs the test tasks up to trials.max times in all and returns each
-// task's trials, the first from results and the second from second (auto's second run)
-// when there is one.
-func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results, second map[string]benchmark.Result) (Trials, error) {
-	t := Trials{}
-	t.add(tasks, results)
-	next := 2
-	if second != nil {
-		t.add(tasks, second)
-		next = 3
+// task's trials: the first from results, then auto's further runs (more) when there are.
+func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results map[string]benchmark.Result, more Trials) (Trials, error) {
+	t := pooledRuns(tasks, results, more)
+	if len(tasks) == 0 {
+		return t, nil
 	}
+	next := 1 + len(t[tasks[0]])
 	if err := e.runTrials(ctx, rm, nil, tasks, next, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// pooledRuns is each task's first result followed by auto's further runs.
+func pooledRuns(tasks []string, results map[string]benchmark.Result, more Trials) Trials {
+	t := Trials{}
+	t.add(tasks, results)
+	for _, id := range tasks {
+		t[id] = append(t[id], more[id]...)
+	}
+	return t
 }
 
 // testAgain runs the test tasks of a baseline that ran every task in a train lane once

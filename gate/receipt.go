@@ -42,6 +42,9 @@ type Receipt struct {
 	TestResultsSHA string `json:"test_results_sha256,omitempty"`
 	Flaky          int    `json:"flaky,omitempty"`
 	NewBest        bool   `json:"new_best,omitempty"`
+	// Conditions names what the test split ran under (the clean room on or off, the carried
+	// files): a later run of the tree pools with these samples only under the same ones.
+	Conditions string `json:"conditions,omitempty"`
 }
 
 // loadReceipt returns the receipt for tree, or nil when the tree was never gated.
@@ -84,6 +87,9 @@ type Baseline struct {
 	// Trials is gate.trials: auto's decision at prepare (see trialsauto.go); absent when
 	// hgate.yaml set the trials, and in files from older versions.
 	Trials *TrialsChoice `json:"trials,omitempty"`
+	// KeepPassing is gate.keep_passing as prepare decided it (hgate.yaml's, else on unless
+	// the benchmark is Harbor's); absent in files from older versions, which keep it off.
+	KeepPassing *bool `json:"keep_passing,omitempty"`
 }
 
 // promotionCandidates are the train tasks Step 3 re-runs: those that failed at the last

@@ -123,7 +123,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 			return nil, err
 		}
 		rep.NewBest = !hasBest || rc.ValScore > best
-		if rc.TestResults != nil {
+		if rc.Trials > 0 {
 			// With trials the best moves only on the gate's confident, replicated improvement:
 			// a kept change that merely scored higher by luck does not become the best.
 			rep.NewBest = rc.NewBest

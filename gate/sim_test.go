@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
 )
@@ -50,7 +52,7 @@ type simRepo struct {
 	test []string
 }
 
-func newSimRepo(b *testing.B, gateSection string, seed int) *simRepo {
+func newSimRepo(b testing.TB, gateSection string, seed int) *simRepo {
 	var ids []string
 	for i := range simTasks {
 		ids = append(ids, fmt.Sprintf("t%03d", i))
@@ -252,4 +254,73 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// TestTrialsAutoMissRate: gate.trials: auto's decision at prepare judges a benchmark with
+// three test tasks of pass rate 0.7 (the others deterministic) deterministic at most 5% of
+// the time. Part one draws the benchmark's runs from a seeded source through the decision
+// itself (chooseTrials, over a runner that answers from the draws): with four runs of the
+// test split the miss rate is (0.7^4+0.3^4)^3 = 1.5%; with two, as before, 19%. Part two (skipped under -short)
+// runs prepare on the noise simulation's benchmark (simScript) and checks that the
+// decision ran the test split four times and the train split once, and found it noisy.
+func TestTrialsAutoMissRate(t *testing.T) {
+	reps := envInt("HGATE_SIM_PREPARES", 600) // the 1.5% miss rate's standard error is then 0.5%
+	_, e := prepRepo(t, "")
+	test := []string{"t01", "t02", "t03", "t04", "t05", "t06"} // t01..t03 noisy
+	rng := rand.New(rand.NewPCG(42, 27))
+	draw := func(id string, _ int) *float64 {
+		if id <= "t03" {
+			if rng.Float64() < 0.7 {
+				return reward(1)
+			}
+			return reward(0)
+		}
+		return reward(1)
+	}
+	missed := func(runs int) float64 {
+		miss := 0
+		for range reps {
+			f := &fakeRun{reward: draw}
+			first, _ := f.Run(context.Background(), benchmark.Request{Tasks: test})
+			var c *TrialsChoice
+			if runs == autoRuns {
+				var err error
+				if c, _, err = e.chooseTrials(context.Background(), f, test, nil, first.Results, t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+			} else { // the old rule: one further run
+				second, _ := f.Run(context.Background(), benchmark.Request{Tasks: test})
+				c = &TrialsChoice{}
+				for _, id := range test {
+					if varies([]*float64{first.Results[id].Reward, second.Results[id].Reward}) {
+						c.Differing++
+					}
+				}
+			}
+			if !c.noisy() {
+				miss++
+			}
+		}
+		return float64(miss) / float64(reps)
+	}
+	four, two := missed(autoRuns), missed(2)
+	t.Logf("judged deterministic: %.1f%% with %d runs, %.1f%% with 2 (%d draws each)", 100*four, autoRuns, 100*two, reps)
+	if four > 0.05 {
+		t.Errorf("with %d runs a benchmark of three 0.7 tasks is judged deterministic %.1f%% of the time, above 5%%", autoRuns, 100*four)
+	}
+	if two < 0.10 {
+		t.Errorf("two runs miss %.1f%%: the simulation does not tell the rules apart", 100*two)
+	}
+
+	if testing.Short() {
+		return // the end-to-end part below runs prepare over 100 tasks, eight times
+	}
+	r := newSimRepo(t, "", 7)
+	base, err := r.env.ledgerBaseline()
+	if err != nil || base == nil || base.Trials == nil {
+		t.Fatalf("baseline %+v: %v", base, err)
+	}
+	if base.Trials.Tasks != len(r.test) || !base.Trials.noisy() || len(base.Test[r.test[0]]) < autoRuns {
+		t.Errorf("auto on the simulation: %+v, %d trial(s) of a test task kept", base.Trials, len(base.Test[r.test[0]]))
+	}
 }

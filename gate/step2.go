@@ -50,14 +50,27 @@ func (oneSample) score(_ context.Context, e *Env, _ *cleanroom.Room, in *inputs,
 	if err != nil {
 		return nil, err
 	}
-	if in.cached {
+	switch {
+	case in.cached:
 		p := in.prior
 		sc.score, sc.nulls, sc.scoredAt, sc.mean = p.ValScore, p.Nulls, p.ScoredAt, p.ValMean
-	} else {
+		sc.trials = p.TestResults
+	case in.pooled:
+		// Run again (--rerun, or a stale rejection): the fresh sample pools with the
+		// tree's earlier ones, so running a tree again refines its score and cannot fish.
+		sc.trials = Trials{}
+		sc.trials.merge(in.prior.TestResults)
+		sc.trials.add(test, charged)
+		m, _ := sc.trials.scoreMean(test, policy)
+		sc.score, sc.nulls = sc.trials.score(test, policy)
+		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+	default:
 		m, _ := valMean(test, charged, policy)
 		sc.score, _ = valScore(test, charged, policy)
 		_, sc.nulls = valScore(test, outcomeResults(r.test), policy) // every null, charged or not
 		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+		sc.trials = Trials{}
+		sc.trials.add(test, charged)
 	}
 	ok, against := notWorse(sc.score, in.best, in.hasBest, refScores(in.gated))
 	sc.s2 = &Step2{OK: ok, ValScore: sc.score, Tasks: len(test), Nulls: sc.nulls,

@@ -129,5 +129,10 @@ func (in *inputs) step1(r *ran, traces string) *Step1 {
 		in.rep.Reasons = append(in.rep.Reasons, fmt.Sprintf("step 1: %d/%d suite tasks passed (%s), below the threshold %s",
 			s1.Passed, s1.Total, percent(float64(s1.Passed)/float64(s1.Total)), percent(s1.Threshold)))
 	}
+	s1.Guarded = len(in.guarded)
+	if len(in.broken) > 0 {
+		s1.OK, s1.Broken = false, in.broken
+		in.rep.Reasons = append(in.rep.Reasons, keepReason(in.broken))
+	}
 	return s1
 }

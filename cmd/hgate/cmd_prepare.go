@@ -13,6 +13,8 @@ import (
 
 type prepareCmd struct {
 	Reset bool `help:"Start over on purpose: end the recorded state (kept in hgate state log), remove the state files and traces, clear refs/hgate/best, gate HEAD and prepare as new."`
+	// ZeroBaselineOK: the flag's name is gate.ZeroBaselineFlag, which the refusal names.
+	ZeroBaselineOK bool `name:"zero-baseline-ok" help:"Accept a baseline where every task failed the same way without printing a reward (same exit status, same last line of output), which prepare otherwise refuses as a benchmark that never ran."`
 }
 
 func (c *prepareCmd) Help() string {
@@ -37,12 +39,12 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		if err := configAtHead(g, env); err != nil {
 			return err
 		}
-		rs, rep, err = gate.PrepareReset(ctx, env)
+		rs, rep, err = gate.PrepareReset(ctx, env, c.options())
 		if rs != nil && !g.JSON {
 			printReset(g, rs)
 		}
 	} else {
-		rep, err = gate.Prepare(ctx, env)
+		rep, err = gate.Prepare(ctx, env, c.options())
 	}
 	if err != nil {
 		return err
@@ -69,6 +71,10 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	}
 	fmt.Fprintf(w, "created: %s\n", strings.Join(rep.Created, ", "))
 	return nil
+}
+
+func (c *prepareCmd) options() gate.PrepareOptions {
+	return gate.PrepareOptions{ZeroBaselineOK: c.ZeroBaselineOK}
 }
 
 // configAtHead makes HEAD's hgate.yaml the configuration env prepares with.

@@ -78,6 +78,8 @@ var byName = map[string]string{
 	"gate/trialsauto.go":                     "removes a private traces folder (os.RemoveAll never follows a link)",
 	"gate/bench.go":                          "makes, removes and renames {trace_dir} folders themselves, in the workspace (os.RemoveAll never follows a link)",
 	"gate/prepare.go":                        "the workspace and hgate's copies of traces; the traces themselves are read through fsafe",
+	"gate/preparephases.go":                  "the workspace's folders and prepare's private traces folder (os.RemoveAll never follows a link); the traces themselves are read through fsafe",
+	"gate/refusals.go":                       "traces/refused in the workspace, which no sandbox can write (os.RemoveAll never follows a link)",
 	"gate/baselinerun.go":                    "traces/refused, hgate's own copies (read from {trace_dir} through fsafe)",
 	"harness/qualify/qualify.go":             "the report folder itself (its parent is hgate's), harness.json in the workspace, and the room's copy of the bundle written before any check runs; the bundle and traces are read through fsafe",
 	"harness/qualify/standing.go":            "this iteration's previous qualification report, hgate's own file in the run's folder, which no sandbox can write",

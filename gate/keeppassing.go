@@ -1,0 +1,92 @@
+package gate
+
+import (
+	"github.com/hgate/hgate/answer"
+
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/cleanroom"
+)
+
+// gate.keep_passing: what passed stays passing. The suite starts empty and grows only by
+// promotion (auto-harness's rule), so where most train tasks pass at baseline only the
+// test split, as an aggregate, stands between them and a change that breaks one. With
+// keep_passing on, Step 1 also runs the train tasks that passed at the gated commit and
+// are not in the suite: one that fails, and fails again on two reruns (a flaky task
+// passes one), rejects the change, named. The tasks that passed at the gated commit are
+// the train tasks that passed at baseline: while the guard is on, every kept change left
+// them passing (or its gate rejected it), and a task that failed at baseline and passes
+// now joined the suite by promotion.
+
+// keepRuns is how many times a guarded task must fail, its first run included, before it
+// rejects the change (the answer's text says it).
+const keepRuns = answer.KeepRuns
+
+// keepPassing is gate.keep_passing as this workspace applies it: hgate.yaml's when written,
+// else prepare's recorded decision; off for a workspace prepared before the key existed,
+// until prepare --reset decides.
+func (e *Env) keepPassing(base *Baseline) bool {
+	if kp := e.Config.Gate.KeepPassing; kp != nil {
+		return *kp
+	}
+	return base != nil && base.KeepPassing != nil && *base.KeepPassing
+}
+
+// readGuarded finds the train tasks Step 1 guards besides the suite (guarded).
+func (e *Env) readGuarded(in *inputs) error {
+	base, err := e.ledgerBaseline()
+	if err != nil || !e.keepPassing(base) {
+		return err
+	}
+	in.guarded = guarded(in.sp.Train, base.TrainFailing, in.st.suite.Tasks)
+	return nil
+}
+
+// guarded is the train tasks that passed at baseline and are not in the suite, sorted.
+func guarded(train, failing, suiteTasks []string) []string {
+	var out []string
+	for _, id := range train {
+		if !slices.Contains(failing, id) && !slices.Contains(suiteTasks, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// guardPassing runs the guarded tasks once (traces kept with the suite's), and those that
+// failed up to keepRuns-1 more times; the ones that failed every run are broken. Not run
+// when --fail-fast already stopped the gate.
+func (e *Env) guardPassing(ctx context.Context, rm *cleanroom.Room, in *inputs, r *ran) error {
+	if len(in.guarded) == 0 || r.stoppedEarly {
+		return nil
+	}
+	failing := in.guarded
+	for trial := 1; trial <= keepRuns && len(failing) > 0; trial++ {
+		run, err := rm.Runner(r.pool, cleanroom.Train)
+		if err != nil {
+			return err
+		}
+		req := benchmark.Request{Split: "train", Tasks: failing, Trial: trial}
+		if trial == 1 {
+			req.TraceDir, req.Progress = e.traces(), e.progress("step 1, passing before", len(failing))
+		}
+		out, err := run.Run(ctx, req)
+		if err != nil {
+			return err
+		}
+		failing = slices.DeleteFunc(slices.Clone(failing), func(id string) bool { return out.Results[id].Passed() })
+	}
+	in.broken = failing
+	return nil
+}
+
+// keepReason is Step 1's reason for broken tasks.
+func keepReason(broken []string) string {
+	return fmt.Sprintf("step 1: %d train task(s) that passed at the gated commit fail now, and on %d reruns: %s (gate.keep_passing)",
+		len(broken), keepRuns-1, strings.Join(broken, ", "))
+}
