@@ -38,6 +38,10 @@ func (Claude) Resume(args []string, id string) ([]string, bool) {
 
 // Apply implements CLI: claude's --mcp-config takes several configs, hgate's own server's
 // then the active servers' file; --plugin-dir adds the plugin holding the active skills.
+// In -p mode claude connects --mcp-config servers without waiting and snapshots its tools
+// at the first turn, so on a busy machine a qualified server could still be "pending"
+// then and its tools missing all session: MCP_CONNECTION_NONBLOCKING=0 makes it wait
+// (its MCP startup timeout still bounds the wait).
 func (Claude) Apply(args []string, t Tools) ([]string, []string) {
 	out := slices.Clone(args)
 	if i := slices.Index(out, "--mcp-config"); i >= 0 && t.MCPConfig != "" && i+1 < len(out) {
@@ -46,7 +50,10 @@ func (Claude) Apply(args []string, t Tools) ([]string, []string) {
 	if t.PluginDir != "" {
 		out = slices.Insert(out, 1, "--plugin-dir", t.PluginDir)
 	}
-	return out, nil
+	if t.MCPConfig == "" {
+		return out, nil
+	}
+	return out, []string{"MCP_CONNECTION_NONBLOCKING=0"}
 }
 
 // Env implements CLI. Claude Code refuses --dangerously-skip-permissions as root unless

@@ -35,7 +35,7 @@ func TestClaude(t *testing.T) {
 	}
 	args, env := c.Apply(c.Args(), Tools{MCPConfig: "/a/claude-mcp.json", PluginDir: "/a/plugin"})
 	line := strings.Join(args, " ")
-	if !strings.HasPrefix(line, "claude --plugin-dir /a/plugin -p") || args[len(args)-1] != "/a/claude-mcp.json" || env != nil {
+	if !strings.HasPrefix(line, "claude --plugin-dir /a/plugin -p") || args[len(args)-1] != "/a/claude-mcp.json" || !slices.Equal(env, []string{"MCP_CONNECTION_NONBLOCKING=0"}) {
 		t.Errorf("claude with tools: %q %q", line, env)
 	}
 	if same, _ := c.Apply(c.Args(), Tools{}); !slices.Equal(same, c.Args()) {

@@ -52,8 +52,12 @@ func TestActivationAgainstClaude(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, _ = act.apply(agentcli.For([]string{"claude"}), args)
+	args, env := act.apply(agentcli.For([]string{"claude"}), args)
+	if !slices.Contains(env, "MCP_CONNECTION_NONBLOCKING=0") {
+		t.Fatalf("claude's activation environment %v: want MCP_CONNECTION_NONBLOCKING=0, so that its first turn waits for the servers", env)
+	}
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
 	// hgate's own server is on the command line too: hgate is not on PATH here, so
 	// claude reports it failed and goes on with the others.
 	cmd.Dir, cmd.Stdin = dir, strings.NewReader("Look it up.")
