@@ -327,13 +327,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	a := ss.run
-	a.Started = func(pid int) {
-		r.refsMu.Lock() // the agent's served commands may write the journal too
-		defer r.refsMu.Unlock()
-		j.AgentPID, j.AgentStart = pid, processStart(pid)
-		_ = r.save()
-		fault.Point("loop-agent-" + c.Phase) // hgate dies while the agent runs
-	}
+	a.Started = r.agentStarted(c.Phase)
 	if c.Answer != "" {
 		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
 		c.Keep = append(c.Keep, c.Answer)
@@ -366,6 +360,17 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	}
 	j.AgentPID, j.AgentStart = 0, ""
 	return res, out, ss.resumed, nil
+}
+
+// agentStarted journals the agent's process once it runs.
+func (r *runner) agentStarted(phase string) func(pid int) {
+	return func(pid int) {
+		r.refsMu.Lock() // the agent's served commands may write the journal too
+		defer r.refsMu.Unlock()
+		r.j.AgentPID, r.j.AgentStart = pid, processStart(pid)
+		_ = r.save()
+		fault.Point("loop-agent-" + phase) // hgate dies while the agent runs
+	}
 }
 
 // snapshotRefs takes refs/hgate/* into the journal before the agent's phase: what moves

@@ -180,14 +180,14 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 			Where: "loop.agents", Fix: "set loop.agents: 1 (--agents 1) or loop.harness.enabled: false (--no-harness)"}
 	}
 	var undo []func()
-	done = func() {
+	release := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
 	}
 	defer func() {
 		if err != nil {
-			done()
+			release() // done is nil in a failed start's results
 		}
 	}()
 	if err := r.lock(ctx); err != nil {
@@ -222,7 +222,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 		undo = append(undo, restore)
 	}
-	return r, done, nil
+	return r, release, nil
 }
 
 // defaults fills what opts left unset: the clock, the log, the grace period, the guard's
