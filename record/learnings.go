@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -121,7 +122,8 @@ func AppendLearning(path string, l Learning) error {
 	}
 	data, cut, err := statefile.ReadTail(path, learningsBound)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP):
+		// ELOOP: a symlink, never read through; the write below refuses it by name.
 		data = []byte(learningsTemplate)
 	case err != nil:
 		return fmt.Errorf("read learnings: %w", err)
