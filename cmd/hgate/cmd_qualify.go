@@ -13,7 +13,7 @@ import (
 type qualifyCmd struct{}
 
 func (c *qualifyCmd) Help() string {
-	return `Checks the tools the agent built for itself in loop.harness.dir (default .hgate/harness): skills/<name>/SKILL.md (front matter name and description) and MCP servers mcp/<name>/mcp.json (or HarnessGym's server.json, harnessgym-mcp.json). Each MCP server must answer initialize and tools/list within its startup and tool timeouts, list at least one tool, and pass its self_test. Every command runs in a clean room of the gated commit's tree plus the harness folder, in the benchmark's sandbox. The report goes to workspace/qualification/latest/qualification.json, each check's output beside it. Exit 0 when every artifact passes (or there is none), 1 when one fails, 2 when hgate could not answer.`
+	return `Checks the tools the agent built for itself in loop.harness.dir (default .hgate/harness): skills/<name>/SKILL.md (front matter name and description, and only the fields Claude Code documents) and MCP servers mcp/<name>/mcp.json (or HarnessGym's server.json, harnessgym-mcp.json). Each MCP server must open (MCP 2026-07-28's server/discover, or the legacy initialize) and answer tools/list within its startup and tool timeouts, list at least one tool, and pass its self_test. Every command runs in a clean room of the gated commit's tree plus the harness folder, in the benchmark's sandbox. The report goes to workspace/qualification/latest/qualification.json, each check's output beside it. Exit 0 when every artifact passes (or there is none), 1 when one fails, 2 when hgate could not answer.`
 }
 
 func (c *qualifyCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {

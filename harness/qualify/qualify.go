@@ -103,9 +103,10 @@ type Options struct {
 // commit's tree and a copy of the harness folder, nothing else. Every command runs as a
 // benchmark task does (the room's sandbox, a private TMPDIR and HOME, its whole process
 // tree ended at its timeout); none sees the test split. An MCP server passes when it
-// answers initialize and tools/list within its timeouts (through hgate-mcp smoke, the
-// MCP SDK's client), lists at least one tool, and its self_test exits 0; a skill passes
-// when its SKILL.md has name and description.
+// opens (server/discover, else initialize) and answers tools/list within its timeouts
+// (through hgate-mcp smoke, the MCP SDK's client), lists at least one tool, and its
+// self_test exits 0; a skill passes when its SKILL.md's front matter has name and
+// description and only the fields Claude Code documents, each of its kind.
 func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error) {
 	hc := e.Config.Loop.Harness
 	if err := e.CheckState(); err != nil {
