@@ -50,8 +50,20 @@ func (e *Env) checkMeasured(cfg *config.Config, where, refusal string) error {
 	if len(diff) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s%s changes the benchmark configuration the baseline was taken under (recorded in the ledger by hgate prepare):\n  %s\n%s",
-		refusal, where, strings.Join(diff, "\n  "), resetAdvice)
+	return &ConfigChanged{Refusal: refusal, Where: where, Diff: diff}
+}
+
+// ConfigChanged is the refusal of a command whose hgate.yaml is not the benchmark
+// configuration the baseline was taken under.
+type ConfigChanged struct {
+	Refusal string   // the command's own words before it ("state rebase refused: ")
+	Where   string   // "hgate.yaml at HEAD 1a2b3c4"
+	Diff    []string // each changed key, "key: old → new"
+}
+
+func (e *ConfigChanged) Error() string {
+	return fmt.Sprintf("%s%s changes the benchmark configuration the baseline was taken under (recorded in the ledger by hgate prepare):\n  %s\n%s",
+		e.Refusal, e.Where, strings.Join(e.Diff, "\n  "), resetAdvice)
 }
 
 // checkConfig is checkMeasured for the configuration the command reads (hgate.yaml as of
