@@ -101,7 +101,9 @@ func (e *Env) outsidePaths() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("clean_room: %s: %w", p, err)
 		}
-		if within(root, abs) || slices.ContainsFunc(carried, func(c string) bool { return within(abs, c) }) {
+		// Inside the repository is the tree's, which git and Step 0 guard (tasks read the
+		// room's copy); a path holding the repository would hash it whole.
+		if within(abs, root) || within(root, abs) || slices.ContainsFunc(carried, func(c string) bool { return within(abs, c) }) {
 			continue
 		}
 		out = append(out, abs)

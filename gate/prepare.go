@@ -208,8 +208,12 @@ func keepTraces(src, dst string, tasks []string) error {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return err
 	}
-	// src is {trace_dir}, which the tasks could write: read by descriptor (fsafe).
+	// src is {trace_dir}, which the tasks could write: read by descriptor (fsafe). A run
+	// that kept no traces (none, or no folder) leaves an empty folder.
 	from, err := fsafe.OpenRoot(src)
+	if src == "" || errors.Is(err, fs.ErrNotExist) {
+		return os.Rename(tmp, dst)
+	}
 	if err != nil {
 		return err
 	}
