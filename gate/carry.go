@@ -101,8 +101,10 @@ func (e *Env) outsidePaths() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("clean_room: %s: %w", p, err)
 		}
-		// Inside the repository is the tree's, which git and Step 0 guard (tasks read the
-		// room's copy); a path holding the repository would hash it whole.
+		// Inside the repository: a tracked file is the tree's, which Step 0 guards; an
+		// untracked or ignored one is no sandbox's to write in the loop, and in manual mode
+		// as open as the worktree (docs/security/integrity.md). A path holding the
+		// repository would hash it whole.
 		if within(abs, root) || within(root, abs) || slices.ContainsFunc(carried, func(c string) bool { return within(abs, c) }) {
 			continue
 		}
