@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -50,14 +49,30 @@ func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
 		}
 		fresh = accepted
 	}
-	diffs := accepted.Differences(now)
-	switch len(diffs) {
-	case 0:
-		return e.checkOutside(accepted, fresh, outside, key)
-	case 1:
-		return nil, errors.New(diffs[0] + "; run `hgate state rebase` to accept it")
+	if diffs := accepted.Differences(now); len(diffs) > 0 {
+		return nil, &CarryChanged{Diffs: diffs}
 	}
-	return nil, errors.New(strings.Join(diffs, "\n") + "\nrun `hgate state rebase` to accept the carried files as they are now")
+	return e.checkOutside(accepted, fresh, outside, key)
+}
+
+// CarryChanged is the refusal of a command whose carried files are not as the ledger
+// accepted them. It carries its own fix, so a caller that adds advice uses it instead.
+type CarryChanged struct {
+	Diffs []string // one line a changed file
+}
+
+func (e *CarryChanged) Error() string {
+	if len(e.Diffs) == 1 {
+		return e.Diffs[0] + "; run `hgate state rebase` to accept it"
+	}
+	return strings.Join(e.Diffs, "\n") + "\nrun `hgate state rebase` to accept the carried files as they are now"
+}
+
+// Problems, About and Fix let a refusal name each change with the one fix once.
+func (e *CarryChanged) Problems() []string { return e.Diffs }
+func (e *CarryChanged) About() string      { return "clean_room.carry" }
+func (e *CarryChanged) Fix() string {
+	return "hgate state rebase, to accept the carried files as they are now"
 }
 
 // checkOutside compares the data outside the repository (outsidePaths, ledger/outside.go)

@@ -66,6 +66,15 @@ func (e *ConfigChanged) Error() string {
 		e.Refusal, e.Where, strings.Join(e.Diff, "\n  "), resetAdvice)
 }
 
+// Problems, About and Fix let a refusal name the change with the one fix once.
+func (e *ConfigChanged) About() string { return "hgate.yaml" }
+func (e *ConfigChanged) Problems() []string {
+	return []string{e.Where + " changes the benchmark configuration the baseline was taken under (" + strings.Join(e.Diff, "; ") + ")"}
+}
+func (e *ConfigChanged) Fix() string {
+	return "hgate prepare --reset, for a new baseline and split under it"
+}
+
 // checkConfig is checkMeasured for the configuration the command reads (hgate.yaml as of
 // the gated commit).
 func (e *Env) checkConfig() error {

@@ -21,12 +21,29 @@ func (e *NotStarted) Error() string {
 	return fmt.Sprintf("loop: not started: %s (%s): %s", e.Reason, e.Where, e.Fix)
 }
 
+// advised is an error that names its own problems, what they are about, and their one fix
+// (gate.ConfigChanged, gate.CarryChanged): its advice replaces the caller's, which is
+// for the errors that carry none.
+type advised interface {
+	error
+	Problems() []string
+	About() string // the file or key they are about
+	Fix() string
+}
+
 // refuseStart wraps an error that stops the run before it begins; an interruption stays
 // one (exit 130), and a refusal already in shape is kept as it is.
 func refuseStart(err error, where, fix string) error {
 	var ns *NotStarted
 	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &ns) {
 		return err
+	}
+	if a := advised(nil); errors.As(err, &a) {
+		var errs []error
+		for _, p := range a.Problems() {
+			errs = append(errs, &NotStarted{Reason: p, Where: a.About(), Fix: a.Fix()})
+		}
+		return errors.Join(errs...)
 	}
 	return RefusalLines(err.Error(), where, fix)
 }

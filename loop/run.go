@@ -421,10 +421,6 @@ func (r *runner) open() error {
 	}
 	// The anchors and state files must be as the ledger has them before anything trusts them.
 	if err := r.env.Verify(); err != nil {
-		if cc := (*gate.ConfigChanged)(nil); errors.As(err, &cc) {
-			return &NotStarted{Reason: cc.Where + " changes the benchmark configuration the baseline was taken under (" + strings.Join(cc.Diff, "; ") + ")",
-				Where: "hgate.yaml", Fix: "hgate prepare --reset, for a new baseline and split under it"}
-		}
 		return refuseStart(err, gitguard.LedgerRef, "hgate state log shows the ledger; hgate state restore puts its files back")
 	}
 	// The guard must be clean before the agent starts, or every iteration would fail Step 0.
