@@ -50,7 +50,8 @@ func isolate(cmd *exec.Cmd, p Policy) {
 }
 
 // nsInit is the shim as init of its namespaces: it dies with its parent, mounts the
-// namespace's own /proc, brings lo up, applies the rest of the policy to itself, starts
+// namespace's own /proc, brings lo up, listens at the Listen ports and sends the
+// listeners back on its channel (death), applies the rest of the policy to itself, starts
 // the command as the leader and reaps every process of the namespace until the leader
 // exits. Then it exits with the leader's status, and the kernel kills whatever is left
 // before its parent sees it gone. A leader killed by signal N is reported as exit 128+N,
@@ -78,6 +79,11 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	}
 	if p.NoNetwork {
 		if err := loopbackUp(); err != nil {
+			return fail(err.Error())
+		}
+	}
+	if len(p.Listen) > 0 {
+		if err := sendListeners(death, p.Listen); err != nil {
 			return fail(err.Error())
 		}
 	}
