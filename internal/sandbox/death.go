@@ -2,7 +2,7 @@ package sandbox
 
 import (
 	"fmt"
-		"net"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
