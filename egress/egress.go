@@ -1,0 +1,253 @@
+// Package egress is hgate's allow-listing HTTPS proxy: what the agent reaches of the
+// network besides its model under loop.sandbox.network: {hosts: [...]}. The agent's
+// sandbox has a network namespace with loopback only; the proxy is served there on a
+// listener the sandbox's shim brings back, and the agent's CLIs find it through
+// HTTPS_PROXY. It tunnels CONNECT to the listed hosts and ports and to nothing else: any
+// other request is refused with 403 and logged, and a name the list does not hold is
+// never looked up (a lookup is itself a message out).
+package egress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config is what a proxy lets through.
+type Config struct {
+	// Hosts are the allowed destinations: "name" or "name:port" (443 when no port), a
+	// name or an IP literal ("[::1]:8443" for IPv6 with a port).
+	Hosts []string
+	// Resolve looks a listed name up (the system's resolver when nil). It is asked only
+	// for names the list holds.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Log gets one line per refused request (nil: none).
+	Log io.Writer
+	// DialTimeout bounds the connection to a listed host (30 s when zero).
+	DialTimeout time.Duration
+}
+
+// Proxy is a running proxy: Serve it on listeners, Close it once.
+type Proxy struct {
+	cfg     Config
+	allowed map[string]bool // "host:port", canonical
+	logMu   sync.Mutex
+
+	mu      sync.Mutex
+	servers []*http.Server
+	tunnels map[net.Conn]bool
+	closed  bool
+}
+
+// DefaultPort is the port of a listed host named without one.
+const DefaultPort = 443
+
+// ParseHost reads one entry of Config.Hosts into its canonical "host:port": the name in
+// lower case without a final dot, the port DefaultPort when none is given.
+func ParseHost(s string) (string, error) {
+	host, port := s, strconv.Itoa(DefaultPort)
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, port = h, p
+	} else if strings.Contains(strings.Trim(s, "[]"), ":") && !strings.HasPrefix(s, "[") {
+		host = s // an IPv6 literal without brackets and without a port
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "" || strings.ContainsAny(host, "/@*?# ") {
+		return "", fmt.Errorf("%q is not a host name or an IP address (expected a.example or a.example:443)", s)
+	}
+	if _, err := netip.ParseAddr(host); err != nil && strings.Contains(host, ":") {
+		return "", fmt.Errorf("%q is not a host name or an IP address (expected a.example or a.example:443)", s)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%q: the port is not one of 1..65535", s)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+}
+
+// New makes a proxy for cfg; an entry of Hosts that is not a host is an error.
+func New(cfg Config) (*Proxy, error) {
+	p := &Proxy{cfg: cfg, allowed: map[string]bool{}, tunnels: map[net.Conn]bool{}}
+	for _, h := range cfg.Hosts {
+		key, err := ParseHost(h)
+		if err != nil {
+			return nil, fmt.Errorf("egress: %w", err)
+		}
+		p.allowed[key] = true
+	}
+	if p.cfg.Resolve == nil {
+		p.cfg.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	if p.cfg.DialTimeout == 0 {
+		p.cfg.DialTimeout = 30 * time.Second
+	}
+	return p, nil
+}
+
+// Serve answers on l until l or the proxy is closed; it returns at once. It may be called
+// for several listeners (one per sandbox).
+func (p *Proxy) Serve(l net.Listener) {
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	p.mu.Lock()
+	closed := p.closed
+	if !closed {
+		p.servers = append(p.servers, srv)
+	}
+	p.mu.Unlock()
+	if closed {
+		l.Close()
+		return
+	}
+	go func() { _ = srv.Serve(l) }()
+}
+
+// Close stops every listener and ends every tunnel.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	var errs []error
+	for _, s := range p.servers {
+		errs = append(errs, s.Close())
+	}
+	for c := range p.tunnels {
+		c.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// ServeHTTP tunnels a CONNECT to a listed host and refuses everything else.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodConnect {
+		p.refuse(w, r.Method+" "+r.URL.String(), "only CONNECT to a listed host goes through")
+		return
+	}
+	key, err := ParseHost(r.Host)
+	if err != nil || !p.allowed[key] {
+		p.refuse(w, "CONNECT "+r.Host, "not in loop.sandbox.network.hosts")
+		return
+	}
+	up, err := p.dial(r.Context(), key)
+	if err != nil {
+		p.logf("egress: CONNECT %s failed: %v", key, err)
+		http.Error(w, "hgate egress: "+key+": "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	down, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		up.Close()
+		http.Error(w, "hgate egress: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	p.tunnel(down, buf, up)
+}
+
+// refuse answers 403 and logs what was refused and why.
+func (p *Proxy) refuse(w http.ResponseWriter, what, why string) {
+	p.logf("egress: refused %s: %s", what, why)
+	http.Error(w, "hgate egress: refused "+what+": "+why, http.StatusForbidden)
+}
+
+func (p *Proxy) logf(format string, args ...any) {
+	if p.cfg.Log == nil {
+		return
+	}
+	line := strings.Map(func(r rune) rune { // one line, whatever the request held
+		if r < ' ' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, fmt.Sprintf(format, args...))
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	fmt.Fprintln(p.cfg.Log, line)
+}
+
+// dial connects to a listed host:port: an IP literal as it is, a name through Resolve.
+func (p *Proxy) dial(ctx context.Context, key string) (net.Conn, error) {
+	host, port, _ := net.SplitHostPort(key)
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else if addrs, err = p.cfg.Resolve(ctx, host); err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	err := fmt.Errorf("%s has no address", host)
+	for _, a := range addrs {
+		var c net.Conn
+		if c, err = d.DialContext(ctx, "tcp", net.JoinHostPort(a.Unmap().String(), port)); err == nil {
+			return c, nil
+		}
+	}
+	return nil, err
+}
+
+// tunnel answers 200 and copies both ways until both ends are done.
+func (p *Proxy) tunnel(down net.Conn, buf *bufio.ReadWriter, up net.Conn) {
+	if !p.track(down, up) {
+		down.Close()
+		up.Close()
+		return
+	}
+	defer p.untrack(down, up)
+	if _, err := io.WriteString(down, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		// What the client sent after its request, already buffered, goes first.
+		io.Copy(up, io.MultiReader(io.LimitReader(buf.Reader, int64(buf.Reader.Buffered())), down))
+		closeWrite(up)
+		// A client that is gone (its sandbox ended) does not keep the tunnel open for
+		// a host that never ends its side.
+		up.SetReadDeadline(time.Now().Add(30 * time.Second))
+		close(done)
+	}()
+	io.Copy(down, up)
+	closeWrite(down)
+	<-done
+}
+
+func (p *Proxy) track(cs ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	for _, c := range cs {
+		p.tunnels[c] = true
+	}
+	return true
+}
+
+func (p *Proxy) untrack(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+		delete(p.tunnels, c)
+	}
+}
+
+// closeWrite ends one direction of a tunnel, so the other side sees its end.
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+		return
+	}
+	c.Close()
+}
