@@ -153,6 +153,8 @@ type runner struct {
 	gating atomic.Bool
 	// genMu orders the journal writes of a generation's agents, which run side by side.
 	genMu sync.Mutex
+	// net is the agent's network under loop.sandbox.network: model or hosts (nil: all).
+	net *agentNet
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -222,6 +224,10 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 		undo = append(undo, restore)
 	}
+	if r.net, err = r.openNet(); err != nil {
+		return nil, nil, err
+	}
+	undo = append(undo, r.net.close)
 	return r, release, nil
 }
 
