@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -36,16 +35,18 @@ type Config struct {
 	DialTimeout time.Duration
 }
 
-// Proxy is a running proxy: Serve it on listeners, Close it once.
+// Proxy is a running proxy: Serve it on listeners, Close it once. It speaks just enough
+// HTTP/1.1 to read a request's line and headers and answer (not net/http, which hgate
+// does not link: it costs every start).
 type Proxy struct {
 	cfg     Config
 	allowed map[string]bool // "host:port", canonical
 	logMu   sync.Mutex
 
-	mu      sync.Mutex
-	servers []*http.Server
-	tunnels map[net.Conn]bool
-	closed  bool
+	mu        sync.Mutex
+	listeners []net.Listener
+	conns     map[net.Conn]bool // the clients' and the hosts' connections, open
+	closed    bool
 }
 
 // DefaultPort is the port of a listed host named without one.
@@ -76,7 +77,7 @@ func ParseHost(s string) (string, error) {
 
 // New makes a proxy for cfg; an entry of Hosts that is not a host is an error.
 func New(cfg Config) (*Proxy, error) {
-	p := &Proxy{cfg: cfg, allowed: map[string]bool{}, tunnels: map[net.Conn]bool{}}
+	p := &Proxy{cfg: cfg, allowed: map[string]bool{}, conns: map[net.Conn]bool{}}
 	for _, h := range cfg.Hosts {
 		key, err := ParseHost(h)
 		if err != nil {
@@ -98,65 +99,130 @@ func New(cfg Config) (*Proxy, error) {
 // Serve answers on l until l or the proxy is closed; it returns at once. It may be called
 // for several listeners (one per sandbox).
 func (p *Proxy) Serve(l net.Listener) {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	p.mu.Lock()
 	closed := p.closed
 	if !closed {
-		p.servers = append(p.servers, srv)
+		p.listeners = append(p.listeners, l)
 	}
 	p.mu.Unlock()
 	if closed {
 		l.Close()
 		return
 	}
-	go func() { _ = srv.Serve(l) }()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.handle(c)
+		}
+	}()
 }
 
-// Close stops every listener and ends every tunnel.
+// Close stops every listener and ends every connection.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
 	var errs []error
-	for _, s := range p.servers {
-		errs = append(errs, s.Close())
+	for _, l := range p.listeners {
+		if err := l.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
 	}
-	for c := range p.tunnels {
+	for c := range p.conns {
 		c.Close()
 	}
 	return errors.Join(errs...)
 }
 
-// ServeHTTP tunnels a CONNECT to a listed host and refuses everything else.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodConnect {
-		p.refuse(w, r.Method+" "+r.URL.String(), "only CONNECT to a listed host goes through")
+// headerTimeout bounds the wait for a request's line and headers.
+const headerTimeout = 30 * time.Second
+
+// handle reads one request from a client and tunnels it to a listed host, or refuses it.
+func (p *Proxy) handle(down net.Conn) {
+	if !p.track(down) {
+		down.Close()
 		return
 	}
-	key, err := ParseHost(r.Host)
+	defer p.untrack(down)
+	down.SetReadDeadline(time.Now().Add(headerTimeout))
+	br := bufio.NewReaderSize(down, maxLine)
+	method, target, err := readRequest(br)
+	if err != nil {
+		p.logf("egress: refused a request it could not read: %v", err)
+		answer(down, "400 Bad Request", "hgate egress: "+err.Error())
+		return
+	}
+	down.SetReadDeadline(time.Time{})
+	if method != "CONNECT" {
+		p.refuse(down, method+" "+target, "only CONNECT to a listed host goes through")
+		return
+	}
+	key, err := ParseHost(target)
 	if err != nil || !p.allowed[key] {
-		p.refuse(w, "CONNECT "+r.Host, "not in loop.sandbox.network.hosts")
+		p.refuse(down, "CONNECT "+target, "not in loop.sandbox.network.hosts")
 		return
 	}
-	up, err := p.dial(r.Context(), key)
+	up, err := p.dial(key)
 	if err != nil {
 		p.logf("egress: CONNECT %s failed: %v", key, err)
-		http.Error(w, "hgate egress: "+key+": "+err.Error(), http.StatusBadGateway)
+		answer(down, "502 Bad Gateway", "hgate egress: "+key+": "+err.Error())
 		return
 	}
-	down, buf, err := http.NewResponseController(w).Hijack()
-	if err != nil {
+	if !p.track(up) {
 		up.Close()
-		http.Error(w, "hgate egress: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	p.tunnel(down, buf, up)
+	defer p.untrack(up)
+	if _, err := io.WriteString(down, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	tunnel(down, br, up)
+}
+
+// maxLine and maxHeaders bound what a request may send before its tunnel.
+const (
+	maxLine    = 8 << 10
+	maxHeaders = 100
+)
+
+// readRequest reads a request's line and its headers (which the proxy ignores) and
+// returns its method and target.
+func readRequest(br *bufio.Reader) (method, target string, err error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return "", "", fmt.Errorf("the request line: %w", err)
+	}
+	fields := strings.Fields(string(line))
+	if len(fields) != 3 || !strings.HasPrefix(fields[2], "HTTP/1.") {
+		return "", "", errors.New("not an HTTP/1 request line")
+	}
+	for i := 0; ; i++ {
+		h, err := br.ReadSlice('\n')
+		if err != nil {
+			return "", "", fmt.Errorf("the headers: %w", err)
+		}
+		if len(strings.TrimRight(string(h), "\r\n")) == 0 {
+			return fields[0], fields[1], nil
+		}
+		if i == maxHeaders {
+			return "", "", errors.New("too many headers")
+		}
+	}
+}
+
+// answer writes a whole response with a text body; the connection is closed after.
+func answer(c net.Conn, status, body string) {
+	c.SetWriteDeadline(time.Now().Add(headerTimeout))
+	fmt.Fprintf(c, "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n", status, len(body)+1, body)
 }
 
 // refuse answers 403 and logs what was refused and why.
-func (p *Proxy) refuse(w http.ResponseWriter, what, why string) {
+func (p *Proxy) refuse(c net.Conn, what, why string) {
 	p.logf("egress: refused %s: %s", what, why)
-	http.Error(w, "hgate egress: refused "+what+": "+why, http.StatusForbidden)
+	answer(c, "403 Forbidden", "hgate egress: refused "+what+": "+why)
 }
 
 func (p *Proxy) logf(format string, args ...any) {
@@ -175,9 +241,9 @@ func (p *Proxy) logf(format string, args ...any) {
 }
 
 // dial connects to a listed host:port: an IP literal as it is, a name through Resolve.
-func (p *Proxy) dial(ctx context.Context, key string) (net.Conn, error) {
+func (p *Proxy) dial(key string) (net.Conn, error) {
 	host, port, _ := net.SplitHostPort(key)
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
 	defer cancel()
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -196,21 +262,12 @@ func (p *Proxy) dial(ctx context.Context, key string) (net.Conn, error) {
 	return nil, err
 }
 
-// tunnel answers 200 and copies both ways until both ends are done.
-func (p *Proxy) tunnel(down net.Conn, buf *bufio.ReadWriter, up net.Conn) {
-	if !p.track(down, up) {
-		down.Close()
-		up.Close()
-		return
-	}
-	defer p.untrack(down, up)
-	if _, err := io.WriteString(down, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		return
-	}
+// tunnel copies both ways until both ends are done; what the client sent after its
+// request, already buffered in br, goes first.
+func tunnel(down net.Conn, br *bufio.Reader, up net.Conn) {
 	done := make(chan struct{})
 	go func() {
-		// What the client sent after its request, already buffered, goes first.
-		io.Copy(up, io.MultiReader(io.LimitReader(buf.Reader, int64(buf.Reader.Buffered())), down))
+		io.Copy(up, br)
 		closeWrite(up)
 		// A client that is gone (its sandbox ended) does not keep the tunnel open for
 		// a host that never ends its side.
@@ -222,25 +279,21 @@ func (p *Proxy) tunnel(down net.Conn, buf *bufio.ReadWriter, up net.Conn) {
 	<-done
 }
 
-func (p *Proxy) track(cs ...net.Conn) bool {
+func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return false
 	}
-	for _, c := range cs {
-		p.tunnels[c] = true
-	}
+	p.conns[c] = true
 	return true
 }
 
-func (p *Proxy) untrack(cs ...net.Conn) {
+func (p *Proxy) untrack(c net.Conn) {
+	c.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range cs {
-		c.Close()
-		delete(p.tunnels, c)
-	}
+	delete(p.conns, c)
 }
 
 // closeWrite ends one direction of a tunnel, so the other side sees its end.
