@@ -17,8 +17,10 @@ import (
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gateway"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/internal/modelstub"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
@@ -28,7 +30,7 @@ import (
 const netBot = `try() { name=$1; shift; curl -s -m 10 "$@" > "$OUT/$name.txt" 2>&1; echo " exit=$?" >> "$OUT/$name.txt"; }
 try host "http://$HOST_ADDR/"
 try other-host "http://198.51.100.1/"
-try gateway "http://127.0.0.1:$GW_PORT/"
+try gateway -X POST -H 'content-type: application/json' -d '{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}' "http://127.0.0.1:$GW_PORT$GW_PREFIX/v1/messages"
 try listed -p "http://$HOST_ADDR/"
 try unlisted -p "http://$OTHER_ADDR/"
 env | grep -i '^https\?_proxy=' | sort > "$OUT/env.txt"
@@ -59,9 +61,9 @@ func nonLoopback() string {
 	return ""
 }
 
-// netLoop runs one iteration of a loop with network nw whose agent is netBot, with a
-// stand-in of the model gateway served as the gateway will be (a netServer at the port it
-// has on the host's loopback), and returns what the agent wrote and the run's folder.
+// netLoop runs one iteration of a loop with network nw whose agent is netBot, with a model
+// gateway (its model a stub) served as the run's will be (a netServer at the port it has on
+// the host's loopback), and returns what the agent wrote and the run's folder.
 func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 	if testing.Short() {
 		t.Skip("runs the loop")
@@ -78,28 +80,32 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 	}
 	out := t.TempDir()
 	host, other := hostServer(t, ip, "host"), hostServer(t, ip, "other")
+	// The model gateway as the loop runs it: on the host's loopback, its model a stub.
+	stub := modelstub.Anthropic(t, modelstub.Turn{Text: "unused: the agent's request has no tools"})
+	g, err := gateway.New(gateway.Config{AnthropicURL: stub.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
 	gw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw.Close() // only its port: the agent reaches the stand-in inside, never this one
+	g.Serve(gw)
 	gwPort := gw.Addr().(*net.TCPAddr).Port
 	// Outside the sandbox the host's servers answer: the refusals below are the sandbox's.
 	if b, err := exec.Command("curl", "-s", "-m", "10", "http://"+host+"/").Output(); err != nil || string(b) != "host" {
 		t.Fatalf("unsandboxed curl of %s: %q %v", host, b, err)
 	}
-	for k, v := range map[string]string{"OUT": out, "HOST_ADDR": host, "OTHER_ADDR": other, "GW_PORT": strconv.Itoa(gwPort)} {
+	for k, v := range map[string]string{"OUT": out, "HOST_ADDR": host, "OTHER_ADDR": other, "GW_PORT": strconv.Itoa(gwPort), "GW_PREFIX": g.Scope("attempt")} {
 		t.Setenv(k, v)
 	}
 	if nw.Mode == config.NetworkHosts {
 		nw.Hosts = []string{host}
 	}
 	r := netRunner(t, nw, out)
-	served := func(l net.Listener) {
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "gateway") })}
-		go srv.Serve(l)
-	}
-	r.net.servers = append([]netServer{{Name: "the model gateway", Port: gwPort, Serve: served}}, r.net.servers...)
+	// What the merge connects: the run's gateway as openNet's model server.
+	r.net.servers = append([]netServer{{Name: "the model gateway", Port: gwPort, Serve: g.Serve}}, r.net.servers...)
 	if _, err := r.loop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +118,9 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 		got[name] = string(b)
 	}
 	t.Logf("the agent got: %q", got)
+	if n := len(stub.Requests()); n != 1 {
+		t.Errorf("the model stub got %d requests through the gateway, want the agent's one", n)
+	}
 	return got, r.dir
 }
 
@@ -158,7 +167,7 @@ func netRunner(t *testing.T, nw config.Network, out string) *runner {
 // host, and it has no proxy.
 func TestNetworkModel(t *testing.T) {
 	got, dir := netLoop(t, config.Network{Mode: config.NetworkModel})
-	if !strings.HasPrefix(got["gateway"], "gateway exit=0") {
+	if !strings.Contains(got["gateway"], `"text":"ok"`) || !strings.HasSuffix(got["gateway"], " exit=0\n") {
 		t.Errorf("the gateway, from the agent's sandbox: %q", got["gateway"])
 	}
 	for _, name := range []string{"host", "other-host", "listed", "unlisted"} {
@@ -181,7 +190,7 @@ func TestNetworkHosts(t *testing.T) {
 	if !strings.HasPrefix(got["listed"], "host exit=0") {
 		t.Errorf("the listed host, through the proxy: %q", got["listed"])
 	}
-	if !strings.HasPrefix(got["gateway"], "gateway exit=0") {
+	if !strings.Contains(got["gateway"], `"text":"ok"`) || !strings.HasSuffix(got["gateway"], " exit=0\n") {
 		t.Errorf("the gateway, from the agent's sandbox: %q", got["gateway"])
 	}
 	for _, name := range []string{"host", "other-host", "unlisted"} {
