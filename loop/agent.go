@@ -118,20 +118,12 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	cmd := exec.Command(a.Args[0], a.Args[1:]...)
 	cmd.Dir, cmd.Env = a.Dir, a.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	var ch *sandbox.Death // the shim's channel, for the listeners of its Listen
-	if a.Sandbox != nil {
-		var err error
-		if len(a.Sandbox.Listen) > 0 {
-			ch, err = sandbox.WrapDeath(cmd, *a.Sandbox)
-		} else {
-			err = sandbox.Wrap(cmd, *a.Sandbox)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
-			return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
-		}
+	ch, err := a.wrap(cmd)
+	if err != nil {
+		fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
+		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
 	}
-	defer ch.Signal() // closes the channel
+	defer ch.Signal() // closes the shim's channel
 	limit := a.Timeout
 	if !a.Deadline.IsZero() {
 		if d := time.Until(a.Deadline); limit <= 0 || d < limit {
@@ -196,6 +188,19 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		res.Outcome, res.ExitCode = AgentOK, 0
 	}
 	return res
+}
+
+// wrap puts cmd in the agent's sandbox, if any; the shim's channel comes back when the
+// sandbox brings listeners back from the agent's network namespace (nil otherwise).
+func (a *agentRun) wrap(cmd *exec.Cmd) (*sandbox.Death, error) {
+	switch {
+	case a.Sandbox == nil:
+		return nil, nil
+	case len(a.Sandbox.Listen) > 0:
+		return sandbox.WrapDeath(cmd, *a.Sandbox)
+	default:
+		return nil, sandbox.Wrap(cmd, *a.Sandbox)
+	}
 }
 
 // serveNet serves the listeners the agent's sandbox brought back from its network

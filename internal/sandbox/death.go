@@ -59,8 +59,8 @@ func WrapDeath(cmd *exec.Cmd, p Policy) (*Death, error) {
 	return &Death{conn: c.(*net.UnixConn), w: w, listen: len(p.Listen)}, nil
 }
 
-// Started closes this process's end of the pipe the shim writes: once the shim is gone,
-// a read finds its records or the end.
+// Started closes this process's copy of the shim's end of the channel: once the shim is
+// gone, a read finds its records or the end.
 func (d *Death) Started() {
 	if d != nil && d.w != nil {
 		d.w.Close()

@@ -56,7 +56,7 @@ func isolate(cmd *exec.Cmd, p Policy) {
 // exits. Then it exits with the leader's status, and the kernel kills whatever is left
 // before its parent sees it gone. A leader killed by signal N is reported as exit 128+N,
 // as a shell does (the init of a namespace cannot die of a signal it sends itself), and
-// as "signal N" on the death pipe (fd death, when not 0: see WrapDeath).
+// as "signal N" on its channel (fd death, when not 0: see WrapDeath).
 //
 // The init is inside the policy itself, so that one Go process per task does both jobs
 // (a second shim cost a Go runtime's start per task). That takes nothing from the
@@ -129,7 +129,7 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	ws := l.reap()
 	if ws.Signaled() {
 		if death > 0 {
-			// One short write to a pipe: whole or not at all. The reader ignores anything else.
+			// One record on a SEQPACKET socket: whole or not at all. The reader ignores anything else.
 			unix.Write(death, []byte(deathRecord(ws.Signal())))
 		}
 		return 128 + int(ws.Signal())

@@ -22,7 +22,7 @@
 //
 // A leader that dies of a signal: without Isolate the shim dies of the same signal. With
 // Isolate the shim is the init of a PID namespace, which cannot die of a signal it sends
-// itself: it exits 128+N as a shell would, and says "signal N" on the death pipe of
+// itself: it exits 128+N as a shell would, and says "signal N" on the channel of
 // WrapDeath, so that a caller tells a task killed by SIGKILL from one that exits 137.
 package sandbox
 
@@ -118,7 +118,7 @@ const (
 // paths in p are taken from the caller's working directory. Returns an error when Available() does.
 func Wrap(cmd *exec.Cmd, p Policy) error { return wrap(cmd, p, 0) }
 
-// wrap is Wrap; death is the shim's fd of the death pipe, 0 for none.
+// wrap is Wrap; death is the shim's fd of its channel (see Death), 0 for none.
 func wrap(cmd *exec.Cmd, p Policy, death int) error {
 	if cmd.Process != nil {
 		return errors.New("sandbox: command already started")
@@ -223,7 +223,7 @@ func checkListen(p Policy, death int) error {
 // which may run in another directory, means the same files.
 func encodePolicy(p Policy, unset []string) (string, error) { return encodeWire(p, unset, 0) }
 
-// encodeWire is encodePolicy with the shim's fd of the death pipe (0: none).
+// encodeWire is encodePolicy with the shim's fd of its channel (0: none).
 func encodeWire(p Policy, unset []string, death int) (string, error) {
 	abs := func(list []string) ([]string, error) {
 		out := make([]string, 0, len(list))
@@ -321,7 +321,7 @@ func shim(args []string) int {
 		return fail(err.Error())
 	}
 	if w.Death > 2 {
-		// The pipe is this shim's alone: nothing it starts may inherit it.
+		// The channel is this shim's alone: nothing it starts may inherit it.
 		closeOnExec(w.Death)
 	}
 	if w.Reap {
