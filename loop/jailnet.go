@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/egress"
@@ -61,6 +62,7 @@ func (r *runner) openNet(model ...netServer) (*agentNet, error) {
 	}
 	an := &agentNet{servers: model}
 	if nw.Mode != config.NetworkHosts {
+		fmt.Fprintln(r.log, "[loop] the agent's network: model (loopback only, its model gateway reachable)")
 		return an, nil
 	}
 	f, err := os.OpenFile(filepath.Join(r.dir, egressLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -78,6 +80,8 @@ func (r *runner) openNet(model ...netServer) (*agentNet, error) {
 	proxy := "http://127.0.0.1:" + strconv.Itoa(port)
 	// Both spellings: tools differ in which they read. Loopback (the gateway) is reached
 	// directly.
+	fmt.Fprintf(r.log, "[loop] the agent's network: its model gateway and %s through hgate's proxy (refusals in %s)\n",
+		strings.Join(nw.Hosts, ", "), filepath.Join(r.dir, egressLogName))
 	an.env = []string{"HTTPS_PROXY=" + proxy, "https_proxy=" + proxy, "HTTP_PROXY=" + proxy, "http_proxy=" + proxy,
 		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1"}
 	return an, nil
