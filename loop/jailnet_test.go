@@ -30,6 +30,7 @@ import (
 const netBot = `try() { name=$1; shift; curl -s -m 10 "$@" > "$OUT/$name.txt" 2>&1; echo " exit=$?" >> "$OUT/$name.txt"; }
 try host "http://$HOST_ADDR/"
 try other-host "http://198.51.100.1/"
+try host-loopback "http://$HOST_LO/"
 try gateway -X POST -H 'content-type: application/json' -d '{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}' "http://127.0.0.1:$GW_PORT$GW_PREFIX/v1/messages"
 try listed -p "http://$HOST_ADDR/"
 try unlisted -p "http://$OTHER_ADDR/"
@@ -37,7 +38,7 @@ env | grep -i '^https\?_proxy=' | sort > "$OUT/env.txt"
 exit 0
 `
 
-// hostServer serves answer over HTTP on this host's non-loopback address.
+// hostServer serves answer over HTTP on ip, an address of this host's.
 func hostServer(t *testing.T, ip, answer string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
@@ -79,7 +80,7 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 		t.Skip("this host has no non-loopback IPv4 address")
 	}
 	out := t.TempDir()
-	host, other := hostServer(t, ip, "host"), hostServer(t, ip, "other")
+	host, other, hostLo := hostServer(t, ip, "host"), hostServer(t, ip, "other"), hostServer(t, "127.0.0.1", "host loopback")
 	// The model gateway as the loop runs it: on the host's loopback, its model a stub.
 	stub := modelstub.Anthropic(t, modelstub.Turn{Text: "unused: the agent's request has no tools"})
 	g, err := gateway.New(gateway.Config{AnthropicURL: stub.URL})
@@ -97,7 +98,7 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 	if b, err := exec.Command("curl", "-s", "-m", "10", "http://"+host+"/").Output(); err != nil || string(b) != "host" {
 		t.Fatalf("unsandboxed curl of %s: %q %v", host, b, err)
 	}
-	for k, v := range map[string]string{"OUT": out, "HOST_ADDR": host, "OTHER_ADDR": other, "GW_PORT": strconv.Itoa(gwPort), "GW_PREFIX": g.Scope("attempt")} {
+	for k, v := range map[string]string{"OUT": out, "HOST_ADDR": host, "OTHER_ADDR": other, "HOST_LO": hostLo, "GW_PORT": strconv.Itoa(gwPort), "GW_PREFIX": g.Scope("attempt")} {
 		t.Setenv(k, v)
 	}
 	if nw.Mode == config.NetworkHosts {
@@ -110,7 +111,7 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, name := range []string{"host", "other-host", "gateway", "listed", "unlisted", "env"} {
+	for _, name := range []string{"host", "other-host", "host-loopback", "gateway", "listed", "unlisted", "env"} {
 		b, err := os.ReadFile(filepath.Join(out, name+".txt"))
 		if err != nil {
 			t.Fatalf("the agent wrote no %s.txt: %v", name, err)
@@ -163,14 +164,14 @@ func netRunner(t *testing.T, nw config.Network, out string) *runner {
 }
 
 // TestNetworkModel: with network: model the agent reaches the gateway's listener and
-// nothing else: not a server of this host's on its non-loopback address, not another
-// host, and it has no proxy.
+// nothing else: not a server of this host's on its non-loopback address or its loopback,
+// not another host, and it has no proxy.
 func TestNetworkModel(t *testing.T) {
 	got, dir := netLoop(t, config.Network{Mode: config.NetworkModel})
 	if !strings.Contains(got["gateway"], `"text":"ok"`) || !strings.HasSuffix(got["gateway"], " exit=0\n") {
 		t.Errorf("the gateway, from the agent's sandbox: %q", got["gateway"])
 	}
-	for _, name := range []string{"host", "other-host", "listed", "unlisted"} {
+	for _, name := range []string{"host", "other-host", "host-loopback", "listed", "unlisted"} {
 		if !strings.HasPrefix(got[name], " exit=") || strings.HasPrefix(got[name], " exit=0") {
 			t.Errorf("%s, from the agent's sandbox: %q, want nothing and a failure", name, got[name])
 		}
@@ -193,9 +194,10 @@ func TestNetworkHosts(t *testing.T) {
 	if !strings.Contains(got["gateway"], `"text":"ok"`) || !strings.HasSuffix(got["gateway"], " exit=0\n") {
 		t.Errorf("the gateway, from the agent's sandbox: %q", got["gateway"])
 	}
-	for _, name := range []string{"host", "other-host", "unlisted"} {
-		if strings.Contains(got[name], "host exit") || strings.HasPrefix(got[name], " exit=0") || strings.HasPrefix(got[name], "other exit=0") {
-			t.Errorf("%s, from the agent's sandbox: %q, want a failure", name, got[name])
+	for _, name := range []string{"host", "other-host", "host-loopback", "unlisted"} {
+		// A failure, or the proxy's refusal of a plain request (HTTP_PROXY's way).
+		if reached := strings.HasSuffix(got[name], " exit=0\n"); reached && !strings.HasPrefix(got[name], "hgate egress: refused ") {
+			t.Errorf("%s, from the agent's sandbox: %q, want a failure or the proxy's refusal", name, got[name])
 		}
 	}
 	if !strings.Contains(got["env"], "https_proxy=http://127.0.0.1:") {

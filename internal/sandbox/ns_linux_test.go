@@ -547,7 +547,7 @@ func hostAddress() string {
 
 // testListen: with NoNetwork and Listen, the tree reaches the listener hgate serves on a
 // descriptor the shim brought back from its namespace, and nothing else: not a listener
-// of this host's on its own non-loopback address, not another host.
+// of this host's on its own non-loopback address or on its loopback, not another host.
 func testListen(t *testing.T) {
 	ip := hostAddress()
 	if ip == "" {
@@ -559,6 +559,14 @@ func testListen(t *testing.T) {
 	}
 	defer host.Close()
 	go greeter(host, "host")
+	// A server on the host's loopback that is not the gateway: the tree's 127.0.0.1 is
+	// its namespace's own, where it is not.
+	hostLo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostLo.Close()
+	go greeter(hostLo, "host loopback")
 	// The gateway's stand-in: a port on the host's loopback, which the tree gets inside.
 	gw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -577,7 +585,7 @@ func testListen(t *testing.T) {
 	}
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), helperEnv+"=dial")
-	cmd.Args = append(cmd.Args, "dial", inside, host.Addr().String(), "192.0.2.1:443", inside)
+	cmd.Args = append(cmd.Args, "dial", inside, host.Addr().String(), "192.0.2.1:443", hostLo.Addr().String(), inside)
 	d, err := WrapDeath(cmd, Policy{Isolate: true, NoNetwork: true, Listen: []int{port}})
 	if err != nil {
 		t.Fatal(err)
@@ -599,10 +607,10 @@ func testListen(t *testing.T) {
 	ls[0].Close()
 	d.Signal()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if err != nil || len(lines) != 4 {
+	if err != nil || len(lines) != 5 {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for i, want := range []string{"gateway", "no (", "no (", "gateway"} {
+	for i, want := range []string{"gateway", "no (", "no (", "no (", "gateway"} {
 		if _, got, _ := strings.Cut(lines[i], ": "); !strings.HasPrefix(got, want) {
 			t.Errorf("inside the namespace, %s; want %q", lines[i], want)
 		}
