@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,11 +114,20 @@ func (p *Proxy) Serve(l net.Listener) {
 		for {
 			c, err := l.Accept()
 			if err != nil {
+				p.forget(l) // closed: its sandbox's phase ended, or the proxy did
 				return
 			}
 			go p.handle(c)
 		}
 	}()
+}
+
+// forget drops a listener that no longer accepts.
+func (p *Proxy) forget(l net.Listener) {
+	l.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.listeners = slices.DeleteFunc(p.listeners, func(m net.Listener) bool { return m == l })
 }
 
 // Close stops every listener and ends every connection.

@@ -158,11 +158,21 @@ func TestRefusals(t *testing.T) {
 	if line, _ := bufio.NewReader(c).ReadString('\n'); line != "ping\n" {
 		t.Errorf("through the tunnel: %q", line)
 	}
+	// Something that is not a request is answered 400 and logged.
+	g, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(g, "hello\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(g), nil); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a line that is no request: %v %v, want 400", resp, err)
+	}
+	g.Close()
 	if len(res.asked) != 0 {
 		t.Errorf("names looked up: %q, want none", res.asked)
 	}
 	got := log.String()
-	for _, want := range []string{"refused CONNECT evil.example:443", "refused CONNECT api.example:" + port, "refused CONNECT 127.0.0.2:" + port, "refused CONNECT localhost:" + port, "refused GET http://api.example/"} {
+	for _, want := range []string{"refused CONNECT evil.example:443", "refused CONNECT api.example:" + port, "refused CONNECT 127.0.0.2:" + port, "refused CONNECT localhost:" + port, "refused GET http://api.example/", "refused a request it could not read"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %q:\n%s", want, got)
 		}
@@ -179,5 +189,32 @@ func TestParseHost(t *testing.T) {
 		if (err != nil) != (want == "") || got != want {
 			t.Errorf("ParseHost(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+}
+
+// TestServeSeveral: one proxy serves a listener per sandbox; closing one (its phase
+// ended) leaves the others answering, and Close ends them all.
+func TestServeSeveral(t *testing.T) {
+	p, err := New(Config{Hosts: []string{"a.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls []net.Listener
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Serve(l)
+		ls = append(ls, l)
+	}
+	ls[0].Close()
+	if code, _ := connect(t, ls[1].Addr().String(), "b.example:443"); code != http.StatusForbidden {
+		t.Errorf("the second listener: %d, want 403", code)
+	}
+	p.Close()
+	if c, err := net.Dial("tcp", ls[1].Addr().String()); err == nil {
+		c.Close()
+		t.Error("a listener still accepts after Close")
 	}
 }
