@@ -34,6 +34,18 @@ type agentNet struct {
 // egressLogName is the run's log of the requests the egress proxy refused.
 const egressLogName = "egress.log"
 
+// networkName is loop.sandbox.network as run_config.json keeps it: all, model, or
+// "hosts: a.example, b.example:8443".
+func networkName(nw config.Network) string {
+	switch nw.Mode {
+	case "":
+		return config.NetworkAll
+	case config.NetworkHosts:
+		return "hosts: " + strings.Join(nw.Hosts, ", ")
+	}
+	return nw.Mode
+}
+
 // networkState refuses a run whose loop.sandbox.network cannot be had: model and hosts
 // need the sandbox and a network namespace, and never fall back to the host's network.
 func networkState(cfg config.Sandbox) error {

@@ -3,6 +3,7 @@ package loop
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -179,6 +180,10 @@ func TestNetworkModel(t *testing.T) {
 	if got["env"] != "" {
 		t.Errorf("the agent's proxy variables: %q, want none", got["env"])
 	}
+	var rc map[string]any
+	if b, err := os.ReadFile(filepath.Join(dir, "run_config.json")); err != nil || json.Unmarshal(b, &rc) != nil || rc["sandbox_network"] != "model" {
+		t.Errorf("run_config.json's sandbox_network: %v (%v)", rc["sandbox_network"], err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, egressLogName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an egress log without hosts: %v", err)
 	}
@@ -206,6 +211,16 @@ func TestNetworkHosts(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(dir, egressLogName))
 	if !strings.Contains(string(log), "refused CONNECT "+os.Getenv("OTHER_ADDR")) {
 		t.Errorf("egress.log: %q, want the unlisted host's refusal", log)
+	}
+}
+
+func TestNetworkName(t *testing.T) {
+	for nw, want := range map[*config.Network]string{
+		{}: "all", {Mode: config.NetworkModel}: "model", {Mode: config.NetworkHosts, Hosts: []string{"a.example", "b.example:8443"}}: "hosts: a.example, b.example:8443",
+	} {
+		if got := networkName(*nw); got != want {
+			t.Errorf("networkName(%+v) = %q, want %q", *nw, got, want)
+		}
 	}
 }
 

@@ -597,7 +597,7 @@ func (r *runner) runConfig() map[string]any {
 		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
 		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
-		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
+		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden, "sandbox_network": networkName(c.Sandbox.Network),
 		"agents": c.Agents, "budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
 		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
 			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
