@@ -217,7 +217,26 @@ type Sandbox struct {
 	Enabled  bool     // default true; the --no-sandbox flag turns it off too
 	Writable []string // extra paths the agent may write: ~/ for the home folder, absolute, or relative to the repository root
 	Hidden   []string // paths the agent may not read (same forms), e.g. test data kept outside the repository
+	Network  Network  // what of the network the agent reaches (the zero value: all of it)
 }
+
+// Network is loop.sandbox.network: "all" (the default: the host's network), "model" (a
+// network namespace with loopback only, the model gateway reachable in it), or
+// {hosts: [...]} (as model, plus those hosts through hgate's allow-listing proxy).
+type Network struct {
+	Mode  string   // NetworkAll ("" too), NetworkModel or NetworkHosts
+	Hosts []string // with NetworkHosts: "name" or "name:port" (443 when no port)
+}
+
+// The modes of loop.sandbox.network.
+const (
+	NetworkAll   = "all"
+	NetworkModel = "model"
+	NetworkHosts = "hosts"
+)
+
+// Isolated reports whether the agent gets a network namespace of its own.
+func (n Network) Isolated() bool { return n.Mode == NetworkModel || n.Mode == NetworkHosts }
 
 // CleanRoom configures the fresh directory the benchmark runs in.
 type CleanRoom struct {

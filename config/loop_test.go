@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,5 +61,42 @@ func TestLoopOverride(t *testing.T) {
 	}
 	if l.Iterations != before.Iterations || l.RepairAttempts != before.RepairAttempts {
 		t.Errorf("a bad flag changed the setting: %+v", l)
+	}
+}
+
+// TestSandboxNetwork: loop.sandbox.network is all (also when absent), model, or a
+// mapping of hosts; anything else is an error that says what is expected.
+func TestSandboxNetwork(t *testing.T) {
+	const head = "allow: [a]\nbenchmark: {tasks: {glob: x}, run: [sh]}\nloop:\n  sandbox:\n"
+	for in, want := range map[string]Network{
+		"    enabled: true\n":                                {},
+		"    network: all\n":                                 {Mode: NetworkAll},
+		"    network: model\n":                               {Mode: NetworkModel},
+		"    network: {hosts: [a.example, b.example:443]}\n": {Mode: NetworkHosts, Hosts: []string{"a.example", "b.example:443"}},
+	} {
+		cfg, err := Parse(FileName, testDir, []byte(head+in))
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		got := cfg.Loop.Sandbox.Network
+		if got.Mode != want.Mode || strings.Join(got.Hosts, ",") != strings.Join(want.Hosts, ",") {
+			t.Errorf("%q: %+v, want %+v", in, got, want)
+		}
+		if got.Isolated() != (want.Mode == NetworkModel || want.Mode == NetworkHosts) {
+			t.Errorf("%q: Isolated %v", in, got.Isolated())
+		}
+	}
+	for in, msg := range map[string]string{
+		"    network: none\n":                         `loop.sandbox.network: "none" is not a network mode (expected all, model, or {hosts:`,
+		"    network: {hosts: []}\n":                  "loop.sandbox.network.hosts: is empty",
+		"    network: {hosts: [https://a.example]}\n": `loop.sandbox.network.hosts[0]: "https://a.example" is not a host`,
+		"    network: {host: [a.example]}\n":          "loop.sandbox.network.host: unknown key, did you mean hosts?",
+		"    network: {}\n":                           "loop.sandbox.network.hosts: missing",
+	} {
+		_, err := Parse(FileName, testDir, []byte(head+in))
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: %v, want an error with %q", in, err, msg)
+		}
 	}
 }

@@ -202,6 +202,7 @@ var (
 		nodeField("hidden", func(d *decoder, e entry, p string, s *Sandbox) {
 			s.Hidden = d.sandboxPaths(e.val, p, "a list of paths the agent may not read, e.g. [/data/test-answers]")
 		}),
+		nodeField("network", (*decoder).network),
 	}
 
 	cleanRoomFields = []field[CleanRoom]{
@@ -599,6 +600,58 @@ func (d *decoder) treeFolders(n *yaml.Node, key, expected, example string) []str
 			d.failf(item, p, "%q is the whole repository (expected a folder such as %s)", s, example)
 		} else if msg := d.checkPattern(s, false); msg != "" {
 			d.failf(item, p, "%s", msg)
+		}
+	}
+	return list
+}
+
+// networkExpected is what loop.sandbox.network may be.
+const networkExpected = "all, model, or {hosts: [api.example.com, other.example:8443]}"
+
+// network decodes loop.sandbox.network: all or model, or a mapping of one key, hosts.
+func (d *decoder) network(e entry, p string, s *Sandbox) {
+	if r := resolve(e.val); r != nil && r.Kind == yaml.MappingNode {
+		m, ok := d.mapping(e.val, p, []string{"hosts"})
+		if !ok {
+			return
+		}
+		he, ok := m["hosts"]
+		if !ok {
+			d.failf(e.val, join(p, "hosts"), "missing (expected %s)", networkExpected)
+			return
+		}
+		hosts := d.networkHosts(he.val, join(p, "hosts"))
+		if len(hosts) > 0 {
+			s.Network = Network{Mode: NetworkHosts, Hosts: hosts}
+		}
+		return
+	}
+	v, ok := d.text(e.val, p, networkExpected)
+	if !ok {
+		return
+	}
+	switch v {
+	case NetworkAll, NetworkModel:
+		s.Network = Network{Mode: v}
+	default:
+		d.failf(e.val, p, "%q is not a network mode (expected %s)", v, networkExpected)
+	}
+}
+
+// networkHosts decodes the list of loop.sandbox.network.hosts: names or IP addresses, each
+// with an optional port (the egress package reads them; this says what is plainly wrong).
+func (d *decoder) networkHosts(n *yaml.Node, p string) []string {
+	list, ok := d.textList(n, p, "a list of hosts, e.g. [api.example.com, other.example:8443]")
+	if !ok {
+		return nil
+	}
+	if len(list) == 0 {
+		d.failf(n, p, "is empty (expected at least one host; network: model gives the agent no host but its model)")
+		return nil
+	}
+	for i, h := range list {
+		if h == "" || strings.ContainsAny(h, "/@*?# \t") {
+			d.failf(resolve(n).Content[i], fmt.Sprintf("%s[%d]", p, i), "%q is not a host (expected a name or an IP address and an optional port, e.g. api.example.com or other.example:8443; no scheme, path or wildcard)", h)
 		}
 	}
 	return list

@@ -65,6 +65,9 @@ type agentRun struct {
 	Grace    time.Duration   // between SIGTERM and SIGKILL
 	Started  func(pid int)   // called once the process runs (journal)
 	Sandbox  *sandbox.Policy // nil: unsandboxed
+	// Net serves the listeners the sandbox brings back from the agent's network
+	// namespace (its Listen), for as long as the agent runs.
+	Net *agentNet
 	// Ended is called once every process of the agent is gone (killed, in the sandbox
 	// checked: see gone) and before the loop's orphans are reaped: the commands the loop
 	// still runs for it are stopped first, so reaping cannot kill their tasks (the loop's
@@ -115,12 +118,12 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 	cmd := exec.Command(a.Args[0], a.Args[1:]...)
 	cmd.Dir, cmd.Env = a.Dir, a.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	if a.Sandbox != nil {
-		if err := sandbox.Wrap(cmd, *a.Sandbox); err != nil {
-			fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
-			return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
-		}
+	ch, err := a.wrap(cmd)
+	if err != nil {
+		fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
+		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
 	}
+	defer ch.Signal() // closes the shim's channel
 	limit := a.Timeout
 	if !a.Deadline.IsZero() {
 		if d := time.Until(a.Deadline); limit <= 0 || d < limit {
@@ -128,6 +131,7 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		}
 	}
 	p, err := proc.Start(cmd, proc.Options{Timeout: limit, Grace: a.Grace})
+	ch.Started()
 	if err != nil {
 		fmt.Fprintf(stderr, "hgate: cannot start the agent: %v\n", err)
 		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
@@ -142,6 +146,14 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		}
 		ns = &n
 	}
+	stopNet, err := a.serveNet(ch)
+	if err != nil {
+		fmt.Fprintf(stderr, "hgate: %v\n", err)
+		_ = proc.Kill(p.Pid()) // the namespace's init: the kernel kills the rest
+		p.Wait(ctx)
+		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
+	}
+	defer stopNet()
 	if a.Started != nil {
 		a.Started(p.Pid())
 	}
@@ -176,6 +188,34 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		res.Outcome, res.ExitCode = AgentOK, 0
 	}
 	return res
+}
+
+// wrap puts cmd in the agent's sandbox, if any; the shim's channel comes back when the
+// sandbox brings listeners back from the agent's network namespace (nil otherwise).
+func (a *agentRun) wrap(cmd *exec.Cmd) (*sandbox.Death, error) {
+	switch {
+	case a.Sandbox == nil:
+		return nil, nil
+	case len(a.Sandbox.Listen) > 0:
+		return sandbox.WrapDeath(cmd, *a.Sandbox)
+	default:
+		return nil, sandbox.Wrap(cmd, *a.Sandbox)
+	}
+}
+
+// serveNet serves the listeners the agent's sandbox brought back from its network
+// namespace, and returns what closes them. The shim sends them before the agent
+// starts, or ends without (it says why on the agent's stderr): the wait is bounded
+// only for a shim that is stuck.
+func (a *agentRun) serveNet(ch *sandbox.Death) (func(), error) {
+	if a.Sandbox == nil || len(a.Sandbox.Listen) == 0 {
+		return func() {}, nil
+	}
+	ls, err := ch.Listeners(time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	return a.Net.serve(ls)
 }
 
 // gone kills what is left of the agent: in the sandbox, every process of its PID

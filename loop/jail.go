@@ -161,12 +161,16 @@ func expandPath(p, root string) (string, error) {
 type jail struct {
 	policy *sandbox.Policy // nil: the agent runs unsandboxed
 	tmp    string          // the agent's private TMPDIR, removed after the phase
+	net    *agentNet       // nil: the agent has the host's network
 }
 
 // sandboxState decides at the start of a run whether the agent can be sandboxed: on by
 // default, and a run refuses to start where the kernel offers no sandbox unless the
 // user turned it off, so that no run is unsandboxed without saying so.
 func sandboxState(cfg config.Sandbox) (string, error) {
+	if err := networkState(cfg); err != nil {
+		return "", err
+	}
 	if !cfg.Enabled {
 		return SandboxOff, nil
 	}
@@ -225,6 +229,13 @@ func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	// Its own PID namespace: when its phase ends, every process of it is gone (the
 	// kernel kills them with the shim, its init) before the loop gates what it left.
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
+	if r.net != nil {
+		// A network namespace with loopback only; the servers hgate runs for the agent
+		// are reached there on listeners the shim brings back (networkState made sure
+		// namespaces can be had).
+		jl.policy.NoNetwork, jl.policy.Listen = true, r.net.ports()
+		jl.net = r.net
+	}
 	return jl, nil
 }
 

@@ -153,6 +153,8 @@ type runner struct {
 	gating atomic.Bool
 	// genMu orders the journal writes of a generation's agents, which run side by side.
 	genMu sync.Mutex
+	// net is the agent's network under loop.sandbox.network: model or hosts (nil: all).
+	net *agentNet
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -222,6 +224,10 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 		undo = append(undo, restore)
 	}
+	if r.net, err = r.openNet(); err != nil {
+		return nil, nil, err
+	}
+	undo = append(undo, r.net.close)
 	return r, release, nil
 }
 
@@ -587,7 +593,7 @@ func (r *runner) runConfig() map[string]any {
 		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
 		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
 		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.runSandbox(),
-		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden,
+		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden, "sandbox_network": networkName(c.Sandbox.Network),
 		"agents": c.Agents, "budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
 		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
 			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},

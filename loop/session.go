@@ -80,8 +80,11 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		agentTagEnv+"="+spec.Tag, "HGATE_RESUME_SESSION="+spec.Session, "HGATE_PHASE="+spec.Phase,
 		"TMPDIR="+jl.tmp, spec.Server.Env())
 	env = append(append(append(env, spec.Env...), toolEnv...), cli.Env(jl.policy != nil, jl.tmp)...)
+	if jl.net != nil {
+		env = append(env, jl.net.env...) // after the CLI's: the proxy is hgate's to set
+	}
 	s.run = &agentRun{
-		Args: args, Dir: spec.Worktree, Sandbox: jl.policy, Env: env, Tag: spec.Tag, Ended: spec.Server.Drain,
+		Args: args, Dir: spec.Worktree, Sandbox: jl.policy, Net: jl.net, Env: env, Tag: spec.Tag, Ended: spec.Server.Drain,
 		Stdin: s.prompt, Stdout: filepath.Join(spec.Dir, "agent.stdout"), Stderr: filepath.Join(spec.Dir, "agent.stderr"),
 		Timeout: spec.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
 	}

@@ -25,19 +25,28 @@ import (
 //	tcpq ask PORT LINE
 //
 // sends LINE and prints the reply; it exits 1 when nothing listens.
+//
+//	tcpq listen-host ADDRFILE LOG [ANSWERS]
+//
+// is listen on this host's first non-loopback IPv4 address instead, whose IP:PORT it
+// writes to ADDRFILE (a server of the host's own, outside the agent's loopback).
 func tcpq() {
 	args := os.Args[1:]
 	switch {
-	case len(args) >= 3 && args[0] == "listen":
+	case len(args) >= 3 && (args[0] == "listen" || args[0] == "listen-host"):
 		answers := map[string]string{}
 		if len(args) > 3 {
 			answers = tcpqAnswers(args[3])
 		}
-		tcpqListen(args[1], args[2], answers)
+		host := "127.0.0.1"
+		if args[0] == "listen-host" {
+			host = tcpqHostIP()
+		}
+		tcpqListen(host, args[1], args[2], answers)
 	case len(args) == 3 && args[0] == "ask":
 		os.Exit(tcpqAsk(args[1], args[2]))
 	}
-	fmt.Fprintln(os.Stderr, "usage: tcpq listen PORTFILE LOG [ANSWERS] | tcpq ask PORT LINE")
+	fmt.Fprintln(os.Stderr, "usage: tcpq listen PORTFILE LOG [ANSWERS] | tcpq listen-host ADDRFILE LOG [ANSWERS] | tcpq ask PORT LINE")
 	os.Exit(2)
 }
 
@@ -57,8 +66,23 @@ func tcpqAnswers(file string) map[string]string {
 	return answers
 }
 
-func tcpqListen(portFile, logFile string, answers map[string]string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// tcpqHostIP is the host's first non-loopback IPv4 address; tcpq exits 1 without one.
+func tcpqHostIP() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	fmt.Fprintln(os.Stderr, "tcpq: this host has no non-loopback IPv4 address")
+	os.Exit(1)
+	return ""
+}
+
+// tcpqListen listens on host and writes its port (IP:PORT for another host than
+// 127.0.0.1) to portFile.
+func tcpqListen(host, portFile, logFile string, answers map[string]string) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tcpq:", err)
 		os.Exit(1)
@@ -70,6 +94,9 @@ func tcpqListen(portFile, logFile string, answers map[string]string) {
 	}
 	// Written whole then renamed, so that a reader never sees half a port.
 	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	if host != "127.0.0.1" {
+		port = l.Addr().String()
+	}
 	if err := os.WriteFile(portFile+".tmp", []byte(port+"\n"), 0o644); err != nil {
 		os.Exit(1)
 	}

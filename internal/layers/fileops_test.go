@@ -105,6 +105,7 @@ var byName = map[string]string{
 	"loop/harness.go":                        "the harness folder itself and hgate's own files in the run's folder; the agent's answer is read through statefile (fsafe)",
 	"loop/iteration.go":                      "the iteration's folders and the message file in the workspace, which no sandbox can write; the agent's TMPDIR is read through statefile (fsafe)",
 	"loop/activate.go":                       "the activation folder, written by hgate from the registry for the agent to read",
+	"loop/jailnet.go":                        "the egress proxy's log in the run's folder, which no sandbox can write",
 }
 
 // TestNoDeputyFileOperations: outside internal/fsafe no non-test file calls a pathOps

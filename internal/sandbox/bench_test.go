@@ -201,3 +201,45 @@ func BenchmarkLayeredRead(b *testing.B) {
 	b.ReportMetric(float64(layered)/n, "ms/layered")
 	b.ReportMetric(float64(layered)/float64(direct), "x-direct")
 }
+
+// BenchmarkListen: what Listen adds to an isolated command's start and end (the agent's
+// phase under loop.sandbox.network: model), against the same command with a network
+// namespace and no listener.
+func BenchmarkListen(b *testing.B) {
+	if err := Namespaces(); err != nil {
+		b.Skip(err)
+	}
+	var none, listen time.Duration
+	for b.Loop() {
+		for _, ports := range [][]int{nil, {40123}} {
+			cmd := exec.Command("true")
+			start := time.Now()
+			d, err := WrapDeath(cmd, Policy{Isolate: true, NoNetwork: true, Listen: ports})
+			if err != nil {
+				b.Fatal(err)
+			}
+			err = cmd.Start()
+			d.Started()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ls, err := d.Listeners(time.Minute)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd.Wait()
+			for _, l := range ls {
+				l.Close()
+			}
+			d.Signal()
+			if ports == nil {
+				none += time.Since(start)
+			} else {
+				listen += time.Since(start)
+			}
+		}
+	}
+	n := float64(b.N) * float64(time.Millisecond)
+	b.ReportMetric(float64(none)/n, "ms/netns")
+	b.ReportMetric(float64(listen)/n, "ms/listen")
+}

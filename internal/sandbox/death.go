@@ -2,7 +2,7 @@ package sandbox
 
 import (
 	"fmt"
-	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -11,41 +11,56 @@ import (
 	"time"
 )
 
-// Death is how a command wrapped with Isolate tells its death by a signal. The shim is the
-// init of the command's PID namespace, and an init cannot die of a signal it sends itself:
-// it exits 128+N as a shell would, which a command can also do on purpose (exit 137). So
-// the shim also writes "signal N" to a pipe hgate opened before the start and the command
-// never holds (the shim's end is close-on-exec, and the shim is not dumpable): what comes
-// out of it is the shim's word, not the command's.
+// Death is the shim's channel back to its caller, for a command wrapped with Isolate: a
+// socket pair whose one end only the shim holds (close-on-exec, and the shim is not
+// dumpable), so that what comes out of it is the shim's word, never the command's. It
+// carries two records.
+//
+// The death: the shim is the init of the command's PID namespace, and an init cannot die
+// of a signal it sends itself: it exits 128+N as a shell would, which a command can also
+// do on purpose (exit 137). So the shim also sends "signal N".
+//
+// The listeners of Policy.Listen: bound in the command's network namespace before the
+// command starts and sent as descriptors (SCM_RIGHTS) with "listen N".
 type Death struct {
-	r, w *os.File
+	conn   *net.UnixConn
+	w      *os.File
+	listen int // how many listeners the shim sends
+	got    bool
 }
 
-// WrapDeath is Wrap with a death pipe when p has Isolate (nil otherwise: without
+// WrapDeath is Wrap with the shim's channel when p has Isolate (nil otherwise: without
 // namespaces the shim dies of its leader's signal itself, which the wait shows). Call
-// Started once the command started (or failed to start) and Signal after its wait.
+// Started once the command started (or failed to start), Listeners then when p has
+// Listen, and Signal after its wait.
 func WrapDeath(cmd *exec.Cmd, p Policy) (*Death, error) {
 	if !p.Isolate {
 		return nil, Wrap(cmd, p)
 	}
-	r, w, err := os.Pipe()
+	r, w, err := socketPair()
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: death pipe: %w", err)
+		return nil, fmt.Errorf("sandbox: the shim's channel: %w", err)
+	}
+	c, err := net.FileConn(r)
+	r.Close()
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sandbox: the shim's channel: %w", err)
 	}
 	fd := 3 + len(cmd.ExtraFiles)
 	extra := cmd.ExtraFiles
 	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	if err := wrap(cmd, p, fd); err != nil {
 		cmd.ExtraFiles = extra
-		r.Close()
+		c.Close()
 		w.Close()
 		return nil, err
 	}
-	return &Death{r: r, w: w}, nil
+	return &Death{conn: c.(*net.UnixConn), w: w, listen: len(p.Listen)}, nil
 }
 
-// Started closes this process's end of the pipe the shim writes: once the shim is gone,
-// a read finds its record or the end.
+// Started closes this process's copy of the shim's end of the channel: once the shim is
+// gone, a read finds its records or the end.
 func (d *Death) Started() {
 	if d != nil && d.w != nil {
 		d.w.Close()
@@ -60,12 +75,20 @@ func (d *Death) Signal() syscall.Signal {
 		return 0
 	}
 	d.Started()
-	defer d.r.Close()
-	// The shim has exited: its record, if any, is in the pipe, and no other writer is left.
-	// The deadline only bounds a mistake of the caller's (a call before the wait).
-	d.r.SetReadDeadline(time.Now().Add(time.Second))
-	b, _ := io.ReadAll(io.LimitReader(d.r, 64))
-	return parseDeath(string(b))
+	defer d.conn.Close()
+	// The shim has exited: its records, if any, are in the socket, and no other writer is
+	// left. The deadline only bounds a mistake of the caller's (a call before the wait).
+	d.conn.SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		text, fds, err := d.record()
+		closeAll(fds) // listeners never asked for
+		if err != nil {
+			return 0
+		}
+		if sig := parseDeath(text); sig != 0 {
+			return sig
+		}
+	}
 }
 
 // deathRecord is what the shim writes when its leader died of sig.

@@ -50,12 +50,13 @@ func isolate(cmd *exec.Cmd, p Policy) {
 }
 
 // nsInit is the shim as init of its namespaces: it dies with its parent, mounts the
-// namespace's own /proc, brings lo up, applies the rest of the policy to itself, starts
+// namespace's own /proc, brings lo up, listens at the Listen ports and sends the
+// listeners back on its channel (death), applies the rest of the policy to itself, starts
 // the command as the leader and reaps every process of the namespace until the leader
 // exits. Then it exits with the leader's status, and the kernel kills whatever is left
 // before its parent sees it gone. A leader killed by signal N is reported as exit 128+N,
 // as a shell does (the init of a namespace cannot die of a signal it sends itself), and
-// as "signal N" on the death pipe (fd death, when not 0: see WrapDeath).
+// as "signal N" on its channel (fd death, when not 0: see WrapDeath).
 //
 // The init is inside the policy itself, so that one Go process per task does both jobs
 // (a second shim cost a Go runtime's start per task). That takes nothing from the
@@ -78,6 +79,11 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	}
 	if p.NoNetwork {
 		if err := loopbackUp(); err != nil {
+			return fail(err.Error())
+		}
+	}
+	if len(p.Listen) > 0 {
+		if err := sendListeners(death, p.Listen); err != nil {
 			return fail(err.Error())
 		}
 	}
@@ -123,7 +129,7 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	ws := l.reap()
 	if ws.Signaled() {
 		if death > 0 {
-			// One short write to a pipe: whole or not at all. The reader ignores anything else.
+			// One record on a SEQPACKET socket: whole or not at all. The reader ignores anything else.
 			unix.Write(death, []byte(deathRecord(ws.Signal())))
 		}
 		return 128 + int(ws.Signal())

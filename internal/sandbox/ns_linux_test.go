@@ -47,6 +47,13 @@ func helper(what string) int {
 		c.Close()
 		fmt.Println("loopback ok")
 		return 0
+	case "dial":
+		// dial ADDR...: connect to each address and read its first line; one line an
+		// address: "ADDR: LINE" or "ADDR: no (ERROR)".
+		for _, addr := range os.Args[2:] {
+			fmt.Printf("%s: %s\n", addr, dialLine(addr))
+		}
+		return 0
 	case "pages":
 		// pages BITS FILE...: read one byte at 64 KiB into each file whose bit is 1.
 		bits := os.Args[2]
@@ -497,4 +504,141 @@ func ipcCount(t *testing.T) int {
 		n += strings.Count(string(b), "\n") - 1
 	}
 	return n
+}
+
+// dialLine connects to addr and returns the first line it sends, or "no (why)".
+func dialLine(addr string) string {
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		return "no (" + err.Error() + ")"
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	b := make([]byte, 64)
+	n, err := c.Read(b)
+	if n == 0 {
+		return "no (" + fmt.Sprint(err) + ")"
+	}
+	return strings.TrimSpace(string(b[:n]))
+}
+
+// greeter accepts on l and says line to each connection, until l is closed.
+func greeter(l net.Listener, line string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Write([]byte(line + "\n"))
+		c.Close()
+	}
+}
+
+// hostAddress is an address of this host's that is not loopback, or "".
+func hostAddress() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
+
+// testListen: with NoNetwork and Listen, the tree reaches the listener hgate serves on a
+// descriptor the shim brought back from its namespace, and nothing else: not a listener
+// of this host's on its own non-loopback address or on its loopback, not another host.
+func testListen(t *testing.T) {
+	ip := hostAddress()
+	if ip == "" {
+		t.Skip("this host has no non-loopback IPv4 address to try")
+	}
+	host, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	go greeter(host, "host")
+	// A server on the host's loopback that is not the gateway: the tree's 127.0.0.1 is
+	// its namespace's own, where it is not.
+	hostLo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostLo.Close()
+	go greeter(hostLo, "host loopback")
+	// The gateway's stand-in: a port on the host's loopback, which the tree gets inside.
+	gw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	port := gw.Addr().(*net.TCPAddr).Port
+	inside := "127.0.0.1:" + strconv.Itoa(port)
+	// Without the sandbox both answer: the refusals below are the namespace's.
+	if got := dialLine(host.Addr().String()); got != "host" {
+		t.Fatalf("unwrapped, the host listener answers %q", got)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), helperEnv+"=dial")
+	cmd.Args = append(cmd.Args, "dial", inside, host.Addr().String(), "192.0.2.1:443", hostLo.Addr().String(), inside)
+	d, err := WrapDeath(cmd, Policy{Isolate: true, NoNetwork: true, Listen: []int{port}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Start()
+	d.Started()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := d.Listeners(time.Minute)
+	if err != nil || len(ls) != 1 {
+		cmd.Wait()
+		t.Fatalf("listeners: %v %v\n%s", ls, err, out.String())
+	}
+	go greeter(ls[0], "gateway")
+	err = cmd.Wait()
+	ls[0].Close()
+	d.Signal()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err != nil || len(lines) != 5 {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for i, want := range []string{"gateway", "no (", "no (", "no (", "gateway"} {
+		if _, got, _ := strings.Cut(lines[i], ": "); !strings.HasPrefix(got, want) {
+			t.Errorf("inside the namespace, %s; want %q", lines[i], want)
+		}
+	}
+}
+
+// TestListenNeeds: Listen is refused without a network namespace or a channel, and for
+// a port that is not one.
+func TestListenNeeds(t *testing.T) {
+	needSandbox(t)
+	for _, c := range []struct {
+		p     Policy
+		death bool
+	}{
+		{Policy{Isolate: true, Listen: []int{8080}}, true},
+		{Policy{Isolate: true, NoNetwork: true, Listen: []int{8080}}, false},
+		{Policy{Isolate: true, NoNetwork: true, Listen: []int{0}}, true},
+		{Policy{Isolate: true, NoNetwork: true, Listen: []int{80, 80}}, true},
+	} {
+		cmd := exec.Command("true")
+		var err error
+		if c.death {
+			_, err = WrapDeath(cmd, c.p)
+		} else {
+			err = Wrap(cmd, c.p)
+		}
+		if err == nil {
+			t.Errorf("%+v (channel %v): wrapped", c.p, c.death)
+		}
+	}
 }

@@ -3,7 +3,10 @@
 package sandbox
 
 import (
+	"net"
+	"os"
 	"os/exec"
+	"time"
 
 	"github.com/hgate/hgate/internal/proc"
 )
@@ -42,3 +45,12 @@ func Namespaces() error { return proc.ErrNotSupported }
 func Layers() error { return proc.ErrNotSupported }
 
 func closeOnExec(int) {}
+
+func socketPair() (r, w *os.File, err error) { return nil, nil, proc.ErrNotSupported }
+
+func (d *Death) record() (string, []int, error) { return "", nil, proc.ErrNotSupported }
+
+func closeAll([]int) {}
+
+// Listeners receives the listeners of Policy.Listen from the shim: none here.
+func (d *Death) Listeners(time.Duration) ([]net.Listener, error) { return nil, proc.ErrNotSupported }

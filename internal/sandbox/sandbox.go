@@ -22,7 +22,7 @@
 //
 // A leader that dies of a signal: without Isolate the shim dies of the same signal. With
 // Isolate the shim is the init of a PID namespace, which cannot die of a signal it sends
-// itself: it exits 128+N as a shell would, and says "signal N" on the death pipe of
+// itself: it exits 128+N as a shell would, and says "signal N" on the channel of
 // WrapDeath, so that a caller tells a task killed by SIGKILL from one that exits 137.
 package sandbox
 
@@ -67,6 +67,12 @@ type Policy struct {
 	// NoNetwork: with Isolate, the tree also gets its own network namespace, where only the
 	// loopback interface exists (and is up).
 	NoNetwork bool
+	// Listen: with NoNetwork, TCP ports the shim listens on at 127.0.0.1 inside the new
+	// network namespace before the command starts. The listeners come back to the caller
+	// through WrapDeath's channel (Death.Listeners), in this order: how a server of
+	// hgate's (the model gateway, the egress proxy) is reached from a namespace an
+	// unprivileged hgate cannot enter. The command never holds them.
+	Listen []int `json:",omitempty"`
 	// Layered: with Isolate, folders of Write (shared caches) whose changes go to a private
 	// layer the tree alone sees: an overlay mounted over each in its mount namespace, the
 	// folder itself the lower layer (read as it is), the upper and work folders made in
@@ -86,7 +92,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 5
+const Protocol = 6
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.
@@ -112,7 +118,7 @@ const (
 // paths in p are taken from the caller's working directory. Returns an error when Available() does.
 func Wrap(cmd *exec.Cmd, p Policy) error { return wrap(cmd, p, 0) }
 
-// wrap is Wrap; death is the shim's fd of the death pipe, 0 for none.
+// wrap is Wrap; death is the shim's fd of its channel (see Death), 0 for none.
 func wrap(cmd *exec.Cmd, p Policy, death int) error {
 	if cmd.Process != nil {
 		return errors.New("sandbox: command already started")
@@ -125,6 +131,9 @@ func wrap(cmd *exec.Cmd, p Policy, death int) error {
 	}
 	if p.NoNetwork && !p.Isolate {
 		return errors.New("sandbox: NoNetwork needs Isolate")
+	}
+	if err := checkListen(p, death); err != nil {
+		return err
 	}
 	if len(p.Layered) > 0 && (!p.Isolate || p.LayerDir == "") {
 		return errors.New("sandbox: Layered needs Isolate and a LayerDir")
@@ -157,7 +166,7 @@ func wrap(cmd *exec.Cmd, p Policy, death int) error {
 type wirePolicy struct {
 	Protocol int
 	Parent   int `json:",omitempty"`
-	Death    int `json:",omitempty"` // with Isolate: the shim's fd of the death pipe (see WrapDeath); 0: none
+	Death    int `json:",omitempty"` // with Isolate: the shim's fd of its channel back (see WrapDeath); 0: none
 	Policy
 	Unset []string `json:",omitempty"`
 }
@@ -191,11 +200,30 @@ func without(environ, unset []string) []string {
 	})
 }
 
+// checkListen says what is wrong with p's Listen: it needs a network namespace of the
+// tree's own and a channel to bring the listeners back on (death, the shim's fd of it).
+func checkListen(p Policy, death int) error {
+	if len(p.Listen) == 0 {
+		return nil
+	}
+	if !p.NoNetwork || death == 0 {
+		return errors.New("sandbox: Listen needs NoNetwork and WrapDeath's channel")
+	}
+	seen := map[int]bool{}
+	for _, port := range p.Listen {
+		if port < 1 || port > 65535 || seen[port] {
+			return fmt.Errorf("sandbox: Listen: port %d is out of 1..65535 or named twice", port)
+		}
+		seen[port] = true
+	}
+	return nil
+}
+
 // encodePolicy turns p and unset into one argv word; paths become absolute so the shim,
 // which may run in another directory, means the same files.
 func encodePolicy(p Policy, unset []string) (string, error) { return encodeWire(p, unset, 0) }
 
-// encodeWire is encodePolicy with the shim's fd of the death pipe (0: none).
+// encodeWire is encodePolicy with the shim's fd of its channel (0: none).
 func encodeWire(p Policy, unset []string, death int) (string, error) {
 	abs := func(list []string) ([]string, error) {
 		out := make([]string, 0, len(list))
@@ -242,6 +270,12 @@ func encodeWire(p Policy, unset []string, death int) (string, error) {
 
 func decodePolicy(s string) (wirePolicy, error) {
 	var w wirePolicy
+	// The protocol first: a policy of another one may hold fields this shim does not
+	// know, and the mismatch is the error to show.
+	var v struct{ Protocol int }
+	if err := json.Unmarshal([]byte(s), &v); err == nil && v.Protocol != Protocol {
+		return w, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", v.Protocol, Protocol)
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
@@ -249,9 +283,6 @@ func decodePolicy(s string) (wirePolicy, error) {
 	}
 	w.Policy.parent = w.Parent
 	p := w.Policy
-	if w.Protocol != Protocol {
-		return w, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", w.Protocol, Protocol)
-	}
 	lists := [][]string{p.Write, p.Hidden, p.Read, p.Layered}
 	if p.LayerDir != "" {
 		lists = append(lists, []string{p.LayerDir})
@@ -290,7 +321,7 @@ func shim(args []string) int {
 		return fail(err.Error())
 	}
 	if w.Death > 2 {
-		// The pipe is this shim's alone: nothing it starts may inherit it.
+		// The channel is this shim's alone: nothing it starts may inherit it.
 		closeOnExec(w.Death)
 	}
 	if w.Reap {

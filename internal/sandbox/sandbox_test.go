@@ -70,6 +70,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("readonly", testReadOnly)
 	t.Run("nomark", testNoMark)
 	t.Run("parent", testParentDeath)
+	t.Run("listen", testListen)
 }
 
 func testWrite(t *testing.T) {

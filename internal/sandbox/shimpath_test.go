@@ -141,4 +141,11 @@ func TestShimRefusesOtherProtocol(t *testing.T) {
 			t.Errorf("policy %s: err %v, output %q; want exit %d and the command never run", enc, err, out, exitPolicy)
 		}
 	}
+	// A policy of a later protocol, with fields this shim does not know, is refused for
+	// its protocol: the error names the mismatch, not a field.
+	cmd := exec.Command(self, `{"Protocol":999,"Future":[1]}`, "--", "/bin/sh", "sh", "-c", "echo ran")
+	cmd.Args[0] = shimName
+	if out, _ := cmd.CombinedOutput(); !strings.Contains(string(out), "protocol 999, this shim speaks") {
+		t.Errorf("a later protocol's policy: %q, want the protocol named", out)
+	}
 }
