@@ -62,6 +62,10 @@ type Benchmark struct {
 	TaskTimeout   time.Duration // default 20m; > 0
 	TimeoutPolicy string        // "agent" (default) | "infra"
 	Env           map[string]string
+	// Reference is a commit (id or prefix) whose allowed files must score higher than
+	// HEAD's on a few train tasks: hgate check's proof that the benchmark reads them.
+	// Read by hgate check only; it changes no score.
+	Reference string
 }
 
 // Harbor runs the tasks through Harbor's `harbor run` (Terminal-Bench and other

@@ -68,6 +68,9 @@ var (
 			return fmt.Sprintf("%s is not a policy%s (expected agent: a task without a reward scores 0.0, or infra: it is left out of val_score)", describe(n), hint)
 		}, func(b *Benchmark, s string) { b.TimeoutPolicy = s }),
 		nodeField("env", func(d *decoder, e entry, p string, b *Benchmark) { b.Env = d.env(e.val, p) }),
+		textField("reference", "a commit id, e.g. 3f2a1c9", func(_ *decoder, _ *yaml.Node, s string) string {
+			return problemIf(!isHex(s), fmt.Sprintf("%q is not a commit id (expected the hex id, or a prefix of it, of a commit whose allowed files score higher, e.g. 3f2a1c9)", s))
+		}, func(b *Benchmark, s string) { b.Reference = s }),
 	}
 
 	harborFields = []field[Harbor]{
@@ -602,4 +605,12 @@ func (d *decoder) treeFolders(n *yaml.Node, key, expected, example string) []str
 		}
 	}
 	return list
+}
+
+// isHex reports whether s is a commit id or a prefix of one: 4 to 40 hex digits.
+func isHex(s string) bool {
+	if len(s) < 4 || len(s) > 40 {
+		return false
+	}
+	return strings.Trim(strings.ToLower(s), "0123456789abcdef") == ""
 }
