@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -35,7 +34,7 @@ func Benchmark(ctx context.Context, e *gate.Env, n int) Result {
 	if err != nil {
 		return cannot(res, "list the train tasks: %v", err)
 	}
-	ids := pick(all, workspace.Dir(e.Config.WorkspaceDir()).Suite(), n)
+	ids := pick(all, workspace.Dir(e.Config.WorkspaceDir()).TrainResults(), n)
 	if len(ids) == 0 {
 		return cannot(res, "the benchmark lists no train task")
 	}
@@ -146,14 +145,14 @@ func reference(ctx context.Context, e *gate.Env, res *Result, head plumbing.Hash
 	res.add("%s: it does not score higher, so the benchmark may never read the allowed files, or the reference does not help on these tasks", line)
 }
 
-// pick chooses up to n tasks of all: those of the regression suite first (the baseline
-// passed them, so emptying what they run on should break them), then the others, each in
-// sorted order.
-func pick(all []string, suitePath string, n int) []string {
+// pick chooses up to n tasks of all: those that passed in the last train run
+// (train_results.json: prepare's baseline, or hgate bench's last full run) first, since
+// emptying what they run on should break them, then the others, each in sorted order.
+func pick(all []string, trainResults string, n int) []string {
 	var first, rest []string
-	s, err := suite.Load(suitePath)
+	tr, err := suite.LoadTrainResults(trainResults)
 	for _, id := range all {
-		if err == nil && slices.Contains(s.Tasks, id) {
+		if err == nil && suite.Passed(tr.Results[id]) {
 			first = append(first, id)
 		} else {
 			rest = append(rest, id)

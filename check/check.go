@@ -25,7 +25,7 @@ const (
 )
 
 // Levels are the levels hgate check knows, in the order they run.
-var Levels = []string{LevelConfig, LevelBenchmark}
+var Levels = []string{LevelConfig, LevelBenchmark, LevelAgent}
 
 // Result is what one level found.
 type Result struct {
@@ -67,6 +67,16 @@ type Report struct {
 func (r *Report) Add(res Result) {
 	r.Checks = append(r.Checks, res)
 	r.Exit = max(r.Exit, ExitCode(res.Status))
+}
+
+// FirstCannot is the first line of the first level that could not be checked.
+func (r *Report) FirstCannot() string {
+	for _, c := range r.Checks {
+		if c.Status == Cannot && len(c.Lines) > 0 {
+			return c.Level + ": " + c.Lines[0]
+		}
+	}
+	return "a level could not be checked"
 }
 
 // ExitCode is hgate's exit code for a status: 0 ok or warn, 1 fail, 2 cannot.

@@ -10,10 +10,11 @@ import (
 	"github.com/hgate/hgate/check"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/loop"
 )
 
 type checkCmd struct {
-	Level []string `name:"level" placeholder:"LEVEL" enum:"config,benchmark" help:"Run only these levels (repeat the flag or separate with commas): config, benchmark; default: all."`
+	Level []string `name:"level" placeholder:"LEVEL" enum:"config,benchmark,agent" help:"Run only these levels (repeat the flag or separate with commas): config, benchmark, agent; default: all that apply (agent when loop.agent is set)."`
 	Tasks int      `name:"tasks" placeholder:"N" default:"4" help:"How many train tasks the benchmark level runs on each tree it tries."`
 }
 
@@ -27,9 +28,16 @@ other level runs):
              allowed files: a warning, naming what was tried, when no reward moved (a
              benchmark that never reads the allowed files measures noise); benchmark.reference
              must score higher. Nothing is committed; no worktree or state file is written.
+  agent      the configured agent (loop.agent) started once in its sandbox, in a scratch linked
+             worktree of HEAD, with a prompt asking for one model turn and no work; then hgate
+             appends a newline to the first allowed file by a process of its own in that same
+             sandbox, and runs Steps 0-1 on the worktree (nothing recorded). It fails with
+             exit 2 and one line when the agent cannot start, reach its model or write.
+             The worktree is removed after; what the agent spent is reported.
 
 Exit 0: every level holds (warnings allowed); 1: a level said no (hgate.yaml has errors,
-no task scored, benchmark.reference does not score higher); 2: a level could not be checked.`
+no task scored, benchmark.reference does not score higher, Steps 0-1 rejected hgate's
+write); 2: a level could not be checked (the agent cannot start, reach its model or write).`
 }
 
 func (c *checkCmd) Run(ctx context.Context, g *Globals, repo *gitguard.Repo) error {
@@ -51,6 +59,9 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals, repo *gitguard.Repo) err
 	if cfg != nil && slices.Contains(levels, check.LevelBenchmark) {
 		rep.Add(c.benchmark(ctx, g, cfg, repo))
 	}
+	if cfg != nil && slices.Contains(levels, check.LevelAgent) && (len(cfg.Loop.Agent) > 0 || len(c.Level) > 0) {
+		rep.Add(c.agent(ctx, g, cfg, repo))
+	}
 	if g.JSON {
 		if err := g.printJSON(rep); err != nil {
 			return err
@@ -62,9 +73,19 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals, repo *gitguard.Repo) err
 	case exitNo:
 		return answerNo{}
 	case exitCannot:
-		return checkCannot{}
+		return checkCannot{rep.FirstCannot()}
 	}
 	return nil
+}
+
+// agent runs the agent level: the configured agent started once in its sandbox.
+func (c *checkCmd) agent(ctx context.Context, g *Globals, cfg *config.Config, repo *gitguard.Repo) check.Result {
+	release, err := g.lock(ctx, repo, "check")
+	if err != nil {
+		return check.Result{Level: check.LevelAgent, Status: check.Cannot, Lines: []string{err.Error()}}
+	}
+	defer release()
+	return check.Agent(ctx, loop.PreflightOptions{Env: newEnv(g, cfg, repo), Loop: cfg.Loop, Log: g.stderr})
 }
 
 // benchmark runs the benchmark level, when the configuration loaded.
@@ -108,7 +129,8 @@ func configFile(g *Globals, repo *gitguard.Repo) (string, error) {
 	return filepath.ToSlash(r), nil
 }
 
-// checkCannot is hgate check's "a level could not be checked", already printed: exit 2.
-type checkCannot struct{}
+// checkCannot is hgate check's "a level could not be checked": exit 2, with the first
+// such level's first line as the one line on stderr.
+type checkCannot struct{ line string }
 
-func (checkCannot) Error() string { return "a level could not be checked (see above)" }
+func (e checkCannot) Error() string { return "check: " + e.line }

@@ -20,9 +20,9 @@ var layer = map[string]int{
 	"workspace": 5, "spend": 5, "suite": 5, "split": 5, "record": 5, "config": 5, "finalscore": 5,
 	"ledger": 6, "benchmark": 6, "cleanroom": 6, "harness": 6,
 	"gate": 7, "answer": 7,
-	"agentapi": 8, "agentout": 8, "agentcli": 8, "gateway": 8, "harness/qualify": 8, "check": 8,
+	"agentapi": 8, "agentout": 8, "agentcli": 8, "gateway": 8, "harness/qualify": 8,
 	"loop": 9, "hooks": 9,
-	"report":    10,
+	"report": 10, "check": 10,
 	"mcpserver": 11,
 	"cmd/hgate": 12, "cmd/hgate-mcp": 12, "cmd/hgate-sandbox": 12,
 }
