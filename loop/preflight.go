@@ -21,6 +21,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/scratch"
 )
@@ -266,4 +267,23 @@ func orSilent(s string) string {
 		return "it printed nothing hgate could read"
 	}
 	return s
+}
+
+// preflightStart runs the preflight before a new run when Options.Preflight asks for it:
+// a problem is the run's refusal to start, in the refusals' one shape.
+func (r *runner) preflightStart(ctx context.Context) error {
+	if !r.opts.Preflight {
+		return nil
+	}
+	p, err := RunPreflight(ctx, PreflightOptions{Env: r.env, Loop: r.cfg, Log: r.log, Grace: r.opts.Grace})
+	if err != nil {
+		return refuseStart(err, "loop.agent", "hgate check --level agent shows more; hgate loop --no-preflight skips the check")
+	}
+	if msg := p.Problem(); msg != "" {
+		return &NotStarted{Reason: "preflight: " + msg, Where: "loop.agent",
+			Fix: "hgate check --level agent shows more; hgate loop --no-preflight skips the check"}
+	}
+	fmt.Fprintf(r.log, "[loop] preflight: %s started, reached its model and ended; hgate wrote %s in its sandbox (spent %s, %s, not counted in the run's budget)\n",
+		p.Agent, p.Wrote, human.USD(p.SpendUSD), human.Tokens(p.Tokens))
+	return nil
 }

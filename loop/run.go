@@ -73,6 +73,10 @@ type Options struct {
 	Serve func(ctx context.Context, at *Worktree, args []string, stdout, stderr io.Writer) int
 	// Status answers the agent's hgate status (the loop adds the iteration and run id).
 	Status func() (agentapi.Status, error)
+	// Preflight starts the agent once before a new run (RunPreflight, hgate check's agent
+	// level) and refuses to start when it cannot start, reach its model or write. A
+	// resumed run never does.
+	Preflight bool
 }
 
 // Summary is summary.json.
@@ -200,7 +204,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	if err := r.openGit(); err != nil {
 		return nil, nil, err
 	}
-	if err := r.open(); err != nil {
+	if err := r.open(ctx); err != nil {
 		return nil, nil, err
 	}
 	if err := r.openPrivate(); err != nil {
@@ -353,7 +357,7 @@ func (r *runner) unlock() {
 }
 
 // open starts a new run or loads the last one for --resume.
-func (r *runner) open() error {
+func (r *runner) open(ctx context.Context) error {
 	runs := r.ws.Runs()
 	if r.opts.Resume {
 		id, err := lastRun(runs)
@@ -361,7 +365,7 @@ func (r *runner) open() error {
 			// Killed before its journal existed: the run never started.
 			fmt.Fprintf(r.log, "[loop] no run to resume in %s; starting a new one\n", runs)
 			r.opts.Resume = false
-			return r.open()
+			return r.open(ctx)
 		}
 		if err != nil {
 			return err
@@ -463,6 +467,9 @@ func (r *runner) open() error {
 		if err := r.trackedSecrets(); err != nil {
 			return refuseStart(err, "clean_room", "remove the file from every commit and keep it untracked, or hgate loop --no-sandbox")
 		}
+	}
+	if err := r.preflightStart(ctx); err != nil {
+		return err
 	}
 	if sb == SandboxOff {
 		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (README, Threat model)")
