@@ -173,6 +173,24 @@ type Loop struct {
 	Prices                map[string]Price // model -> price, for an agent that reports tokens only (codex)
 	Sandbox               Sandbox
 	Harness               Harness
+	// TrainVisibility is what the agent sees of the train split: TrainTraces ("" too, the
+	// default), TrainScores or TrainNone (see Train).
+	TrainVisibility string
+}
+
+// What the agent may see of the train split (loop.train_visibility).
+const (
+	TrainTraces = "traces" // per-task results and their traces (the default)
+	TrainScores = "scores" // per-task results, no trace
+	TrainNone   = "none"   // nothing per task, no train score: only whether Step 1 passed
+)
+
+// Train is loop.train_visibility with its default applied.
+func (l Loop) Train() string {
+	if l.TrainVisibility == "" {
+		return TrainTraces
+	}
+	return l.TrainVisibility
 }
 
 // Harness configures the tools the agent builds for itself (package harness) and their

@@ -169,6 +169,10 @@ var (
 		nodeField("prices", (*decoder).prices),
 		sectionField("sandbox", sandboxFields, func(l *Loop) *Sandbox { return &l.Sandbox }),
 		sectionField("harness", harnessFields, func(l *Loop) *Harness { return &l.Harness }),
+		textField("train_visibility", "traces, scores or none", func(_ *decoder, n *yaml.Node, s string) string {
+			return problemIf(s != TrainTraces && s != TrainScores && s != TrainNone,
+				fmt.Sprintf("%s is not a visibility (expected traces: per-task results and traces, scores: per-task results only, or none)", describe(n)))
+		}, func(l *Loop, s string) { l.TrainVisibility = s }),
 	}
 
 	harnessFields = []field[Harness]{

@@ -309,9 +309,23 @@ func (r *runner) serve(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintln(stderr, "hgate: this loop serves no commands")
 		return 2
 	}
+	if r.hidesTrain(args, stderr) {
+		return 2
+	}
 	code := 2
 	r.served(func() { code = r.opts.Serve(ctx, nil, args, stdout, stderr) })
 	return code
+}
+
+// hidesTrain refuses, saying why, hgate bench to an agent that sees nothing of the train
+// split (loop.train_visibility: none): through the socket, hgate mcp's bench tool too.
+func (r *runner) hidesTrain(args []string, stderr io.Writer) bool {
+	cmd, _, err := agentapi.Check(args)
+	if err != nil || cmd != "bench" || r.cfg.Train() != config.TrainNone {
+		return false
+	}
+	fmt.Fprintln(stderr, "hgate: bench: the train split is not shown to the agent in this loop (loop.train_visibility: none)")
+	return true
 }
 
 // status is what the agent may know: the caller's figures, with the iteration and run.
