@@ -210,3 +210,19 @@ func TrainReasons(reasons []string, train string) []string {
 	}
 	return out
 }
+
+// HideTrain strips from a gate's answer what an agent that sees nothing of the train split
+// (loop.train_visibility: none) may not read: Step 1 keeps whether it passed and its counts
+// (which the text needs), no task id and no trace; Step 3 only that it ran; the reasons as
+// TrainReasons words them. For the answer of a gate the loop
+// serves its agent; the loop's own records keep everything.
+func HideTrain(a *gate.Answer) {
+	if s1 := a.Steps.Step1; s1 != nil {
+		a.Steps.Step1 = &gate.Step1{OK: s1.OK, Skipped: s1.Skipped, Passed: s1.Passed, Total: s1.Total, Threshold: s1.Threshold,
+			Failed: []string{}, StoppedEarly: s1.StoppedEarly}
+	}
+	if s3 := a.Steps.Step3; s3 != nil {
+		a.Steps.Step3 = &gate.Step3{Ran: s3.Ran, Promoted: []string{}, Failed: []string{}}
+	}
+	a.Reasons = TrainReasons(a.Reasons, config.TrainNone)
+}
