@@ -62,6 +62,10 @@ type Benchmark struct {
 	TaskTimeout   time.Duration // default 20m; > 0
 	TimeoutPolicy string        // "agent" (default) | "infra"
 	Env           map[string]string
+	// Reference is a commit (id or prefix) whose allowed files must score higher than
+	// HEAD's on a few train tasks: hgate check's proof that the benchmark reads them.
+	// Read by hgate check only; it changes no score.
+	Reference string
 }
 
 // Harbor runs the tasks through Harbor's `harbor run` (Terminal-Bench and other
@@ -169,6 +173,24 @@ type Loop struct {
 	Prices                map[string]Price // model -> price, for an agent that reports tokens only (codex)
 	Sandbox               Sandbox
 	Harness               Harness
+	// TrainVisibility is what the agent sees of the train split: TrainTraces ("" too, the
+	// default), TrainScores or TrainNone (see Train).
+	TrainVisibility string
+}
+
+// What the agent may see of the train split (loop.train_visibility).
+const (
+	TrainTraces = "traces" // per-task results and their traces (the default)
+	TrainScores = "scores" // per-task results, no trace
+	TrainNone   = "none"   // nothing per task, no train score: only whether Step 1 passed
+)
+
+// Train is loop.train_visibility with its default applied.
+func (l Loop) Train() string {
+	if l.TrainVisibility == "" {
+		return TrainTraces
+	}
+	return l.TrainVisibility
 }
 
 // Harness configures the tools the agent builds for itself (package harness) and their

@@ -68,6 +68,9 @@ var (
 			return fmt.Sprintf("%s is not a policy%s (expected agent: a task without a reward scores 0.0, or infra: it is left out of val_score)", describe(n), hint)
 		}, func(b *Benchmark, s string) { b.TimeoutPolicy = s }),
 		nodeField("env", func(d *decoder, e entry, p string, b *Benchmark) { b.Env = d.env(e.val, p) }),
+		textField("reference", "a commit id, e.g. 3f2a1c9", func(_ *decoder, _ *yaml.Node, s string) string {
+			return problemIf(!isHex(s), fmt.Sprintf("%q is not a commit id (expected the hex id, or a prefix of it, of a commit whose allowed files score higher, e.g. 3f2a1c9)", s))
+		}, func(b *Benchmark, s string) { b.Reference = s }),
 	}
 
 	harborFields = []field[Harbor]{
@@ -166,6 +169,10 @@ var (
 		nodeField("prices", (*decoder).prices),
 		sectionField("sandbox", sandboxFields, func(l *Loop) *Sandbox { return &l.Sandbox }),
 		sectionField("harness", harnessFields, func(l *Loop) *Harness { return &l.Harness }),
+		textField("train_visibility", "traces, scores or none", func(_ *decoder, n *yaml.Node, s string) string {
+			return problemIf(s != TrainTraces && s != TrainScores && s != TrainNone,
+				fmt.Sprintf("%s is not a visibility (expected traces: per-task results and traces, scores: per-task results only, or none)", describe(n)))
+		}, func(l *Loop, s string) { l.TrainVisibility = s }),
 	}
 
 	harnessFields = []field[Harness]{
@@ -655,4 +662,12 @@ func (d *decoder) networkHosts(n *yaml.Node, p string) []string {
 		}
 	}
 	return list
+}
+
+// isHex reports whether s is a commit id or a prefix of one: 4 to 40 hex digits.
+func isHex(s string) bool {
+	if len(s) < 4 || len(s) > 40 {
+		return false
+	}
+	return strings.Trim(strings.ToLower(s), "0123456789abcdef") == ""
 }

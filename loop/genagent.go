@@ -53,8 +53,9 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	// else it is hidden what a single agent's sandbox hides (unseen).
 	ss, err := r.openSession(sessionSpec{Phase: "attempt", Dir: dir, Worktree: a.Worktree, Iteration: a.Iteration,
 		Timeout: r.cfg.AttemptTimeout, Server: srv, Message: msg, Tag: rand.Text(), Prompt: func(string) string { return prompt },
-		Jail: jailSpec{Worktree: a.Worktree, Protected: []string{filepath.Join(a.Worktree, ".git"), string(r.ws)}, Files: []string{msg, notes}},
-		Env:  []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)}})
+		Jail: jailSpec{Worktree: a.Worktree, Protected: []string{filepath.Join(a.Worktree, ".git"), string(r.ws)}, Files: []string{msg, notes},
+			Hidden: r.trainHidden(filepath.Join(dir, tracesName))},
+		Env: []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)}})
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +113,9 @@ func (r *runner) genServe(g *generation, a *genAgent) func(context.Context, []st
 			fmt.Fprintln(stderr, "hgate: this loop serves no commands")
 			return 2
 		}
+		if r.hidesTrain(args, stderr) {
+			return 2
+		}
 		if err := r.putBackGenRefs(g); err != nil {
 			fmt.Fprintf(r.log, "[loop] %v\n", err)
 		}
@@ -149,6 +153,7 @@ func (r *runner) genPrompt(g *generation, a *genAgent, msg, notes string) (strin
 		RunID: j.RunID, Best: best, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow, Sandboxed: j.Sandbox != SandboxOff,
 		MessageFile: msg, Learnings: tail(r.ws.Learnings(), learningsTail),
 		Generation: g.Number, AgentIndex: a.Index, Agents: len(g.Agents), NotesFile: notes,
+		Train: r.cfg.Train(),
 	}
 	if len(j.Iterations) > 0 {
 		last := j.Iterations[len(j.Iterations)-1]

@@ -238,6 +238,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		RunID: j.RunID, Best: it.BestBefore, SuiteSize: len(s.Tasks), Allow: r.env.Config.Allow, Sandboxed: j.Sandbox != SandboxOff,
 		MessageFile: filepath.ToSlash(msgRel), Repair: repair,
 		Learnings: tail(r.ws.Learnings(), learningsTail),
+		Train:     r.cfg.Train(),
 	}
 	if repair > 0 {
 		in.Previous = j.LastReport
@@ -646,7 +647,7 @@ func (r *runner) learn(it *Iteration) error {
 		}
 	case OutcomeRejected:
 		l.WhatChanged = "attempt kept in " + it.AttemptRef + " and reverted"
-		l.Worked = "rejected: " + strings.Join(it.Reasons, "; ")
+		l.Worked = "rejected: " + strings.Join(TrainReasons(it.Reasons, r.cfg.Train()), "; ")
 	default:
 		l.WhatChanged = "nothing: the agent left no change"
 		if didNotStart(it.AgentDetail) {

@@ -16,6 +16,7 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/scratch"
+	"github.com/hgate/hgate/workspace"
 )
 
 // transcriptName is the agent's own transcript, kept in the iteration's folder when the
@@ -204,6 +205,9 @@ type jailSpec struct {
 	// never trusts them. Learnings adds learnings.md when it exists.
 	Files     []string
 	Learnings bool
+	// Hidden are more paths the agent may not read (a generation's agent's own traces
+	// folder, by loop.train_visibility).
+	Hidden []string
 }
 
 // openJail builds the policy of one session: the agent may write where allow can match
@@ -250,6 +254,7 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, e
 		return nil, nil, err
 	}
 	write = append(write, tmp)
+	hidden = append(hidden, spec.Hidden...)
 	if r.cfg.Harness.Enabled {
 		// The proxies of the agent's MCP servers log its tools/calls here: the agent's
 		// side's record, which hgate shows and never trusts.
@@ -331,6 +336,7 @@ func (r *runner) unseen() (hidden, protected []string, err error) {
 		}
 	}
 	hidden = append(hidden, heldout, r.privateDir()) // and the test split's spend (testspend.go)
+	hidden = append(hidden, r.trainHidden(r.ws.Path(workspace.TracesDir))...)
 	// The digest key (internal/digest): whoever reads it can check guesses of held-out and
 	// test-only data against the digests the workspace and the ledger show.
 	hidden = append(hidden, gate.DigestKey(r.repo))
@@ -430,4 +436,16 @@ func harnessDir(root, rel string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// trainHidden is dir, made if missing, when loop.train_visibility keeps the train traces
+// from the agent (scores, none): the traces folder a served hgate bench or gate writes.
+func (r *runner) trainHidden(dir string) []string {
+	if r.cfg.Train() == config.TrainTraces {
+		return nil
+	}
+	// Made so that it is hidden even when the first trace is written during the agent's
+	// phase; named whatever the outcome (the sandbox ignores a path that does not exist).
+	_ = os.MkdirAll(dir, 0o755)
+	return []string{dir}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
@@ -36,6 +38,8 @@ type promptInput struct {
 	// With loop.agents > 1: the agent's generation and place in it, and its notes file.
 	Generation, AgentIndex, Agents int
 	NotesFile                      string
+	// Train is loop.train_visibility: what the agent sees of the train split.
+	Train string
 }
 
 // learningsTail is how much of learnings.md the prompt carries.
@@ -53,6 +57,7 @@ var attemptPrompt = template.Must(template.New("attempt").Parse(attemptTemplate)
 type promptView struct {
 	promptInput
 	BestText, AllowText, Loose, Report, LearningsText string
+	TrainText                                         string // "" for traces, the default: the line is left out
 }
 
 // buildPrompt is the prompt of an attempt, a repair or a generation's agent.
@@ -67,8 +72,9 @@ func buildPrompt(in promptInput) string {
 		v.Loose = strings.Join(slashless(in.Allow), ", ")
 	}
 	if in.Previous != nil {
-		v.Report = strings.TrimSuffix(failureReport(in.Previous), "\n")
+		v.Report = strings.TrimSuffix(failureReport(in.Previous, in.Train), "\n")
 	}
+	v.TrainText = trainText[in.Train]
 	var b strings.Builder
 	if err := attemptPrompt.Execute(&b, v); err != nil {
 		panic(err) // a template the tests run over every input it has a branch for
@@ -76,10 +82,17 @@ func buildPrompt(in promptInput) string {
 	return b.String()
 }
 
+// trainText is the prompt's line on what the agent sees of the train split, by
+// loop.train_visibility; none for traces, the default, so that its prompts read as before.
+var trainText = map[string]string{
+	config.TrainScores: "The train split shows you its results per task (hgate bench, the gate's Step 1), not their traces (loop.train_visibility: scores).",
+	config.TrainNone:   "The train split is not shown to you: hgate bench is refused, and a gate says only whether Step 1 passed (loop.train_visibility: none).",
+}
+
 // failureReport describes a gate report for the agent: train-side detail
-// (violations, failing suite task ids) and the test split only as its
-// aggregate score.
-func failureReport(r *gate.Answer) string {
+// (violations, failing suite task ids; with train none, only whether Step 1 passed) and
+// the test split only as its aggregate score.
+func failureReport(r *gate.Answer, train string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verdict: %s\n", r.Verdict)
 	s := r.Steps
@@ -97,7 +110,9 @@ func failureReport(r *gate.Answer) string {
 			b.WriteString("\n")
 		}
 	}
-	if s.Step1 != nil && !s.Step1.Skipped {
+	if s.Step1 != nil && !s.Step1.Skipped && train == config.TrainNone {
+		fmt.Fprintf(&b, "Step 1 (regression suite, train split): %s\n", map[bool]string{true: "passed", false: "failed"}[s.Step1.OK])
+	} else if s.Step1 != nil && !s.Step1.Skipped {
 		fmt.Fprintf(&b, "Step 1 (regression suite, train split): %d/%d passed, threshold %.0f%%", s.Step1.Passed, s.Step1.Total, s.Step1.Threshold*100)
 		if len(s.Step1.Failed) > 0 {
 			fmt.Fprintf(&b, "; failing: %s", strings.Join(s.Step1.Failed, ", "))
@@ -115,12 +130,12 @@ func failureReport(r *gate.Answer) string {
 			b.WriteString(" (below the best)\n")
 		}
 	}
-	if s.Step3 != nil && len(s.Step3.Promoted) > 0 {
+	if s.Step3 != nil && len(s.Step3.Promoted) > 0 && train != config.TrainNone {
 		fmt.Fprintf(&b, "Step 3: promoted into the suite: %s\n", strings.Join(s.Step3.Promoted, ", "))
 	}
 	if s == (gate.Steps{}) {
 		// Rejected before the gate ran (the agent worked around hgate).
-		for _, why := range r.Reasons {
+		for _, why := range TrainReasons(r.Reasons, train) {
 			fmt.Fprintf(&b, "%s\n", why)
 		}
 	}
@@ -175,4 +190,39 @@ func slashless(allow []string) []string {
 		}
 	}
 	return out
+}
+
+// TrainReasons is a gate's reasons as an agent that sees train as loop.train_visibility
+// says may read them: with none, a Step 1 reason (it names train tasks, or their count)
+// becomes "step 1 failed".
+func TrainReasons(reasons []string, train string) []string {
+	if train != config.TrainNone {
+		return reasons
+	}
+	out := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		if strings.HasPrefix(r, "step 1: ") {
+			r = "step 1: the regression suite (train split) failed; loop.train_visibility: none shows no more"
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// HideTrain strips from a gate's answer what an agent that sees nothing of the train split
+// (loop.train_visibility: none) may not read: Step 1 keeps whether it passed and its counts
+// (which the text needs), no task id and no trace; Step 3 only that it ran; the reasons as
+// TrainReasons words them. For the answer of a gate the loop
+// serves its agent; the loop's own records keep everything.
+func HideTrain(a *gate.Answer) {
+	if s1 := a.Steps.Step1; s1 != nil {
+		a.Steps.Step1 = &gate.Step1{OK: s1.OK, Skipped: s1.Skipped, Passed: s1.Passed, Total: s1.Total, Threshold: s1.Threshold,
+			Failed: []string{}, StoppedEarly: s1.StoppedEarly}
+	}
+	if s3 := a.Steps.Step3; s3 != nil {
+		a.Steps.Step3 = &gate.Step3{Ran: s3.Ran, Promoted: []string{}, Failed: []string{}}
+	}
+	a.Reasons = TrainReasons(a.Reasons, config.TrainNone)
 }

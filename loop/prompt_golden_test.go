@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 )
@@ -38,6 +39,14 @@ func TestPromptsGolden(t *testing.T) {
 		"generation": buildPrompt(promptInput{Program: "# Program\n", Iteration: 5, Iterations: 6, RunID: "r2", SuiteSize: 1,
 			Allow: []string{"w/"}, MessageFile: "/ws/iterations/5/loop-message.txt", PrevOutcome: OutcomeKept,
 			Generation: 2, AgentIndex: 1, Agents: 3, NotesFile: "/ws/iterations/5/notes.md"}),
+		// loop.train_visibility: scores says so; none also drops Step 1's counts and ids and
+		// Step 3's promotions.
+		"train-scores": buildPrompt(promptInput{Program: "# Program", Iteration: 3, RunID: "r1", Best: &best, SuiteSize: 4,
+			Allow: []string{"agent.sh"}, MessageFile: "workspace/loop-message.txt", Previous: rejected, PrevOutcome: OutcomeRejected,
+			Train: config.TrainScores}),
+		"train-none": buildPrompt(promptInput{Program: "# Program", Iteration: 3, RunID: "r1", Best: &best, SuiteSize: 4,
+			Allow: []string{"agent.sh"}, MessageFile: "workspace/loop-message.txt", Previous: rejected, PrevOutcome: OutcomeRejected,
+			Train: config.TrainNone}),
 	}
 	for name, got := range cases {
 		path := filepath.Join("testdata", "prompts", name+".txt")

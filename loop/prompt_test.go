@@ -1,8 +1,11 @@
 package loop
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hgate/hgate/config"
 )
 
 // TestPromptAllow pins how the context block states the allowlist: negations read as
@@ -38,5 +41,23 @@ func TestPromptAllow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTrainReasons: with loop.train_visibility none, a Step 1 reason (which names train
+// tasks, or counts them) reaches the agent as "step 1 failed", once; other reasons and
+// other settings are as the gate gave them.
+func TestTrainReasons(t *testing.T) {
+	in := []string{"step 1: 3/4 suite tasks passed (75%), below the threshold 80%",
+		"step 1: 1 train task(s) that passed at the gated commit fail now, and on 2 reruns: b7 (gate.keep_passing)",
+		"step 2: val_score 0.5000 < best 0.7500"}
+	got := TrainReasons(in, config.TrainNone)
+	if len(got) != 2 || strings.Contains(strings.Join(got, "\n"), "b7") || strings.Contains(got[0], "3/4") || got[1] != in[2] {
+		t.Fatalf("none: %q", got)
+	}
+	for _, v := range []string{config.TrainTraces, config.TrainScores} {
+		if got := TrainReasons(in, v); !slices.Equal(got, in) {
+			t.Fatalf("%s: %q", v, got)
+		}
 	}
 }

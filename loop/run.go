@@ -73,6 +73,10 @@ type Options struct {
 	Serve func(ctx context.Context, at *Worktree, args []string, stdout, stderr io.Writer) int
 	// Status answers the agent's hgate status (the loop adds the iteration and run id).
 	Status func() (agentapi.Status, error)
+	// Preflight starts the agent once before a new run (RunPreflight, hgate check's agent
+	// level) and refuses to start when it cannot start, reach its model or write. A
+	// resumed run never does.
+	Preflight bool
 }
 
 // Summary is summary.json.
@@ -202,7 +206,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	if err := r.openGit(); err != nil {
 		return nil, nil, err
 	}
-	if err := r.open(); err != nil {
+	if err := r.open(ctx); err != nil {
 		return nil, nil, err
 	}
 	if err := r.openPrivate(); err != nil {
@@ -311,9 +315,23 @@ func (r *runner) serve(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintln(stderr, "hgate: this loop serves no commands")
 		return 2
 	}
+	if r.hidesTrain(args, stderr) {
+		return 2
+	}
 	code := 2
 	r.served(func() { code = r.opts.Serve(ctx, nil, args, stdout, stderr) })
 	return code
+}
+
+// hidesTrain refuses, saying why, hgate bench to an agent that sees nothing of the train
+// split (loop.train_visibility: none): through the socket, hgate mcp's bench tool too.
+func (r *runner) hidesTrain(args []string, stderr io.Writer) bool {
+	cmd, _, err := agentapi.Check(args)
+	if err != nil || cmd != "bench" || r.cfg.Train() != config.TrainNone {
+		return false
+	}
+	fmt.Fprintln(stderr, "hgate: bench: the train split is not shown to the agent in this loop (loop.train_visibility: none)")
+	return true
 }
 
 // status is what the agent may know: the caller's figures, with the iteration and run.
@@ -359,7 +377,7 @@ func (r *runner) unlock() {
 }
 
 // open starts a new run or loads the last one for --resume.
-func (r *runner) open() error {
+func (r *runner) open(ctx context.Context) error {
 	runs := r.ws.Runs()
 	if r.opts.Resume {
 		id, err := lastRun(runs)
@@ -367,7 +385,7 @@ func (r *runner) open() error {
 			// Killed before its journal existed: the run never started.
 			fmt.Fprintf(r.log, "[loop] no run to resume in %s; starting a new one\n", runs)
 			r.opts.Resume = false
-			return r.open()
+			return r.open(ctx)
 		}
 		if err != nil {
 			return err
@@ -465,6 +483,9 @@ func (r *runner) open() error {
 		if err := r.trackedSecrets(); err != nil {
 			return refuseStart(err, "clean_room", "remove the file from every commit and keep it untracked, or hgate loop --no-sandbox")
 		}
+	}
+	if err := r.preflightStart(ctx); err != nil {
+		return err
 	}
 	if sb == SandboxOff {
 		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (README, Threat model)")

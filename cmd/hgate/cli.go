@@ -77,6 +77,7 @@ type cli struct {
 	Status     statusCmd     `kong:"-"`
 	Report     reportCmd     `kong:"-"`
 	Mcp        mcpCmd        `kong:"-"`
+	Check      checkCmd      `kong:"-"`
 	Completion completionCmd `kong:"-"`
 }
 
@@ -102,6 +103,7 @@ func (c *cli) commands() []command {
 		{"status", "Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id).", &c.Status},
 		{"report", "Write the repository's hgate history as one self-contained HTML page (workspace/report.html), or print it with --json.", &c.Report},
 		{"mcp", "Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call.", &c.Mcp},
+		{"check", "Prove the set-up before a run: hgate.yaml (and the worktree's copy) loads, the benchmark runs and reads the allowed files.", &c.Check},
 		{"completion", "Print the shell code that turns on tab completion of hgate's commands and flags in bash, zsh or fish.", &c.Completion},
 	}
 }
@@ -465,21 +467,9 @@ func openRepo(g *Globals) (*gitguard.Repo, error) {
 // loadConfig loads hgate.yaml (or --config) as gate.LoadConfig reads it: from the last
 // gated commit, so that an agent's edit of the file has no effect.
 func loadConfig(g *Globals, repo *gitguard.Repo) (*config.Config, error) {
-	rel := config.FileName
-	if g.Config != "" {
-		dir, err := g.root()
-		if err != nil {
-			return nil, setupError{err}
-		}
-		abs := g.Config
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(dir, abs)
-		}
-		r, err := filepath.Rel(repo.Root(), abs)
-		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return nil, setupError{fmt.Errorf("--config %s: the file must be inside the repository (hgate reads it from git)", g.Config)}
-		}
-		rel = filepath.ToSlash(r)
+	rel, err := configFile(g, repo)
+	if err != nil {
+		return nil, setupError{err}
 	}
 	load := gate.LoadConfig
 	if g.adoptHead {

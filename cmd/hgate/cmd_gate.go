@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/loop"
 )
 
 type gateCmd struct {
@@ -20,6 +22,9 @@ func (c *gateCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	// A gate the loop serves its agent runs while the agent's processes are alive: Step 2
 	// is the loop's, after the agent's turn.
 	rep, err := gate.Run(ctx, env, gate.Options{FailFast: c.FailFast, Rerun: c.Rerun, Pending: g.served})
+	if rep != nil && g.served && env.Config.Loop.Train() == config.TrainNone {
+		loop.HideTrain(rep) // loop.train_visibility: none, for the agent's own gate
+	}
 	if err != nil {
 		if rep != nil && rep.IsInterrupted() {
 			// The steps it finished, marked as not recorded; exit 130 all the same.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
@@ -35,6 +36,7 @@ type loopCmd struct {
 	Resume         bool           `help:"Continue the last run after a crash, a kill or an interruption."`
 	Harness        *bool          `negatable:"" help:"Add the reflect, build and qualify phases to each iteration: the agent builds one tool for itself in its own session, and hgate qualifies it before a later attempt may use it (loop.harness.enabled)."`
 	NoSandbox      bool           `name:"no-sandbox" help:"Run the agent without the kernel sandbox, as your own user (where the kernel has none, or to debug an agent); the run says so in its summary and learnings."`
+	Preflight      *bool          `negatable:"" help:"Before a new run, start the agent once as hgate check --level agent does, and refuse to start when it cannot start, reach its model or write an allowed file in its sandbox. Default: on for the claude, codex and aider presets, off for a command line of your own; --resume never does."`
 }
 
 func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
@@ -62,7 +64,7 @@ func (c *loopCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	if g.NoClean {
 		pre = append(pre, "--no-clean-room")
 	}
-	opts := loop.Options{Env: env, Loop: lc, Resume: c.Resume, Log: g.stderr,
+	opts := loop.Options{Env: env, Loop: lc, Resume: c.Resume, Log: g.stderr, Preflight: c.preflight(lc),
 		Lock: func(ctx context.Context) (func(), error) { return g.lock(ctx, env.Repo, "loop") },
 		Serve: func(ctx context.Context, at *loop.Worktree, args []string, stdout, stderr io.Writer) int {
 			wt, err := agentWorktree(env.Repo, at)
@@ -121,6 +123,16 @@ candidates are gated one at a time in the repository, each rebased onto what was
 before it (a conflict sets it aside). The agents also get HGATE_GENERATION,
 HGATE_AGENT_INDEX and HGATE_NOTES_FILE (notes hgate adds to learnings.md); their hgate
 bench, gate and guard judge their own worktree, their traces in their iteration's folder.`
+}
+
+// preflight is whether a new run starts the agent once first: --preflight or
+// --no-preflight, else on for a preset (an agent that reaches a model hgate knows) and off
+// for the user's own command line, which may keep state of its own across runs.
+func (c *loopCmd) preflight(lc config.Loop) bool {
+	if c.Preflight != nil {
+		return *c.Preflight && !c.Resume
+	}
+	return agentcli.For(lc.Agent).Name() != "" && !c.Resume
 }
 
 // agentWorktree opens the worktree of an agent of a generation, which its served

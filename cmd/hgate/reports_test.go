@@ -12,6 +12,7 @@ import (
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/check"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/hooks"
@@ -64,6 +65,7 @@ func TestJSONKeys(t *testing.T) {
 			"{hooks:[{hook path action manager kept configured}]}"},
 		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},
 		{"guard", guardJSON{Violations: violation}, "{file_guard ok violations:[{path kind detail hint}]}"},
+		{"check", check.Report{Checks: []check.Result{{Lines: []string{"l"}}}}, "{checks:[{level status lines}] exit}"},
 		{"status", agentapi.Status{Iteration: 1, RunID: "r", Trials: &agentapi.Trials{Tasks: new(int), Differing: new(int)}},
 			"{iteration run_id best_val_score suite_size allow trials:{auto min max margin tasks differing}}"},
 		{"any command that could not answer", errorJSON{}, "{error exit}"},

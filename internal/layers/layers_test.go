@@ -22,7 +22,7 @@ var layer = map[string]int{
 	"gate": 7, "answer": 7,
 	"agentapi": 8, "agentout": 8, "agentcli": 8, "gateway": 8, "egress": 8, "harness/qualify": 8,
 	"loop": 9, "hooks": 9,
-	"report":    10,
+	"report": 10, "check": 10,
 	"mcpserver": 11,
 	"cmd/hgate": 12, "cmd/hgate-mcp": 12, "cmd/hgate-sandbox": 12,
 }
