@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/hgate/hgate/spend"
 )
 
 // Price is what a model costs, in US dollars per million tokens of each kind.
@@ -92,7 +94,7 @@ func (p Prices) Dearest() Price {
 }
 
 // Cost is what t tokens cost at price v, in dollars.
-func (v Price) Cost(t Tokens) float64 {
+func (v Price) Cost(t spend.Tokens) float64 {
 	return (float64(t.Input)*v.Input + float64(t.CacheRead)*v.CacheRead +
 		float64(t.CacheWrite)*v.CacheWrite + float64(t.Output)*v.Output) / 1e6
 }
