@@ -215,7 +215,7 @@ type Upstream struct {
 	// KeyEnv is the variable Key is read from: while the gateway holds the key, the
 	// agent's environment has the placeholder there.
 	KeyEnv string
-	Why string // when not routed: why
+	Why    string // when not routed: why
 }
 
 // KeyPlaceholder is what a routed CLI's key variable holds while the gateway holds the

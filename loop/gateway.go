@@ -36,6 +36,15 @@ func (r *runner) gatewayPort() int {
 	return r.mg.port
 }
 
+// serveGateway makes the run's gateway answer on l too: a listener bound on the same
+// port inside the agent's network namespace (loop.sandbox.network: model), handed back by
+// the sandbox's shim. Closing the gateway closes it.
+func (r *runner) serveGateway(l net.Listener) {
+	if r.mg != nil {
+		r.mg.gw.Serve(l)
+	}
+}
+
 // sandboxNetwork is loop.sandbox.network ("all" until that key exists): under "model"
 // the gateway refuses the provider's server-side web tools.
 func (r *runner) sandboxNetwork() string { return "all" }

@@ -65,6 +65,9 @@ func (r *runner) budgetCut() string {
 	if last.BudgetCut == "" {
 		return ""
 	}
+	if last.Outcome != OutcomeSetAside { // a harness phase's agent: the attempt was judged before
+		return fmt.Sprintf("%s in iteration %d: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration)
+	}
 	return fmt.Sprintf("%s; iteration %d's attempt was set aside in %s, not gated: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration, last.AttemptRef)
 }
 
