@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/modelstub"
@@ -133,6 +134,35 @@ func TestGatewayMetersTheAgent(t *testing.T) {
 				if !heldKey(name, q) {
 					t.Fatalf("request %d reached the stub without the held key: %v", i+1, q.Header)
 				}
+			}
+		})
+	}
+}
+
+// TestGatewayHoldsTheKey: the agent's own commands see the placeholder in the key's
+// variable, never the key the gateway holds (the attempt's agent.sh, written by the
+// model's command and rejected by the gate, is read from its attempt ref).
+func TestGatewayHoldsTheKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the real claude or codex")
+	}
+	for _, name := range []string{"claude", "codex"} {
+		t.Run(name, func(t *testing.T) {
+			stubFor(t, name, modelstub.Turn{Command: "printenv ANTHROPIC_API_KEY HGATE_STUB_KEY > agent.sh; true"}, modelstub.Turn{Text: "done"})
+			r := gittest.New(t)
+			r.WriteFiles(stubFiles(name, "  iterations: 1\n  repair_attempts: 0\n"))
+			commitAndPrepare(t, r)
+			s, log, err := runStubLoop(t, r, false, nil)
+			if err != nil {
+				t.Fatalf("loop: %v\n%s", err, log)
+			}
+			it := s.Iterations[0]
+			if it.AttemptRef == "" {
+				t.Fatalf("no attempt ref: outcome %s\n%s", it.Outcome, log)
+			}
+			seen := r.Git("show", it.AttemptRef+":agent.sh")
+			if strings.Contains(seen, "sk-") || !strings.Contains(seen, agentcli.KeyPlaceholder) {
+				t.Fatalf("the agent's commands saw %q", seen)
 			}
 		})
 	}
