@@ -41,12 +41,19 @@ func (Codex) Upstream() (Upstream, bool) {
 	return u, true
 }
 
-// Route implements Routed: a model provider of hgate's at base (-c model_providers.…,
-// the Responses API), made the one codex uses; its key variable holds the placeholder,
-// or nothing when the provider needs no key.
+// Route implements Routed. A provider of the user's config.toml keeps its name, its
+// base_url set to the gateway on the command line (-c model_providers.<name>.base_url),
+// so the session codex records names the user's provider and a resume by hand reaches it
+// directly. The built-in openai provider cannot be given another URL (codex 0.169.0 does
+// not read OPENAI_BASE_URL): a provider of hgate's stands in for it, the Responses API at
+// the gateway, its key in HGATE_GATEWAY_KEY.
 func (Codex) Route(args []string, base string, held bool) ([]string, []string) {
 	if len(args) < 2 || args[1] != "exec" {
 		return args, nil
+	}
+	if p := readCodexProvider(); p.name != "" && p.name != "openai" {
+		kv := []string{"-c", "model_providers." + p.name + ".base_url=" + tomlValue(base+"/v1")}
+		return slices.Insert(slices.Clone(args), 2, kv...), nil
 	}
 	key := "model_providers." + gatewayProvider + "."
 	kv := []string{"-c", "model_provider=" + tomlValue(gatewayProvider),

@@ -36,6 +36,7 @@ func TestCodexUpstream(t *testing.T) {
 // TestCodexRoute: the gateway's provider is set on exec's command line, and a resume of
 // the routed command line still goes before its "-".
 func TestCodexRoute(t *testing.T) {
+	t.Setenv("CODEX_HOME", t.TempDir()) // no config.toml: the built-in provider
 	args, env := (Codex{}).Route(Codex{}.Args(), "http://127.0.0.1:5/s/tok", true)
 	line := strings.Join(args, " ")
 	if !strings.Contains(line, `model_provider="hgate_gateway"`) || !strings.Contains(line, `model_providers.hgate_gateway.base_url="http://127.0.0.1:5/s/tok/v1"`) ||
@@ -62,5 +63,21 @@ func TestClaudeRoute(t *testing.T) {
 	_, env := (Claude{}).Route(nil, "http://127.0.0.1:5/s/tok", false)
 	if !slices.Equal(env, []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:5/s/tok"}) {
 		t.Fatalf("env %q", env)
+	}
+}
+
+// TestCodexRouteOwnProvider: a provider of the user's keeps its name, its base_url the
+// gateway's.
+func TestCodexRouteOwnProvider(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	toml := "model_provider = \"mine\"\n[model_providers.mine]\nbase_url = \"http://127.0.0.1:9/v1\"\n"
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args, env := (Codex{}).Route(Codex{}.Args(), "http://127.0.0.1:5/s/tok", true)
+	if line := strings.Join(args, " "); !strings.Contains(line, `-c model_providers.mine.base_url="http://127.0.0.1:5/s/tok/v1"`) ||
+		strings.Contains(line, "model_provider=") || env != nil {
+		t.Fatalf("routed: %q, env %q", line, env)
 	}
 }
