@@ -192,3 +192,32 @@ func sortedNames() []string {
 // TranscriptName is the file in its private TMPDIR where a CLI that keeps a transcript
 // of its own is told to keep it: the loop keeps it in the iteration's folder.
 const TranscriptName = "aider.chat.history.md"
+
+// Routed is a CLI that hgate's model gateway can stand between and its model provider
+// (claude, codex). A CLI that is not Routed (aider, a custom command) talks to its
+// provider itself, and its spend is its own word.
+type Routed interface {
+	// Upstream is where the CLI would send its model requests, read from the
+	// environment and its own configuration; ok is false when the gateway cannot stand
+	// in its way (a cloud or a login it cannot forward), Why then saying so.
+	Upstream() (u Upstream, ok bool)
+	// Route points the CLI's command line and environment at base, the gateway's URL
+	// of the session's scope (http://127.0.0.1:<port>/s/<token>). held says the gateway
+	// holds the provider's key: the CLI gets a placeholder (KeyPlaceholder) in its place.
+	Route(args []string, base string, held bool) ([]string, []string)
+}
+
+// Upstream is a model provider the gateway forwards to.
+type Upstream struct {
+	API string // "anthropic" or "openai"
+	URL string // its base URL; "" for the provider's own
+	Key string // the API key the CLI would send; "" passes the CLI's login through
+	// KeyEnv is the variable Key is read from: while the gateway holds the key, the
+	// agent's environment has the placeholder there.
+	KeyEnv string
+	Why    string // when not routed: why
+}
+
+// KeyPlaceholder is what a routed CLI's key variable holds while the gateway holds the
+// key: a word that is no key anywhere.
+const KeyPlaceholder = "hgate-gateway-holds-the-key"

@@ -86,3 +86,27 @@ func (Claude) FileStart(p string) (string, bool) {
 	}
 	return "", false
 }
+
+// Upstream implements Routed: the Anthropic API at ANTHROPIC_BASE_URL (its own when
+// unset), with ANTHROPIC_API_KEY, or the user's login (ANTHROPIC_AUTH_TOKEN, a
+// subscription) passed through. Claude on Bedrock, Vertex or Foundry is not routed:
+// the gateway speaks the Anthropic API only.
+func (Claude) Upstream() (Upstream, bool) {
+	for _, v := range []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"} {
+		if os.Getenv(v) != "" && os.Getenv(v) != "0" {
+			return Upstream{Why: v + " is set: the gateway speaks the Anthropic API only"}, false
+		}
+	}
+	return Upstream{API: "anthropic", URL: os.Getenv("ANTHROPIC_BASE_URL"), Key: os.Getenv("ANTHROPIC_API_KEY"), KeyEnv: "ANTHROPIC_API_KEY"}, true
+}
+
+// Route implements Routed: ANTHROPIC_BASE_URL is the gateway's (claude sends a HEAD
+// there first, which the gateway answers itself), and ANTHROPIC_API_KEY the placeholder
+// when the gateway holds the key.
+func (Claude) Route(args []string, base string, held bool) ([]string, []string) {
+	env := []string{"ANTHROPIC_BASE_URL=" + base}
+	if held {
+		env = append(env, "ANTHROPIC_API_KEY="+KeyPlaceholder)
+	}
+	return args, env
+}

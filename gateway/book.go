@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"sync"
+
+	"github.com/hgate/hgate/spend"
 )
 
 // Limits is a budget: a spend in dollars and a count of tokens (0 = none of that kind).
@@ -18,25 +19,26 @@ type Limits struct {
 // stream still in flight is final=false: the count up to it is exact, the response may
 // have gone on).
 type Usage struct {
-	Scope    string  `json:"scope"`
-	Model    string  `json:"model"`
-	Tokens   Tokens  `json:"tokens"`
-	USD      float64 `json:"usd"`
-	Unpriced bool    `json:"unpriced,omitempty"`
-	Final    bool    `json:"final"`
+	Scope    string       `json:"scope"`
+	Model    string       `json:"model"`
+	Tokens   spend.Tokens `json:"tokens"`
+	USD      float64      `json:"usd"`
+	Unpriced bool         `json:"unpriced,omitempty"`
+	Final    bool         `json:"final"`
 }
 
 // Scope is what the gateway counted for one scope (a phase of an agent: attempt,
 // repair, reflect, build, qualification).
 type Scope struct {
-	Tokens   Tokens  `json:"tokens"`
-	USD      float64 `json:"usd"`
-	Requests int     `json:"requests"`
-	Refused  int     `json:"refused"` // requests the gateway did not forward (endpoint, tool, budget)
-	Errors   int     `json:"errors"`  // responses of the provider with status 400 and above
-	Retried  int     `json:"retried"` // of those, the ones a CLI retries (429, 5xx)
-	Unpriced bool    `json:"unpriced,omitempty"`
-	Open     int     `json:"open,omitempty"` // responses whose end has not been seen
+	Tokens   spend.Tokens `json:"tokens"`
+	USD      float64      `json:"usd"`
+	Requests int          `json:"requests"`
+	Refused  int          `json:"refused"`          // requests the gateway did not forward (endpoint, tool, budget)
+	Budget   int          `json:"budget,omitempty"` // of those, the ones refused on the budget
+	Errors   int          `json:"errors"`           // responses of the provider with status 400 and above
+	Retried  int          `json:"retried"`          // of those, the ones a CLI retries (429, 5xx)
+	Unpriced bool         `json:"unpriced,omitempty"`
+	Open     int          `json:"open,omitempty"` // responses whose end has not been seen
 }
 
 // Book counts what every scope spent and answers the budget before each request. The
@@ -75,6 +77,7 @@ func (b *Book) admit(scope string) error {
 	total := b.totalLocked()
 	if (b.limits.USD > 0 && total.USD >= b.limits.USD) || (b.limits.Tokens > 0 && total.Tokens.Total() >= b.limits.Tokens) {
 		s.Refused++
+		s.Budget++
 		return &ErrBudget{Limits: b.limits, Spent: total}
 	}
 	s.Requests++
@@ -111,8 +114,8 @@ func (b *Book) opened(scope string, delta int) {
 func (b *Book) add(u Usage) {
 	b.mu.Lock()
 	s := b.scope(u.Scope)
-	s.Tokens = s.Tokens.Plus(u.Tokens)
-	s.USD = addUSD(s.USD, u.USD)
+	s.Tokens = s.Tokens.Add(u.Tokens)
+	s.USD = spend.AddUSD(s.USD, u.USD)
 	s.Unpriced = s.Unpriced || u.Unpriced
 	on := b.onUsage
 	b.mu.Unlock()
@@ -120,6 +123,23 @@ func (b *Book) add(u Usage) {
 		on(u)
 	}
 }
+
+// Charge adds spend the gateway did not see (the benchmark's runs, an agent it does not
+// route) to what its budget check counts, so that a request never starts past the run's
+// whole budget.
+func (b *Book) Charge(s spend.Spend) {
+	b.mu.Lock()
+	b.base.Tokens = b.base.Tokens.Add(s.Tokens)
+	b.base.USD = spend.AddUSD(b.base.USD, s.USD)
+	b.mu.Unlock()
+}
+
+// Spend is the scope's spend as the one spend type.
+func (s Scope) Spend() spend.Spend { return spend.Spend{USD: s.USD, Tokens: s.Tokens} }
+
+// Spent implements spend.Meter: everything the gateway counted, the spend it started
+// from and what was charged to it included.
+func (b *Book) Spent() spend.Spend { return b.Total().Spend() }
 
 // Total is everything spent: before this gateway and in every scope since.
 func (b *Book) Total() Scope {
@@ -148,10 +168,11 @@ func (b *Book) totalLocked() Scope {
 	sort.Strings(names)
 	for _, k := range names {
 		s := b.scopes[k]
-		t.Tokens = t.Tokens.Plus(s.Tokens)
-		t.USD = addUSD(t.USD, s.USD)
+		t.Tokens = t.Tokens.Add(s.Tokens)
+		t.USD = spend.AddUSD(t.USD, s.USD)
 		t.Requests += s.Requests
 		t.Refused += s.Refused
+		t.Budget += s.Budget
 		t.Errors += s.Errors
 		t.Retried += s.Retried
 		t.Open += s.Open
@@ -169,13 +190,4 @@ func (b *Book) scope(name string) *Scope {
 	return s
 }
 
-// maxUSD bounds a spend: sums saturate there, and no figure can become +Inf or NaN.
-const maxUSD = 1e9
-
-func addUSD(a, b float64) float64 {
-	s := a + b
-	if math.IsNaN(s) || s < 0 {
-		return a
-	}
-	return math.Min(s, maxUSD)
-}
+var _ spend.Meter = (*Book)(nil)

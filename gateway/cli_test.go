@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/internal/modelstub"
+	"github.com/hgate/hgate/spend"
 )
 
 // runCLI runs a real agent CLI with a fresh home, the prompt on stdin; it returns the
@@ -52,7 +53,7 @@ func TestClaudeThroughGateway(t *testing.T) {
 		t.Fatalf("claude exited %d:\n%s", code, out)
 	}
 	reqs := s.Requests()
-	want := Tokens{Input: int64(len(reqs)) * modelstub.Usage.Input, Output: int64(len(reqs)) * modelstub.Usage.Output}
+	want := spend.Tokens{Input: int64(len(reqs)) * modelstub.Usage.Input, Output: int64(len(reqs)) * modelstub.Usage.Output}
 	if got := g.Book().Total(); got.Tokens != want || got.Open != 0 || len(s.Main()) < 2 {
 		t.Fatalf("the gateway counted %+v; the stub answered %d requests (%d main), want tokens %+v", got, len(reqs), len(s.Main()), want)
 	}
@@ -97,7 +98,7 @@ func TestCodexThroughGateway(t *testing.T) {
 		t.Fatalf("codex exited %d:\n%s", code, out)
 	}
 	reqs := s.Requests()
-	want := Tokens{Input: int64(len(reqs)) * modelstub.Usage.Input, Output: int64(len(reqs)) * modelstub.Usage.Output}
+	want := spend.Tokens{Input: int64(len(reqs)) * modelstub.Usage.Input, Output: int64(len(reqs)) * modelstub.Usage.Output}
 	if got := g.Book().Total(); got.Tokens != want || len(reqs) < 2 {
 		t.Fatalf("the gateway counted %+v; the stub answered %d requests, want %+v", got, len(reqs), want)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/hgate/hgate/spend"
 )
 
 // call is one forwarded request, carried in its context to the response's meter.
@@ -53,9 +55,9 @@ type meteredBody struct {
 	g    *Gateway
 	c    *call
 	sse  bool
-	line []byte // a stream's line not yet ended
-	body []byte // a JSON body so far
-	seen Tokens // the response's cumulative usage so far
+	line []byte       // a stream's line not yet ended
+	body []byte       // a JSON body so far
+	seen spend.Tokens // the response's cumulative usage so far
 	once sync.Once
 	done bool // the response's end was read
 	last bool // finish is counting: an event is sent even with nothing grown
@@ -112,14 +114,14 @@ func (m *meteredBody) event(line []byte) {
 }
 
 // count adds what the response's cumulative usage grew by since the last event.
-func (m *meteredBody) count(model string, cum Tokens, final bool) {
+func (m *meteredBody) count(model string, cum spend.Tokens, final bool) {
 	if model == "" {
 		model = m.c.model
 	}
-	next := m.seen.most(cum)
-	grown := m.seen.growth(next)
+	next := most(m.seen, cum)
+	grown := next.Sub(m.seen) // a stream's usage is cumulative: count what it grew by
 	m.seen = next
-	if grown == (Tokens{}) && !m.last {
+	if grown == (spend.Tokens{}) && !m.last {
 		return
 	}
 	price, ok := m.g.cfg.Prices.Lookup(model)
@@ -141,6 +143,6 @@ func (m *meteredBody) finish() {
 			m.count(model, t, m.done)
 			return
 		}
-		m.count("", Tokens{}, m.done)
+		m.count("", spend.Tokens{}, m.done)
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/hgate/hgate/spend"
 )
 
 // Price is what a model costs, in US dollars per million tokens of each kind.
@@ -23,7 +25,13 @@ type Prices map[string]Price
 // publish them; loop.prices overrides or adds entries. Anthropic bills a cache write
 // at 1.25× input and a cache read at 0.1×; OpenAI a cached input token at 0.1×.
 var DefaultPrices = Prices{
-	"claude-opus-4-5":   {Input: 5, CacheRead: 0.5, CacheWrite: 6.25, Output: 25},
+	"claude-opus-4-5": {Input: 5, CacheRead: 0.5, CacheWrite: 6.25, Output: 25},
+	// The later Opus 4 models, at Opus 4.5's price as claude 2.1.197 prices them (its
+	// total_cost_usd for claude-opus-4-8, its default model): without these entries they
+	// would take claude-opus-4's, three times as dear.
+	"claude-opus-4-6":   {Input: 5, CacheRead: 0.5, CacheWrite: 6.25, Output: 25},
+	"claude-opus-4-7":   {Input: 5, CacheRead: 0.5, CacheWrite: 6.25, Output: 25},
+	"claude-opus-4-8":   {Input: 5, CacheRead: 0.5, CacheWrite: 6.25, Output: 25},
 	"claude-opus-4-1":   {Input: 15, CacheRead: 1.5, CacheWrite: 18.75, Output: 75},
 	"claude-opus-4":     {Input: 15, CacheRead: 1.5, CacheWrite: 18.75, Output: 75},
 	"claude-sonnet-4":   {Input: 3, CacheRead: 0.3, CacheWrite: 3.75, Output: 15},
@@ -92,7 +100,7 @@ func (p Prices) Dearest() Price {
 }
 
 // Cost is what t tokens cost at price v, in dollars.
-func (v Price) Cost(t Tokens) float64 {
+func (v Price) Cost(t spend.Tokens) float64 {
 	return (float64(t.Input)*v.Input + float64(t.CacheRead)*v.CacheRead +
 		float64(t.CacheWrite)*v.CacheWrite + float64(t.Output)*v.Output) / 1e6
 }

@@ -4,47 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+
+	"github.com/hgate/hgate/spend"
 )
 
-// Tokens are the token counts of one or more model responses, by kind.
-type Tokens struct {
-	Input      int64 `json:"input"`
-	CacheRead  int64 `json:"cache_read"`
-	CacheWrite int64 `json:"cache_write"`
-	Output     int64 `json:"output"`
-}
-
-// maxTokens bounds every count the gateway reads from a response: a provider (or a stub
-// the agent wrote) cannot make a sum overflow or a budget check lie.
-const maxTokens = 1e12
-
-// Total is every token of every kind, saturating.
-func (t Tokens) Total() int64 {
-	return sat(sat(t.Input, t.CacheRead), sat(t.CacheWrite, t.Output))
-}
-
-// Plus is t and u added kind by kind, saturating at maxTokens.
-func (t Tokens) Plus(u Tokens) Tokens {
-	return Tokens{sat(t.Input, u.Input), sat(t.CacheRead, u.CacheRead), sat(t.CacheWrite, u.CacheWrite), sat(t.Output, u.Output)}
-}
-
-// growth is what later holds beyond t, kind by kind (never negative): the usage a
-// streamed response reports is cumulative, so each event adds only what it grew by.
-func (t Tokens) growth(later Tokens) Tokens {
-	d := func(a, b int64) int64 { return max(b-a, 0) }
-	return Tokens{d(t.Input, later.Input), d(t.CacheRead, later.CacheRead), d(t.CacheWrite, later.CacheWrite), d(t.Output, later.Output)}
-}
+// maxTokens bounds every count the gateway reads from a response (spend.MaxTokens, the
+// bound of one report): a provider (or a stub the agent wrote) cannot make a sum
+// overflow or a budget check lie; sums saturate as spend's do.
+const maxTokens = spend.MaxTokens
 
 // most is the larger of t and u kind by kind.
-func (t Tokens) most(u Tokens) Tokens {
-	return Tokens{max(t.Input, u.Input), max(t.CacheRead, u.CacheRead), max(t.CacheWrite, u.CacheWrite), max(t.Output, u.Output)}
-}
-
-func sat(a, b int64) int64 {
-	if s := a + b; s >= 0 && s <= maxTokens {
-		return s
-	}
-	return maxTokens
+func most(t, u spend.Tokens) spend.Tokens {
+	return spend.Tokens{Input: max(t.Input, u.Input), CacheRead: max(t.CacheRead, u.CacheRead),
+		CacheWrite: max(t.CacheWrite, u.CacheWrite), Output: max(t.Output, u.Output)}
 }
 
 // count is a token count as a response states it, bounded: not a finite whole number in
@@ -80,11 +52,11 @@ type wireUsage struct {
 
 // tokens are the usage's counts. OpenAI counts cached tokens inside the input tokens;
 // hgate counts them apart, as Anthropic does, so that each is priced once.
-func (w *wireUsage) tokens() Tokens {
+func (w *wireUsage) tokens() spend.Tokens {
 	if w == nil {
-		return Tokens{}
+		return spend.Tokens{}
 	}
-	t := Tokens{Input: count(w.InputTokens), Output: count(w.OutputTokens),
+	t := spend.Tokens{Input: count(w.InputTokens), Output: count(w.OutputTokens),
 		CacheWrite: count(w.CacheCreationTokens), CacheRead: count(w.CacheReadTokens)}
 	if w.PromptTokens != nil {
 		t.Input = count(w.PromptTokens)
@@ -92,7 +64,7 @@ func (w *wireUsage) tokens() Tokens {
 	if w.CompletionTokens != nil {
 		t.Output = count(w.CompletionTokens)
 	}
-	cached := Tokens{}
+	cached := spend.Tokens{}
 	if w.InputDetails != nil {
 		cached.CacheRead = count(w.InputDetails.Cached)
 	}
@@ -124,14 +96,14 @@ type event struct {
 
 // usageOf reads a JSON object's model and cumulative usage; ok is false when it holds
 // no usage.
-func usageOf(data []byte) (model string, t Tokens, ok bool) {
+func usageOf(data []byte) (model string, t spend.Tokens, ok bool) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
-		return "", Tokens{}, false
+		return "", spend.Tokens{}, false
 	}
 	var e event
 	if json.Unmarshal(data, &e) != nil {
-		return "", Tokens{}, false
+		return "", spend.Tokens{}, false
 	}
 	switch {
 	case e.Message != nil && e.Message.Usage != nil:
@@ -141,5 +113,5 @@ func usageOf(data []byte) (model string, t Tokens, ok bool) {
 	case e.Usage != nil:
 		return e.Model, e.Usage.tokens(), true
 	}
-	return e.Model, Tokens{}, false
+	return e.Model, spend.Tokens{}, false
 }

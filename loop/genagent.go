@@ -70,6 +70,9 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	it := r.newGenIteration(g, a)
 	it.Agent, it.AgentDetail, it.AgentSeconds, it.Refused = res.Outcome, res.Detail, secs(res.Duration), out.Refused.String()
 	r.genMu.Lock()
+	if ss.scope != "" {
+		out = r.meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
+	}
 	r.iterationSpend(it, out) // the run's total takes it when the journal says it ended
 	r.genMu.Unlock()
 	return it, nil

@@ -31,6 +31,7 @@ const (
 	OutcomeKept      Outcome = "kept"      // the gate passed: committed and recorded
 	OutcomeRejected  Outcome = "rejected"  // the gate rejected it: kept under its attempt ref, reverted
 	OutcomeUnchanged Outcome = "unchanged" // the agent left no change
+	OutcomeSetAside  Outcome = "set_aside" // the budget cut the agent's run: kept under its attempt ref, reverted, not gated
 )
 
 // Iteration is one iteration's outcome in summary.json and the JSON stream.
@@ -66,6 +67,19 @@ type Iteration struct {
 	// CostPriced: CostUSD is the agent's tokens at its model's loop.prices entry (codex
 	// reports tokens only).
 	CostPriced bool `json:"cost_priced,omitempty"`
+	// Metered: CostUSD and Tokens are the model gateway's count of the agent's sessions,
+	// not what the CLI reported; the CLI's own figures are CLICostUSD and CLITokens, and
+	// SpendDisagreement says where the two differ by more than 2% or $0.01.
+	Metered           bool             `json:"metered,omitempty"`
+	CLICostUSD        *float64         `json:"cli_cost_usd,omitempty"`
+	CLITokens         *agentout.Tokens `json:"cli_tokens,omitempty"`
+	SpendDisagreement string           `json:"spend_disagreement,omitempty"`
+	// SpendOpen: a model response was cut (hgate killed mid-stream) and is counted up to
+	// its last usage event: the spend is an upper bound, not the provider's final word.
+	SpendOpen bool `json:"spend_open,omitempty"`
+	// BudgetCut: the gateway refused the agent's model request on the budget; the
+	// attempt was set aside, not gated, and the run stopped.
+	BudgetCut string `json:"budget_cut,omitempty"`
 	// What the benchmark reported it spent on the iteration's gates (gate.Answer's spend).
 	BenchCostUSD *float64 `json:"bench_cost_usd,omitempty"`
 	BenchTokens  int64    `json:"bench_tokens,omitempty"`
@@ -324,6 +338,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	}
 	defer ss.close()
 	j.AgentTag, j.AgentEnded = spec.Tag, false
+	r.startMetering(ss.scope) // in the journal before the agent starts
 	if err := r.save(); err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
@@ -395,6 +410,7 @@ func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
 	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
 	}
+	spent = r.takeMeter(it, spent) // the gateway's count, where it metered the session
 	r.addSpend(it, spent)
 	j.SessionTokens = nil
 	if out.Cumulative() {
@@ -586,7 +602,11 @@ func (r *runner) saveAttempt(n int) (restored bool, err error) {
 		return false, err
 	}
 	if existing.IsZero() {
-		msg := fmt.Sprintf("hgate loop %s iteration %d: rejected\n\n%s\n", j.RunID, n, strings.Join(it.Reasons, "\n"))
+		verdict := "rejected"
+		if it.BudgetCut != "" {
+			verdict = "set aside (the budget was reached; not gated)"
+		}
+		msg := fmt.Sprintf("hgate loop %s iteration %d: %s\n\n%s\n", j.RunID, n, verdict, strings.Join(it.Reasons, "\n"))
 		a := r.author
 		a.When = r.now()
 		if head == pre {
@@ -645,6 +665,9 @@ func (r *runner) learn(it *Iteration) error {
 		} else {
 			l.Worked += fmt.Sprintf("; not worse than the best (%.4f), not a confirmed new best", before)
 		}
+	case OutcomeSetAside:
+		l.WhatChanged = "attempt set aside in " + it.AttemptRef + " and reverted, not gated"
+		l.Worked = "cut by the budget: " + it.BudgetCut
 	case OutcomeRejected:
 		l.WhatChanged = "attempt kept in " + it.AttemptRef + " and reverted"
 		l.Worked = "rejected: " + strings.Join(TrainReasons(it.Reasons, r.cfg.Train()), "; ")

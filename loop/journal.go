@@ -12,6 +12,7 @@ import (
 
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gateway"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 )
@@ -92,6 +93,12 @@ type journal struct {
 	// GateSpends counts the gates whose spend the journal holds; test_spend.json's gates
 	// one more: its train share is not here yet (see openPrivate).
 	GateSpends int `json:"gate_spends,omitempty"`
+	// Metering is the model gateway's count of the agent's session in flight, journaled at
+	// each usage event (see gateway.go): a resume after kill -9 counts what was seen.
+	Metering *meterState `json:"metering,omitempty"`
+	// Telemetry is the gateway's count over the run, by phase (attempt, repair, reflect,
+	// build, qualification).
+	Telemetry map[string]gateway.Scope `json:"telemetry,omitempty"`
 	// Gen is the generation in progress (loop.agents > 1); Generations counts those done.
 	Gen         *generation `json:"generation,omitempty"`
 	Generations int         `json:"generations,omitempty"`

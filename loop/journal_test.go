@@ -58,7 +58,7 @@ func TestJournalMalformed(t *testing.T) {
 			`runs/r/journal.json:3: unknown field "nxet" (expected one of "run_id", "started", "deadline", "next", "phase", ` +
 				`"repair", "pre_head", "commit_parent", "agent_pid", "agent_start", "agent_tag", "agent_ended", "iter_started", "current", "last_report", ` +
 				`"iterations", "baseline", "best_at_start", "since_best", "crashes", "stop_reason", "stop_detail", "refs", ` +
-				`"tamper", "sandbox", "learning_no", "session_tokens", "fresh_session", "harness_repair", "harness_prior", "spend_usd", "spend_tokens", "gate_spends", "generation", "generations")`},
+				`"tamper", "sandbox", "learning_no", "session_tokens", "fresh_session", "harness_repair", "harness_prior", "spend_usd", "spend_tokens", "gate_spends", "metering", "telemetry", "generation", "generations")`},
 		{"nested", `{"current": {"iteration": 1, "repairs": "none"}}`,
 			`runs/r/journal.json:1:41: current.repairs: "none" is a string (expected an integer)`},
 		{"bad deadline", "{\"run_id\": \"r\",\n \"deadline\": \"tomorrow\"}",

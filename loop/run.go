@@ -111,6 +111,9 @@ type Summary struct {
 	// Agents is loop.agents; Generations the generations done (loop.agents > 1).
 	Agents      int `json:"agents"`
 	Generations int `json:"generations,omitempty"`
+	// Gateway is the model gateway's count over the run (absent when the agent's CLI was
+	// not routed through it).
+	Gateway *Telemetry `json:"gateway,omitempty"`
 }
 
 // runner is one run in progress.
@@ -149,6 +152,8 @@ type runner struct {
 	// act is iteration actIter's activation of the agent's own tools.
 	act     *activation
 	actIter int
+
+	mg *modelGateway // the run's model gateway; nil when the agent's CLI is not routed
 
 	test testSpend // the test split's spend over the run, kept out of the agent's sight
 	// testMu orders the writes of test_spend.json: the benchmark's runs report their
@@ -213,6 +218,13 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		return nil, nil, err
 	}
 	r.env.OnSpend(r.benchSpent)
+	closeGateway, err := r.openGateway()
+	if err != nil {
+		return nil, nil, err
+	}
+	if closeGateway != nil {
+		undo = append(undo, closeGateway)
+	}
 	r.agentTmp = os.TempDir()
 	r.sweepTemp()
 	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serve, Status: r.status, Prefix: scratch.Prefix("hgate-loop-")})
@@ -228,7 +240,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 		undo = append(undo, restore)
 	}
-	if r.net, err = r.openNet(); err != nil {
+	if r.net, err = r.openNet(r.gatewayServer()...); err != nil {
 		return nil, nil, err
 	}
 	undo = append(undo, r.net.close)
@@ -750,6 +762,7 @@ func (r *runner) summary() *Summary {
 	if s.Iterations == nil {
 		s.Iterations = []Iteration{}
 	}
+	s.Gateway = telemetry(r.j.Telemetry)
 	s.Best, _ = r.best()
 	if s.Best != nil && s.BestAtStart != nil {
 		best, start := *s.Best, *s.BestAtStart

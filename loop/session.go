@@ -23,6 +23,7 @@ type session struct {
 	prompt  string    // the prompt file
 	run     *agentRun // the process, ready to start
 	resumed bool      // the command line continues a session
+	scope   string    // its scope at the model gateway ("" = not routed)
 }
 
 // sessionSpec is what differs between the places a session is opened.
@@ -74,6 +75,8 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		}
 	}
 	args, s.resumed = agentcli.Resume(cli, args, spec.Session)
+	args, routeEnv, scope := r.routeSession(spec, args)
+	s.scope = scope
 	env := append(os.Environ(),
 		"HGATE_PROMPT_FILE="+s.prompt, "HGATE_MESSAGE_FILE="+spec.Message,
 		"HGATE_ITERATION="+strconv.Itoa(spec.Iteration), "HGATE_RUN_ID="+r.j.RunID, "HGATE_REPAIR="+strconv.Itoa(spec.Repair),
@@ -83,6 +86,7 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 	if jl.net != nil {
 		env = append(env, jl.net.env...) // after the CLI's: the proxy is hgate's to set
 	}
+	env = append(env, routeEnv...) // last: over the caller's ANTHROPIC_API_KEY and the like
 	s.run = &agentRun{
 		Args: args, Dir: spec.Worktree, Sandbox: jl.policy, Net: jl.net, Env: env, Tag: spec.Tag, Ended: spec.Server.Drain,
 		Stdin: s.prompt, Stdout: filepath.Join(spec.Dir, "agent.stdout"), Stderr: filepath.Join(spec.Dir, "agent.stderr"),

@@ -1,6 +1,10 @@
 package loop
 
-import "github.com/hgate/hgate/internal/fault"
+import (
+	"fmt"
+
+	"github.com/hgate/hgate/internal/fault"
+)
 
 // agent runs the agent (the attempt or a repair), or, resumed, ends what is left of
 // the agent hgate died under; then the gate, unless the agent did not start.
@@ -24,6 +28,13 @@ func (st *step) agent() (bool, error) {
 		return false, err
 	}
 	next := phaseGate
+	if it.BudgetCut != "" {
+		// The budget cut the agent short: its work is set aside under its attempt ref,
+		// not gated, and the run stops (stop.go).
+		fmt.Fprintf(r.log, "[loop] iteration %d: %s; the attempt is set aside, not gated\n", n, it.BudgetCut)
+		it.Reasons = append(it.Reasons, it.BudgetCut)
+		return false, r.phase(phaseAttempt)
+	}
 	if didNotStart(it.AgentDetail) {
 		// Nothing the worktree holds is the agent's: what a first attempt finds
 		// there is the user's, never gated or committed as the agent's; a repair's

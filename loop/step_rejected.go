@@ -12,7 +12,7 @@ func (st *step) attempt() (bool, error) {
 	}
 	next := phaseRestore
 	if restored {
-		st.it.Outcome, next = OutcomeRejected, phaseLearn
+		st.it.Outcome, next = setAsideOr(st.it), phaseLearn
 	}
 	return false, r.phase(next)
 }
@@ -23,6 +23,15 @@ func (st *step) restore() (bool, error) {
 	if err := r.repo.RestoreHead(r.gopts); err != nil {
 		return false, fmt.Errorf("iteration %d: restore HEAD: %w", st.n, err)
 	}
-	st.it.Outcome = OutcomeRejected
+	st.it.Outcome = setAsideOr(st.it)
 	return false, r.phase(phaseLearn)
+}
+
+// setAsideOr is the outcome of an attempt kept under its ref: set aside when the budget
+// cut it (never gated), else rejected.
+func setAsideOr(it *Iteration) Outcome {
+	if it.BudgetCut != "" {
+		return OutcomeSetAside
+	}
+	return OutcomeRejected
 }

@@ -36,6 +36,8 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 	case c.StopScore != nil && best != nil && *best >= *c.StopScore:
 		return StopScore, fmt.Sprintf("best val_score %.4f reached stop_score %.4f", *best, *c.StopScore)
 	// A failed run says so (exit non-zero) even on its last iteration: crashes first.
+	case r.budgetCut() != "":
+		return StopBudget, r.budgetCut()
 	case r.notStarted() != "":
 		return StopCrashes, "the agent did not start"
 	case c.MaxConsecutiveCrashes > 0 && r.j.Crashes >= c.MaxConsecutiveCrashes:
@@ -50,6 +52,23 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 		return StopDeadline, "deadline " + r.dead.Local().Format("2006-01-02 15:04")
 	}
 	return StopNone, ""
+}
+
+// budgetCut is the last iteration's BudgetCut with its outcome, or "": the gateway
+// refused the agent's model request on the budget, so nothing more starts. A resume with
+// a larger budget goes on: the gateway's count no longer reaches it.
+func (r *runner) budgetCut() string {
+	if len(r.j.Iterations) == 0 || r.budget().Reached(r.mg.total().Spend()) == "" {
+		return ""
+	}
+	last := r.j.Iterations[len(r.j.Iterations)-1]
+	if last.BudgetCut == "" {
+		return ""
+	}
+	if last.Outcome != OutcomeSetAside { // a harness phase's agent: the attempt was judged before
+		return fmt.Sprintf("%s in iteration %d: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration)
+	}
+	return fmt.Sprintf("%s; iteration %d's attempt was set aside in %s, not gated: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration, last.AttemptRef)
 }
 
 // notStarted returns why the last iteration's agent could not even be started (its

@@ -126,6 +126,11 @@ func (r *runner) addTestSpend(test, train benchmark.Spend) error {
 	r.testMu.Lock()
 	defer r.testMu.Unlock()
 	r.test.Flight = nil // counted now, in the same write
+	// The gateway's budget check counts the benchmark's spend too.
+	if r.mg != nil {
+		r.mg.gw.Book().Charge(spend.Spend{USD: spend.AddUSD(test.CostUSD, train.CostUSD),
+			Tokens: spend.Tokens{Input: spend.AddTokens(test.Tokens(), train.Tokens())}})
+	}
 	r.test.CostUSD = spend.AddUSD(r.test.CostUSD, test.CostUSD)
 	r.test.Tokens = spend.AddTokens(r.test.Tokens, test.Tokens())
 	r.test.Gates, r.test.Train = r.j.GateSpends+1, train

@@ -17,6 +17,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gateway"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
@@ -132,6 +134,36 @@ type Run struct {
 	BudgetUSD    *float64       `json:"budget_usd,omitempty"`
 	BudgetTokens *int64         `json:"budget_tokens,omitempty"`
 	Iterations   []RunIteration `json:"iterations"`
+	// Gateway is the model gateway's count by phase, in the loop's order, then the
+	// run's total (summary.json's gateway); none when the agent was not routed.
+	Gateway []GatewayRow `json:"gateway,omitempty"`
+}
+
+// GatewayRow is one phase's count at the model gateway ("total" for the run's).
+type GatewayRow struct {
+	Phase string `json:"phase"`
+	gateway.Scope
+}
+
+// gatewayRows orders a run's telemetry as the loop's phases run: attempt, repair,
+// reflect, build, qualification, then any other, then the total.
+func gatewayRows(t *loop.Telemetry) []GatewayRow {
+	if t == nil {
+		return nil
+	}
+	order := []string{"attempt", "repair", "reflect", "build", "qualification"}
+	for _, p := range slices.Sorted(maps.Keys(t.Phases)) {
+		if !slices.Contains(order, p) {
+			order = append(order, p)
+		}
+	}
+	var rows []GatewayRow
+	for _, p := range order {
+		if c, ok := t.Phases[p]; ok {
+			rows = append(rows, GatewayRow{p, c})
+		}
+	}
+	return append(rows, GatewayRow{"total", t.Total})
 }
 
 // RunIteration is an iteration as summary.json has it, with the attempt its last gate
@@ -436,7 +468,8 @@ func linkRuns(rep *Report, runs []loop.RunRecord) {
 	for _, rr := range runs {
 		run := Run{ID: rr.RunID, Started: rr.Started, Finished: rr.Finished, StopReason: string(rr.StopReason),
 			StopDetail: rr.StopDetail, Sandbox: rr.Sandbox, Seconds: rr.Seconds, Iterations: []RunIteration{},
-			SpendUSD: rr.SpendUSD, SpendTokens: rr.SpendTokens, BudgetUSD: rr.BudgetUSD, BudgetTokens: rr.BudgetTokens}
+			SpendUSD: rr.SpendUSD, SpendTokens: rr.SpendTokens, BudgetUSD: rr.BudgetUSD, BudgetTokens: rr.BudgetTokens,
+			Gateway: gatewayRows(rr.Gateway)}
 		rep.SpendUSD = math.Round((rep.SpendUSD+rr.SpendUSD)*1e6) / 1e6
 		rep.SpendTokens += rr.SpendTokens
 		for _, it := range rr.Iterations {

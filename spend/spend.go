@@ -3,7 +3,8 @@
 //
 // Every figure comes from something hgate does not control: an agent CLI's own report
 // (claude's total_cost_usd, codex's usage, a custom agent's HGATE_COST_USD lines), the
-// benchmark's (Harbor's trial results), and later a model gateway's count at the wire.
+// benchmark's (Harbor's trial results), and the model gateway's count at the wire (the
+// gateway package: its Book is a Meter, and where it metered a call its figure is the spend).
 // So every figure is checked before it is used (finite, within MaxUSD and MaxTokens per
 // report: Check), and every sum saturates (Add) — a figure can make a run stop on its
 // budget, never make a total +Inf or wrap, which no JSON file can hold.

@@ -14,6 +14,7 @@ import (
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/check"
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gateway"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/hooks"
 	"github.com/hgate/hgate/ledger"
@@ -26,6 +27,9 @@ import (
 // reordered. Optional fields are set, so that they show.
 func TestJSONKeys(t *testing.T) {
 	x, hash := 0.5, plumbing.NewHash("0123456789012345678901234567890123456789")
+	// The model gateway's count of a phase, every field set.
+	gwScope := gateway.Scope{Budget: 1, Unpriced: true, Open: 1}
+	gwKeys := "{tokens:{input output cache_read cache_write} usd requests refused budget errors retried unpriced open}"
 	violation := []gitguard.Violation{{Path: "a", Kind: "modified", Detail: "d", Hint: "h"}}
 	tests := []struct {
 		command string
@@ -55,12 +59,17 @@ func TestJSONKeys(t *testing.T) {
 		{"loop", loopJSON{Summary: &loop.Summary{Finished: "f", StopDetail: "d", BudgetUSD: &x, BudgetTokens: new(int64), TestSpendUSD: &x, TestSpendTokens: new(int64), Generations: 1,
 			Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true,
 				SessionID: "s", CostUSD: &x, Tokens: &agentout.Tokens{}, CostPriced: true, BenchCostUSD: &x, BenchTokens: 1,
-				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true, Row: 1}}}},
+				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true, Row: 1,
+				Metered: true, CLICostUSD: &x, CLITokens: &agentout.Tokens{}, SpendDisagreement: "d", SpendOpen: true, BudgetCut: "b"}},
+			Gateway: &loop.Telemetry{Phases: map[string]gateway.Scope{"attempt": gwScope}, Total: gwScope}}},
 			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
 				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed " +
-				"session_id cost_usd tokens:{input output cache_read cache_write} sandbox cost_priced bench_cost_usd bench_tokens spend_usd spend_tokens cumulative_usd cumulative_tokens " +
+				"session_id cost_usd tokens:{input output cache_read cache_write} sandbox cost_priced " +
+				"metered cli_cost_usd cli_tokens:{input output cache_read cache_write} spend_disagreement spend_open budget_cut " +
+				"bench_cost_usd bench_tokens spend_usd spend_tokens cumulative_usd cumulative_tokens " +
 				"generation agent_index base compared_with rebased row}] " +
-				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens test_spend_usd test_spend_tokens budget_usd budget_tokens agents generations}}"},
+				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens test_spend_usd test_spend_tokens budget_usd budget_tokens agents generations " +
+				"gateway:{phases:{attempt:" + gwKeys + "} total:" + gwKeys + "}}}"},
 		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
 			"{hooks:[{hook path action manager kept configured}]}"},
 		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},
