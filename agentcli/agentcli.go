@@ -201,10 +201,21 @@ type Routed interface {
 	// environment and its own configuration; ok is false when the gateway cannot stand
 	// in its way (a cloud or a login it cannot forward), Why then saying so.
 	Upstream() (u Upstream, ok bool)
-	// Route points the CLI's command line and environment at base, the gateway's URL
-	// of the session's scope (http://127.0.0.1:<port>/s/<token>). held says the gateway
-	// holds the provider's key: the CLI gets a placeholder (KeyPlaceholder) in its place.
-	Route(args []string, base string, held bool) ([]string, []string)
+	// Route points the CLI's command line and environment at the gateway, as via says.
+	Route(args []string, via Via) ([]string, []string)
+}
+
+// Via is how a session reaches its model through the gateway.
+type Via struct {
+	// Base is the gateway's URL of the session's scope (http://127.0.0.1:<port>/s/<token>).
+	Base string
+	// Held says the gateway holds the provider's key: the CLI gets a placeholder
+	// (KeyPlaceholder) in its place.
+	Held bool
+	// NoWebTools says the gateway refuses the provider's server-side web tools
+	// (loop.sandbox.network: model or hosts): a CLI that asks for them in every request
+	// must be told not to, or every request is refused.
+	NoWebTools bool
 }
 
 // Upstream is a model provider the gateway forwards to.

@@ -103,9 +103,9 @@ func (Claude) Upstream() (Upstream, bool) {
 // Route implements Routed: ANTHROPIC_BASE_URL is the gateway's (claude sends a HEAD
 // there first, which the gateway answers itself), and ANTHROPIC_API_KEY the placeholder
 // when the gateway holds the key.
-func (Claude) Route(args []string, base string, held bool) ([]string, []string) {
-	env := []string{"ANTHROPIC_BASE_URL=" + base}
-	if held {
+func (Claude) Route(args []string, via Via) ([]string, []string) {
+	env := []string{"ANTHROPIC_BASE_URL=" + via.Base}
+	if via.Held {
 		env = append(env, "ANTHROPIC_API_KEY="+KeyPlaceholder)
 	}
 	return args, env

@@ -47,20 +47,27 @@ func (Codex) Upstream() (Upstream, bool) {
 // directly. The built-in openai provider cannot be given another URL (codex 0.169.0 does
 // not read OPENAI_BASE_URL): a provider of hgate's stands in for it, the Responses API at
 // the gateway, its key in HGATE_GATEWAY_KEY.
-func (Codex) Route(args []string, base string, held bool) ([]string, []string) {
+func (Codex) Route(args []string, via Via) ([]string, []string) {
 	if len(args) < 2 || args[1] != "exec" {
 		return args, nil
 	}
+	var noWeb []string
+	if via.NoWebTools {
+		// codex asks for the provider's web_search tool in every request unless told not to.
+		noWeb = []string{"-c", `web_search="disabled"`}
+	}
+	base := via.Base
 	if p := readCodexProvider(); p.name != "" && p.name != "openai" {
 		kv := []string{"-c", "model_providers." + p.name + ".base_url=" + tomlValue(base+"/v1")}
-		return slices.Insert(slices.Clone(args), 2, kv...), nil
+		return slices.Insert(slices.Clone(args), 2, append(kv, noWeb...)...), nil
 	}
 	key := "model_providers." + gatewayProvider + "."
 	kv := []string{"-c", "model_provider=" + tomlValue(gatewayProvider),
 		"-c", key + "name=" + tomlValue(gatewayProvider), "-c", key + "base_url=" + tomlValue(base+"/v1"),
 		"-c", key + "wire_api=\"responses\"", "-c", key + "env_key=" + tomlValue(gatewayKeyEnv)}
+	kv = append(kv, noWeb...)
 	placeholder := ""
-	if held {
+	if via.Held {
 		placeholder = KeyPlaceholder
 	}
 	return slices.Insert(slices.Clone(args), 2, kv...), []string{gatewayKeyEnv + "=" + placeholder}

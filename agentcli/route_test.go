@@ -37,11 +37,17 @@ func TestCodexUpstream(t *testing.T) {
 // the routed command line still goes before its "-".
 func TestCodexRoute(t *testing.T) {
 	t.Setenv("CODEX_HOME", t.TempDir()) // no config.toml: the built-in provider
-	args, env := (Codex{}).Route(Codex{}.Args(), "http://127.0.0.1:5/s/tok", true)
+	args, env := (Codex{}).Route(Codex{}.Args(), Via{Base: "http://127.0.0.1:5/s/tok", Held: true})
 	line := strings.Join(args, " ")
 	if !strings.Contains(line, `model_provider="hgate_gateway"`) || !strings.Contains(line, `model_providers.hgate_gateway.base_url="http://127.0.0.1:5/s/tok/v1"`) ||
 		!slices.Equal(env, []string{"HGATE_GATEWAY_KEY=" + KeyPlaceholder}) || args[1] != "exec" {
 		t.Fatalf("routed: %q, env %q", line, env)
+	}
+	if strings.Contains(line, "web_search") {
+		t.Fatalf("web search turned off with the network on: %q", line)
+	}
+	if off, _ := (Codex{}).Route(Codex{}.Args(), Via{Base: "http://127.0.0.1:5/s/tok", NoWebTools: true}); !strings.Contains(strings.Join(off, " "), `-c web_search="disabled"`) {
+		t.Fatalf("network model, web search not turned off: %q", off)
 	}
 	res, ok := (Codex{}).Resume(args, "id1")
 	if !ok || res[len(res)-3] != "resume" || res[len(res)-1] != "-" {
@@ -60,7 +66,7 @@ func TestClaudeRoute(t *testing.T) {
 	if u, ok := (Claude{}).Upstream(); !ok || u.Key != "sk-ant" || u.KeyEnv != "ANTHROPIC_API_KEY" {
 		t.Fatalf("%+v %v", u, ok)
 	}
-	_, env := (Claude{}).Route(nil, "http://127.0.0.1:5/s/tok", false)
+	_, env := (Claude{}).Route(nil, Via{Base: "http://127.0.0.1:5/s/tok"})
 	if !slices.Equal(env, []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:5/s/tok"}) {
 		t.Fatalf("env %q", env)
 	}
@@ -75,7 +81,7 @@ func TestCodexRouteOwnProvider(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args, env := (Codex{}).Route(Codex{}.Args(), "http://127.0.0.1:5/s/tok", true)
+	args, env := (Codex{}).Route(Codex{}.Args(), Via{Base: "http://127.0.0.1:5/s/tok", Held: true})
 	if line := strings.Join(args, " "); !strings.Contains(line, `-c model_providers.mine.base_url="http://127.0.0.1:5/s/tok/v1"`) ||
 		strings.Contains(line, "model_provider=") || env != nil {
 		t.Fatalf("routed: %q, env %q", line, env)

@@ -135,7 +135,7 @@ func (r *runner) routeSession(spec sessionSpec, args []string) (out, env []strin
 	name = fmt.Sprintf("%s/%d/%s", meterPhase(spec.Phase, spec.Repair), spec.Iteration, spec.Tag)
 	base := fmt.Sprintf("http://127.0.0.1:%d%s", r.mg.port, r.mg.gw.Scope(name))
 	held := r.mg.up.Key != ""
-	out, env = r.mg.routed.Route(args, base, held)
+	out, env = r.mg.routed.Route(args, agentcli.Via{Base: base, Held: held, NoWebTools: r.cfg.Sandbox.Network.Isolated()})
 	if held && r.mg.up.KeyEnv != "" {
 		env = append(env, r.mg.up.KeyEnv+"="+agentcli.KeyPlaceholder)
 	}

@@ -294,3 +294,42 @@ func gatewayPortOf(log string) string {
 	}
 	return fmt.Sprint(port)
 }
+
+// TestGatewayInsideNetworkModel: with loop.sandbox.network: model the real claude and codex
+// run in a network namespace with loopback only, and still reach their model: through the
+// gateway's listener that the shim binds inside the namespace, at the port of the URL the
+// session was given. The stub, on the host's loopback, is out of the agent's reach; every
+// request it answered came through the gateway and is metered.
+func TestGatewayInsideNetworkModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the real claude or codex")
+	}
+	if _, err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	for _, name := range []string{"claude", "codex"} {
+		t.Run(name, func(t *testing.T) {
+			stub := stubFor(t, name, modelstub.Turn{Command: "cp best.sh agent.sh"}, modelstub.Turn{Text: "done"})
+			r := gittest.New(t)
+			r.WriteFiles(stubFiles(name, "  iterations: 1\n  repair_attempts: 0\n  sandbox:\n    network: model\n"))
+			commitAndPrepare(t, r)
+			s, log, err := runStubLoop(t, r, false, nil)
+			if err != nil {
+				t.Fatalf("loop: %v\n%s", err, log)
+			}
+			if !strings.Contains(log, "the agent's network: model") {
+				t.Fatalf("the run did not say the agent's network is model:\n%s", log)
+			}
+			it := readSummary(t, r, s.RunID).Iterations[0]
+			reqs := stub.Requests()
+			want := spend.Tokens{Input: int64(len(reqs)) * modelstub.Usage.Input, Output: int64(len(reqs)) * modelstub.Usage.Output}
+			if len(reqs) < 2 || it.Outcome != loop.OutcomeKept || !it.Metered || it.Tokens == nil || *it.Tokens != want {
+				t.Fatalf("iteration %s (agent %s %s), metered %v, tokens %+v; the stub answered %d requests\n%s",
+					it.Outcome, it.Agent, it.AgentDetail, it.Metered, it.Tokens, len(reqs), log)
+			}
+			if out, err := exec.Command("git", "-C", r.Dir, "show", "HEAD:agent.sh").Output(); err != nil || !strings.Contains(string(out), "solved $1") || strings.Contains(string(out), "case") {
+				t.Fatalf("HEAD's agent.sh is not the model's change: %q %v", out, err)
+			}
+		})
+	}
+}
