@@ -159,8 +159,9 @@ func expandPath(p, root string) (string, error) {
 
 // jail is the sandbox of one agent phase.
 type jail struct {
-	policy *sandbox.Policy // nil: the agent runs unsandboxed
-	tmp    string          // the agent's private TMPDIR, removed after the phase
+	policy  *sandbox.Policy // nil: the agent runs unsandboxed
+	tmp     string          // the agent's private TMPDIR, removed after the phase
+	folders []folderAttr    // the policy's MountWrite folders as they were before the phase
 }
 
 // sandboxState decides at the start of a run whether the agent can be sandboxed: on by
@@ -217,7 +218,7 @@ func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	if r.j.Sandbox == SandboxOff {
 		return jl, nil
 	}
-	write, hidden, err := r.jailWrite(spec, tmp)
+	write, hidden, folders, err := r.jailWrite(spec, tmp)
 	if err != nil {
 		jl.close()
 		return nil, err
@@ -225,26 +226,38 @@ func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	// Its own PID namespace: when its phase ends, every process of it is gone (the
 	// kernel kills them with the shim, its init) before the loop gates what it left.
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
+	if jl.policy.Isolate && len(folders) > 0 {
+		// The folders of files allowed by name stay writable mounts (a temporary file
+		// beside such a file is then refused with EACCES, on which editors write in
+		// place, not EROFS); their own attributes are put back after the phase.
+		if jl.folders, err = snapshotFolders(folders); err != nil {
+			jl.close()
+			return nil, err
+		}
+		jl.policy.MountWrite = folders
+	}
 	return jl, nil
 }
 
 // jailWrite is what spec's agent may write, and what it may not read.
-func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, err error) {
+// folders are those that hold files allowed by name and no folder of write holds.
+func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []string, err error) {
 	root := r.repo.Root()
 	hidden, protected, err := r.unseen()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if write, err = r.worktreeWrite(spec, protected); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	folders = mountFolders(write, protected)
 	write = append(write, tmp)
 	if r.cfg.Harness.Enabled {
 		// The proxies of the agent's MCP servers log its tools/calls here: the agent's
 		// side's record, which hgate shows and never trusts.
 		calls := filepath.Join(r.dir, mcpCallsName)
 		if err := createIfMissing(calls); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		write = append(write, calls)
 	}
@@ -264,7 +277,29 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, e
 	if cli := r.cli(); err == nil {
 		err = grant("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable())
 	}
-	return write, hidden, err
+	return write, hidden, folders, err
+}
+
+// mountFolders are the folders of the files in write that a pattern without a slash
+// allows (not the files in protected folders the agent writes by design: the workspace
+// stays a read-only mount) and that no folder in write holds.
+func mountFolders(write, protected []string) []string {
+	var dirs, files, out []string
+	for _, w := range write {
+		if fi, err := os.Lstat(w); err == nil && fi.IsDir() {
+			dirs = append(dirs, w)
+		} else if err == nil && fi.Mode().IsRegular() && !slices.ContainsFunc(protected, func(p string) bool { return within(w, p) }) {
+			files = append(files, w)
+		}
+	}
+	for _, f := range files {
+		d := filepath.Dir(f)
+		if !slices.Contains(out, d) && !slices.ContainsFunc(dirs, func(w string) bool { return within(d, w) }) {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out) // parents first: restoreFolders needs them so
+	return out
 }
 
 // worktreeWrite is what spec's agent may write of its worktree and its files: the
