@@ -263,7 +263,8 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []
 	}
 	grant := func(field string, paths []string) error { // field names the paths' origin in errors
 		for _, w := range paths {
-			p, err := openWritable(field, w, root, protected)
+			base, prot := grantBase(spec, w, root, protected)
+			p, err := openWritable(field, w, base, prot)
 			if err != nil {
 				return err
 			}
@@ -278,6 +279,21 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []
 		err = grant("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable())
 	}
 	return write, hidden, folders, err
+}
+
+// grantBase is where a loop.sandbox.writable or preset path w is taken from, and what it
+// must not open: a generation's agent works in its own linked worktree, whose root is its
+// repository's, so a relative path (.agent-state/) names a folder there, and only what
+// the worktree protects (its .git) is refused there; everything else is as for the
+// attempt's agent (the worktree lies in .git, which a path outside it may not open).
+func grantBase(spec jailSpec, w, root string, protected []string) (string, []string) {
+	if spec.Worktree == "" {
+		return root, protected
+	}
+	if p, err := expandPath(w, spec.Worktree); err == nil && within(p, spec.Worktree) {
+		return spec.Worktree, spec.Protected
+	}
+	return root, protected
 }
 
 // mountFolders are the folders of the files in write that a pattern without a slash
