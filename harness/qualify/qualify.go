@@ -446,7 +446,14 @@ func copyBundle(src, dst string) error {
 			}
 			return os.Symlink(target, to)
 		case t.IsRegular():
-			return copyOne(root, name, to)
+			err := copyOne(root, name, to)
+			if errors.Is(err, fsafe.ErrLinked) || errors.Is(err, fsafe.ErrNotRegular) {
+				// A hard link (or a file swapped for a FIFO): the agent's doing, never
+				// read. Left out of the copy, so the artifact naming it fails its checks,
+				// rather than ending the loop.
+				return nil
+			}
+			return err
 		}
 		return nil
 	})
