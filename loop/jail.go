@@ -373,7 +373,7 @@ func (r *runner) unseen() (hidden, protected []string, err error) {
 	hidden = append(hidden, heldout, r.privateDir()) // and the test split's spend (testspend.go)
 	// The digest key (internal/digest): whoever reads it can check guesses of held-out and
 	// test-only data against the digests the workspace and the ledger show.
-	hidden = append(hidden, gate.DigestKey(r.repo))
+	hidden = append(hidden, gate.DigestKey(r.repo), gate.DigestKey(r.repo)+".d") // and its temporary folder (digest.TempDir)
 	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
 	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
 		p, err := expandPath(h, root)
