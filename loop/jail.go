@@ -263,13 +263,21 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []
 	}
 	grant := func(field string, paths []string) error { // field names the paths' origin in errors
 		for _, w := range paths {
-			base, prot := grantBase(spec, w, root, protected)
-			p, err := openWritable(field, w, base, prot)
+			p, err := openWritable(field, w, root, protected)
 			if err != nil {
 				return err
 			}
 			if p != "" {
 				write = append(write, p)
+			}
+			if wt, ok := inWorktree(spec, w); ok {
+				p, err := openWritable(field, w, wt, spec.Protected)
+				if err != nil {
+					return err
+				}
+				if p != "" {
+					write = append(write, p)
+				}
 			}
 		}
 		return nil
@@ -281,19 +289,17 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []
 	return write, hidden, folders, err
 }
 
-// grantBase is where a loop.sandbox.writable or preset path w is taken from, and what it
-// must not open: a generation's agent works in its own linked worktree, whose root is its
-// repository's, so a relative path (.agent-state/) names a folder there, and only what
-// the worktree protects (its .git) is refused there; everything else is as for the
-// attempt's agent (the worktree lies in .git, which a path outside it may not open).
-func grantBase(spec jailSpec, w, root string, protected []string) (string, []string) {
+// inWorktree reports whether a loop.sandbox.writable or preset path w also names a path in
+// the agent's own linked worktree (a generation's agent): a relative one does, as the
+// worktree's root is that agent's repository root (the example's .agent-state/). It is
+// granted there too, checked against what the worktree protects (its .git); the path in
+// the main worktree stays granted, shared by every agent.
+func inWorktree(spec jailSpec, w string) (string, bool) {
 	if spec.Worktree == "" {
-		return root, protected
+		return "", false
 	}
-	if p, err := expandPath(w, spec.Worktree); err == nil && within(p, spec.Worktree) {
-		return spec.Worktree, spec.Protected
-	}
-	return root, protected
+	p, err := expandPath(w, spec.Worktree)
+	return spec.Worktree, err == nil && within(p, spec.Worktree)
 }
 
 // mountFolders are the folders of the files in write that a pattern without a slash
