@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/fsafe"
 )
 
@@ -176,7 +177,11 @@ func (t *taskOutput) publish() error {
 		return err
 	}
 	defer root.Close()
-	return root.Replace(t.final, t.file, 0o644)
+	if err := root.Replace(t.final, t.file, 0o644); err != nil {
+		return err
+	}
+	fault.Point("trace-published") // one task's trace in {trace_dir}, the others' maybe not
+	return nil
 }
 
 // endWith adds a last line of hgate's own to the trace (why the command was stopped), after

@@ -73,10 +73,39 @@ func (e *Env) digestKey() (*digest.Key, error) {
 		return k, err
 	}
 	_, prepared, err := e.recordedMeasured()
-	if err != nil || prepared {
+	if err != nil {
 		return nil, err
 	}
+	if prepared {
+		// No key in a prepared workspace: one an older hgate prepared (plain digests), or
+		// one whose key was lost. Never a new key or plain digests for the latter: they
+		// would orphan its keyed records, or name new ones by a digest anyone recomputes.
+		if keyedVault(HeldOut(e.Repo)) {
+			return nil, digest.LostKey(e.Repo.CommonDir())
+		}
+		return nil, nil
+	}
 	return digest.Create(e.Repo.CommonDir())
+}
+
+// keyedVault reports whether a held-out record in dir is named by a keyed digest: its
+// name is not the plain SHA-256 of what it holds.
+func keyedVault(dir string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, en := range ents {
+		name, ok := strings.CutSuffix(en.Name(), ".json")
+		if !ok || !en.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, en.Name()))
+		if err != nil {
+			continue
+		}
+		if plain, _ := digest.Check(nil, "", data, name); !plain {
+			return true
+		}
+	}
+	return false
 }
 
 // sealTrials writes t to the held-out folder and returns its digest.

@@ -18,13 +18,11 @@ import (
 // but no temporary file may be made beside it. Claude Code saves through a temporary file
 // and a rename; the edit must still land (its fallback writes in place) and be kept.
 //
-// Skipped since the agent's mounts are read-only outside its write set: the temporary file
-// beside agent.sh now fails with EROFS, on which claude 2.1.197 does not fall back (it does
-// on EACCES), so its Edit of a file allowed by name alone fails. A known regression, said in
-// docs/security/sandbox.md; kept here to be run again once the parent folders of such files
-// are writable mounts under Landlock with hgate's state re-protected.
+// The agent's mounts are read-only outside its write set, but the folder of agent.sh stays
+// a writable mount (sandbox.Policy.MountWrite): the temporary file is refused by Landlock
+// with EACCES, on which claude falls back to writing in place, not with EROFS, on which
+// claude 2.1.197 does not.
 func TestClaudeEditInPlaceOnly(t *testing.T) {
-	t.Skip("known regression: claude does not fall back to an in-place write on EROFS (docs/security/sandbox.md)")
 	modelstub.NeedCLI(t, "claude")
 	if _, err := sandbox.Available(); err != nil {
 		t.Skipf("no sandbox here: %v", err)

@@ -160,9 +160,10 @@ func expandPath(p, root string) (string, error) {
 
 // jail is the sandbox of one agent phase.
 type jail struct {
-	policy *sandbox.Policy // nil: the agent runs unsandboxed
-	tmp    string          // the agent's private TMPDIR, removed after the phase
-	net    *agentNet       // nil: the agent has the host's network
+	policy  *sandbox.Policy // nil: the agent runs unsandboxed
+	tmp     string          // the agent's private TMPDIR, removed after the phase
+	net     *agentNet       // nil: the agent has the host's network
+	folders []folderAttr    // the policy's MountWrite folders as they were before the phase
 }
 
 // sandboxState decides at the start of a run whether the agent can be sandboxed: on by
@@ -225,7 +226,7 @@ func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	if r.j.Sandbox == SandboxOff {
 		return jl, nil
 	}
-	write, hidden, err := r.jailWrite(spec, tmp)
+	write, hidden, folders, err := r.jailWrite(spec, tmp)
 	if err != nil {
 		jl.close()
 		return nil, err
@@ -240,19 +241,31 @@ func (r *runner) openJail(spec jailSpec) (*jail, error) {
 		jl.policy.NoNetwork, jl.policy.Listen = true, r.net.ports()
 		jl.net = r.net
 	}
+	if jl.policy.Isolate && len(folders) > 0 {
+		// The folders of files allowed by name stay writable mounts (a temporary file
+		// beside such a file is then refused with EACCES, on which editors write in
+		// place, not EROFS); their own attributes are put back after the phase.
+		if jl.folders, err = snapshotFolders(folders); err != nil {
+			jl.close()
+			return nil, err
+		}
+		jl.policy.MountWrite = folders
+	}
 	return jl, nil
 }
 
 // jailWrite is what spec's agent may write, and what it may not read.
-func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, err error) {
+// folders are those that hold files allowed by name and no folder of write holds.
+func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []string, err error) {
 	root := r.repo.Root()
 	hidden, protected, err := r.unseen()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if write, err = r.worktreeWrite(spec, protected); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	folders = mountFolders(write, protected)
 	write = append(write, tmp)
 	hidden = append(hidden, spec.Hidden...)
 	if r.cfg.Harness.Enabled {
@@ -260,7 +273,7 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, e
 		// side's record, which hgate shows and never trusts.
 		calls := filepath.Join(r.dir, mcpCallsName)
 		if err := createIfMissing(calls); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		write = append(write, calls)
 	}
@@ -273,6 +286,15 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, e
 			if p != "" {
 				write = append(write, p)
 			}
+			if wt, ok := inWorktree(spec, w); ok {
+				p, err := openWritable(field, w, wt, spec.Protected)
+				if err != nil {
+					return err
+				}
+				if p != "" {
+					write = append(write, p)
+				}
+			}
 		}
 		return nil
 	}
@@ -280,7 +302,42 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden []string, e
 	if cli := r.cli(); err == nil {
 		err = grant("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable())
 	}
-	return write, hidden, err
+	return write, hidden, folders, err
+}
+
+// inWorktree reports whether a loop.sandbox.writable or preset path w also names a path in
+// the agent's own linked worktree (a generation's agent): a relative one does, as the
+// worktree's root is that agent's repository root (the example's .agent-state/). It is
+// granted there too, checked against what the worktree protects (its .git); the path in
+// the main worktree stays granted, shared by every agent.
+func inWorktree(spec jailSpec, w string) (string, bool) {
+	if spec.Worktree == "" {
+		return "", false
+	}
+	p, err := expandPath(w, spec.Worktree)
+	return spec.Worktree, err == nil && within(p, spec.Worktree)
+}
+
+// mountFolders are the folders of the files in write that a pattern without a slash
+// allows (not the files in protected folders the agent writes by design: the workspace
+// stays a read-only mount) and that no folder in write holds.
+func mountFolders(write, protected []string) []string {
+	var dirs, files, out []string
+	for _, w := range write {
+		if fi, err := os.Lstat(w); err == nil && fi.IsDir() {
+			dirs = append(dirs, w)
+		} else if err == nil && fi.Mode().IsRegular() && !slices.ContainsFunc(protected, func(p string) bool { return within(w, p) }) {
+			files = append(files, w)
+		}
+	}
+	for _, f := range files {
+		d := filepath.Dir(f)
+		if !slices.Contains(out, d) && !slices.ContainsFunc(dirs, func(w string) bool { return within(d, w) }) {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out) // parents first: restoreFolders needs them so
+	return out
 }
 
 // worktreeWrite is what spec's agent may write of its worktree and its files: the
@@ -339,7 +396,7 @@ func (r *runner) unseen() (hidden, protected []string, err error) {
 	hidden = append(hidden, r.trainHidden(r.ws.Path(workspace.TracesDir))...)
 	// The digest key (internal/digest): whoever reads it can check guesses of held-out and
 	// test-only data against the digests the workspace and the ledger show.
-	hidden = append(hidden, gate.DigestKey(r.repo))
+	hidden = append(hidden, gate.DigestKey(r.repo), gate.DigestKey(r.repo)+".d") // and its temporary folder (digest.TempDir)
 	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
 	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
 		p, err := expandPath(h, root)

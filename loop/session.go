@@ -103,7 +103,17 @@ func (s *session) wait(ctx context.Context, cli agentcli.CLI) (agentResult, agen
 	if res.Err != nil {
 		return agentResult{}, agentout.Run{}, res.Err
 	}
+	changed, err := s.jail.restoreFolders()
+	if err != nil {
+		return agentResult{}, agentout.Run{}, err
+	}
 	out := readAgentOutput(cli, s.run.Stdout, s.run.Stderr)
+	if len(changed) > 0 {
+		// Put back already: said as a refused write, so the iteration's line shows it.
+		if out.Refused.Count++; out.Refused.Source == "" {
+			out.Refused.Source, out.Refused.Example = "hgate's check after the phase", "attributes of "+changed[0]+" changed; put back"
+		}
+	}
 	return judge(res, out, s.run.Stderr), out, nil
 }
 

@@ -34,6 +34,7 @@ var (
 var faultPoints = []string{
 	"", "", "apply", "ledger-recorded", "ledger-partial", "gate-scored", "record-applied",
 	"ref-locked:refs/hgate/ledger", "ref-locked:refs/hgate/gated", "ref-locked:refs/hgate/best",
+	"trace-published", // a task's trace copied into {trace_dir} by descriptor, the others' not yet
 }
 
 // loopFaultPoints are a loop's: the gate's and record's, and its agent's (running, and

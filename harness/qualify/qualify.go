@@ -177,7 +177,7 @@ func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := statefile.WriteAtomic(filepath.Join(opts.ReportDir, "qualification.json"), data); err != nil {
+	if err := writeReport(opts.ReportDir, data); err != nil {
 		return nil, err
 	}
 	fault.Point("qualify-checked") // judged, nothing registered: the next run judges again
@@ -446,10 +446,33 @@ func copyBundle(src, dst string) error {
 			}
 			return os.Symlink(target, to)
 		case t.IsRegular():
-			return copyOne(root, name, to)
+			err := copyOne(root, name, to)
+			if errors.Is(err, fsafe.ErrLinked) || errors.Is(err, fsafe.ErrNotRegular) {
+				// A hard link (or a file swapped for a FIFO): the agent's doing, never
+				// read. Left out of the copy, so the artifact naming it fails its checks,
+				// rather than ending the loop.
+				return nil
+			}
+			return err
 		}
 		return nil
 	})
+}
+
+// writeReport writes qualification.json into the report folder, which is every check's
+// {trace_dir}: a check may have left anything at that name (a link to a file it cannot
+// read, a FIFO, a folder). What is there is removed without being followed and a fresh
+// file renamed in, so no check can make the report fail to write or write elsewhere.
+func writeReport(dir string, data []byte) error {
+	root, err := fsafe.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := root.RemoveAll("qualification.json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return root.Replace("qualification.json", bytes.NewReader(data), 0o644)
 }
 
 // copyOne copies the regular file name of root to the new file to, with its mode.

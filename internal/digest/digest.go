@@ -23,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hgate/hgate/internal/fault"
 )
 
 // KeyFile is the key's path relative to the git common dir.
@@ -48,6 +50,10 @@ func KeyPath(commonDir string) string {
 	return filepath.Join(commonDir, filepath.FromSlash(KeyFile))
 }
 
+// TempDir is where Create writes the key before it links it to its name: hidden from
+// every sandbox like the key itself.
+func TempDir(commonDir string) string { return KeyPath(commonDir) + ".d" }
+
 // Load reads the key; an error wrapping fs.ErrNotExist when there is none.
 func Load(commonDir string) (*Key, error) {
 	path := KeyPath(commonDir)
@@ -72,13 +78,20 @@ func Create(commonDir string) (*Key, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("digest key: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return Load(commonDir)
+	// Written whole under a temporary name, then linked to its own: a process killed on
+	// the way leaves no key or a whole one, never a short one that only a reset gets past.
+	// The temporary name is in a folder of its own, hidden from every sandbox like the key
+	// (TempDir): one a killed hgate left holds the key too.
+	tdir := TempDir(commonDir)
+	if err := os.MkdirAll(tdir, 0o700); err != nil {
+		return nil, fmt.Errorf("digest key: %w", err)
 	}
+	tmp := filepath.Join(tdir, rand.Text())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("digest key: %w", err)
 	}
+	defer os.Remove(tmp)
 	_, err = f.Write(secret)
 	if err == nil {
 		err = f.Sync()
@@ -87,7 +100,12 @@ func Create(commonDir string) (*Key, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path) // a short key would only be refused later
+		return nil, fmt.Errorf("digest key: %w", err)
+	}
+	fault.Point("digest-key-written") // whole, not yet at its name
+	if err := os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
+		return Load(commonDir) // made meanwhile by another hgate: that one is the key
+	} else if err != nil {
 		return nil, fmt.Errorf("digest key: %w", err)
 	}
 	return &Key{secret: secret, path: path}, nil

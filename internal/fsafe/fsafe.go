@@ -16,6 +16,7 @@
 package fsafe
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -104,8 +105,10 @@ func (r *Root) Replace(name string, src io.Reader, perm os.FileMode) error {
 	var f *os.File
 	var tmp string
 	var err error
-	for i := 0; i < 100; i++ {
-		tmp = fmt.Sprintf("%s.%s.hgate-%d-%d", dir, base, os.Getpid(), i)
+	// A random name: a sandboxed process can plant anything at a name it can guess (with
+	// the pid and a counter, every name a run would try), and each one O_EXCL refuses.
+	for i := 0; i < 8; i++ {
+		tmp = dir + "." + base + ".hgate-" + rand.Text()
 		if f, err = r.Create(tmp, perm); !errors.Is(err, fs.ErrExist) {
 			break
 		}

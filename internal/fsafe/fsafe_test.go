@@ -5,6 +5,7 @@ package fsafe
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -233,4 +234,21 @@ func TestWalkNeverEntersLinks(t *testing.T) {
 			t.Fatalf("Readlink = %q, %v", target, err)
 		}
 	})
+}
+
+// TestReplaceNamesCannotBeGuessed: a sandboxed process that plants something at every
+// temporary name an hgate of this pid would try (".<name>.hgate-<pid>-<i>", as Replace
+// named them before) does not stop Replace; what is planted stays as it was.
+func TestReplaceNamesCannotBeGuessed(t *testing.T) {
+	root, outside, r := fixture(t)
+	for i := range 100 {
+		os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, fmt.Sprintf(".lf.hgate-%d-%d", os.Getpid(), i)))
+	}
+	if err := r.Replace("lf", strings.NewReader("trace"), 0o644); err != nil {
+		t.Fatalf("Replace with every guessable name planted: %v", err)
+	}
+	if data, err := r.ReadFile("lf", 10); string(data) != "trace" {
+		t.Fatalf("after Replace: %q, %v", data, err)
+	}
+	untouched(t, outside)
 }

@@ -62,7 +62,7 @@ func BenchmarkReadOnlyMounts(b *testing.B) {
 					break
 				}
 				if ro {
-					if err := readOnly(write); err != nil {
+					if err := readOnly(write, nil); err != nil {
 						b.Error(err)
 						break
 					}

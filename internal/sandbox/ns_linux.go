@@ -87,7 +87,7 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 			return fail(err.Error())
 		}
 	}
-	if err := readOnly(writeMounts(p)); err != nil {
+	if err := readOnly(writeMounts(p), p.MountWrite); err != nil {
 		return fail(err.Error())
 	}
 	// A session keyring of its own: keys the tree adds to its session keyring (@s) die

@@ -80,6 +80,16 @@ type Policy struct {
 	// Where overlayfs cannot be mounted there, the folder is read-only to the tree instead.
 	Layered  []string
 	LayerDir string
+	// MountWrite: with Isolate, folders that hold Write files (a file allowed by name at
+	// the repository's root) whose own mount stays writable, though Landlock grants
+	// nothing more in them: a file created beside an allowed one is then refused with
+	// EACCES, on which tools fall back to writing in place, not EROFS, on which some do
+	// not. Every entry of such a folder that is not in Write or MountWrite, or holding one,
+	// is made read-only again on top, so what the tree can change of the folder's
+	// contents' attributes is what it could without it; the folder's own attributes
+	// (chmod of the folder itself) it can change, and the caller restores them. Omitted
+	// from the wire when empty: protocol 5 shims that predate it still read the policy.
+	MountWrite []string `json:",omitempty"`
 
 	parent int // with Isolate: the pid of the process that starts the shim (Wrap's)
 }
@@ -134,6 +144,9 @@ func wrap(cmd *exec.Cmd, p Policy, death int) error {
 	}
 	if err := checkListen(p, death); err != nil {
 		return err
+	}
+	if len(p.MountWrite) > 0 && !p.Isolate {
+		return errors.New("sandbox: MountWrite needs Isolate")
 	}
 	if len(p.Layered) > 0 && (!p.Isolate || p.LayerDir == "") {
 		return errors.New("sandbox: Layered needs Isolate and a LayerDir")
@@ -256,6 +269,9 @@ func encodeWire(p Policy, unset []string, death int) (string, error) {
 	if q.Layered, err = abs(p.Layered); err != nil {
 		return "", err
 	}
+	if q.MountWrite, err = abs(p.MountWrite); err != nil {
+		return "", err
+	}
 	if p.LayerDir != "" {
 		if q.LayerDir, err = filepath.Abs(p.LayerDir); err != nil {
 			return "", fmt.Errorf("sandbox: %w", err)
@@ -283,7 +299,7 @@ func decodePolicy(s string) (wirePolicy, error) {
 	}
 	w.Policy.parent = w.Parent
 	p := w.Policy
-	lists := [][]string{p.Write, p.Hidden, p.Read, p.Layered}
+	lists := [][]string{p.Write, p.Hidden, p.Read, p.Layered, p.MountWrite}
 	if p.LayerDir != "" {
 		lists = append(lists, []string{p.LayerDir})
 	}

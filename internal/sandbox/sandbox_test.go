@@ -68,6 +68,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("layered", testLayered)
 	t.Run("read", testRead)
 	t.Run("readonly", testReadOnly)
+	t.Run("mountwrite", testMountWrite)
 	t.Run("nomark", testNoMark)
 	t.Run("parent", testParentDeath)
 	t.Run("listen", testListen)
