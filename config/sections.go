@@ -111,6 +111,12 @@ var (
 				s.Seed = n
 			}
 		}),
+		numberField("final", "0.2", func(f float64) string {
+			return problemIf(f < 0 || f >= 1, "is outside 0..1 (expected the final split's share, e.g. 0.2, or 0 for none)")
+		}, func(s *Split, f float64) { s.Final = f }),
+		nodeField("stratify", func(d *decoder, e entry, p string, s *Split) {
+			s.Stratify, _ = d.textList(e.val, p, "a list of label names, e.g. [category, difficulty]")
+		}),
 	}
 
 	suiteFields = []field[Suite]{
