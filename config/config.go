@@ -62,6 +62,11 @@ type Benchmark struct {
 	TaskTimeout   time.Duration // default 20m; > 0
 	TimeoutPolicy string        // "agent" (default) | "infra"
 	Env           map[string]string
+	// LabelsFile or LabelsCommand is benchmark.labels: a file (JSON {id: {label: value}},
+	// or TSV lines "id<TAB>label=value...") or a command printing that JSON, naming each
+	// task's labels. Without either, a local Harbor dataset's task.toml [metadata] is read.
+	LabelsFile    string
+	LabelsCommand []string
 }
 
 // Harbor runs the tasks through Harbor's `harbor run` (Terminal-Bench and other

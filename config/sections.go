@@ -47,6 +47,19 @@ var (
 		nodeField("batch", func(d *decoder, e entry, p string, b *Benchmark) {
 			b.Batch = d.command(e.val, p, batchExample, Placeholders)
 		}),
+		nodeField("labels", func(d *decoder, e entry, p string, b *Benchmark) {
+			if resolve(e.val).Kind == yaml.SequenceNode {
+				b.LabelsCommand = d.command(e.val, p, "[sh, labels.sh]", nil)
+				return
+			}
+			if s, ok := d.text(e.val, p, "a file such as labels.json, or a command such as [sh, labels.sh]"); ok {
+				if msg := d.checkRelPath(s); msg != "" {
+					d.failf(e.val, p, "%s", msg)
+					return
+				}
+				b.LabelsFile = s
+			}
+		}),
 		nodeField("harbor", func(d *decoder, e entry, p string, b *Benchmark) {
 			b.Harbor = &Harbor{}
 			decodeSection(d, e.key, e.val, p, harborFields, b.Harbor)

@@ -22,6 +22,7 @@ import (
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/split"
+	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
 )
 
@@ -55,6 +56,9 @@ type FinalScore struct {
 	FinalGain finalscore.Interval `json:"final_gain"`
 	ValGain   finalscore.Interval `json:"val_gain"`
 	Gap       finalscore.Interval `json:"gap"`
+	// Labels is each label value's scores on train, test and final, rare values pooled
+	// (finallabels.go): for the user alone.
+	Labels []LabelScore `json:"labels,omitempty"`
 	// Scored is how many times the final split has been scored, this one included.
 	Scored int `json:"scored"`
 	// Shown is how many times a command has shown a final score (filled when read).
@@ -69,7 +73,13 @@ func finalDir(repo *gitguard.Repo) string { return filepath.Join(HeldOut(repo), 
 // up to trials.max in the test lane), sealed in the held-out folder; split.json keeps
 // only the record's digest and the count, never the ids.
 func (p *prep) finalTrials(ctx context.Context) error {
-	if p.st.split != nil || len(p.sp.Final) == 0 {
+	if p.st.split != nil {
+		return nil
+	}
+	if err := keepLabels(p.e.Repo, p.labels); err != nil {
+		return err
+	}
+	if len(p.sp.Final) == 0 {
 		return nil
 	}
 	e, ids := p.e, p.sp.Final
@@ -158,12 +168,29 @@ func (e *Env) finalScore(base, got Trials, best *bestRecord, ids []string, by st
 	fs.BaselineFinal, _ = base.scoreMean(ids, policy)
 	fs.BestFinal, _ = got.scoreMean(ids, policy)
 	fs.FinalGain = finalscore.Gain(got, base, ids)
-	if b, err := e.ledgerBaseline(); err == nil && b != nil && b.Test != nil {
-		if sp, err := split.Load(e.ws().Split()); err == nil {
-			fs.ValGain = finalscore.Gain(best.trials, b.Test, sp.Test)
-		}
+	b, err := e.ledgerBaseline()
+	if err != nil {
+		return nil, err
+	}
+	sp, err := split.Load(e.ws().Split())
+	if err != nil {
+		return nil, err
+	}
+	test := splitTrials{tasks: sp.Test, best: best.trials}
+	if b != nil && b.Test != nil {
+		fs.ValGain = finalscore.Gain(best.trials, b.Test, sp.Test)
+		test.base = b.Test
 	}
 	fs.Gap = finalscore.Gap(fs.ValGain, fs.FinalGain)
+	labels, err := loadLabels(e.Repo)
+	if err != nil || len(labels) == 0 {
+		return fs, err
+	}
+	train, err := suite.LoadTrainResults(e.ws().TrainResults())
+	if err != nil {
+		return nil, err
+	}
+	fs.Labels = labelScores(labels, train, test, splitTrials{tasks: ids, best: got, base: base})
 	return fs, nil
 }
 

@@ -39,10 +39,10 @@ type prep struct {
 	out      *benchmark.Outcome
 	retried  map[string]bool // tasks run again after timing out
 
-	choice *TrialsChoice                // gate.trials: auto's decision, when taken now
-	more   Trials                       // auto's further runs of the test tasks, which the trials pool
-	sp     *split.Split                 // the split, found or made
-	labels map[string]map[string]string // each task's labels (benchmark.labels, Harbor's task.toml)
+	choice *TrialsChoice    // gate.trials: auto's decision, when taken now
+	more   Trials           // auto's further runs of the test tasks, which the trials pool
+	sp     *split.Split     // the split, found or made
+	labels benchmark.Labels // each task's labels (benchmark.labels, Harbor's task.toml)
 	// testAgain: the test tasks ran again in their own lane (makeSplit); their traces are
 	// of the first run, not of the results they now have.
 	testAgain bool
@@ -208,7 +208,9 @@ func (p *prep) listTasks(ctx context.Context) error {
 		return fmt.Errorf("the benchmark lists %d task(s); a train/test split needs at least 2", len(tasks))
 	}
 	p.tasks = tasks
-	return nil
+	// The labels split.stratify stratifies by, and the report scores by.
+	p.labels, err = benchmark.ReadLabels(ctx, p.rm.Dir, e.Config.Benchmark, tasks)
+	return err
 }
 
 // runBaseline runs the tasks once, and those that timed out once more after the others.

@@ -465,7 +465,16 @@ svg { max-width: 100%; height: auto; }
 </div>
 <p class="note">The best ({{short .Commit}}) scored on {{.Tasks}} tasks no gate, agent or bench ever scored, {{.Trials}} trial(s) each, {{.Time}} ({{.By}}); 95% intervals. {{if gt .Gap.Low 0.0}}<b>The gap's interval excludes zero: the val gain overstates what holds on unseen tasks.</b>{{else}}The gap's interval holds zero: no sign the best fitted the test split.{{end}}</p>
 <p class="note" id="final-looks">Scored {{.Scored}} time(s), shown {{.Shown}} time(s): each look you act on makes it less final.</p>
-{{end}}
+{{if .Labels}}<h3>By label</h3>
+<table id="labels">
+<tr><th>label</th><th>value</th><th>train tasks</th><th>train</th><th>test tasks</th><th>test: best / baseline</th><th>final tasks</th><th>final: best / baseline</th></tr>
+{{range .Labels}}<tr><td>{{.Label}}</td><td>{{.Value}}</td>
+<td class="num">{{.Train.Tasks}}</td><td class="num">{{scorep .Train.Best}}</td>
+<td class="num">{{.Test.Tasks}}</td><td class="num">{{scorep .Test.Best}} / {{scorep .Test.Baseline}}</td>
+<td class="num">{{.Final.Tasks}}</td><td class="num">{{scorep .Final.Best}} / {{scorep .Final.Baseline}}</td></tr>
+{{end}}</table>
+<p class="note">Mean reward of the label's tasks in each split (train: the last full train run, train_results.json). Values with fewer than 5 tasks are pooled.</p>{{end}}
+{{end}}{{if .LabelsWithheld}}<p class="note">The per-label scores are left out of a report written in the workspace, which a later run's agent can read: write it elsewhere (hgate report -o FILE) to see them.</p>{{end}}
 <h2>Regression suite size</h2>
 <div id="suite-plot">{{.SuitePlot}}</div>
 

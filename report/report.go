@@ -56,6 +56,19 @@ type Report struct {
 	// Final is the last score of the best on the sealed final split, with how often the
 	// split was scored and shown (this report counted); absent when never scored.
 	Final *gate.FinalScore `json:"final,omitempty"`
+	// LabelsWithheld: the final score's per-label rows were left out of this page, which
+	// is written in the workspace, where a later run's agent could read them.
+	LabelsWithheld bool `json:"-"`
+}
+
+// WithholdLabels leaves the per-label scores out of a page written where an agent can
+// read it (the workspace): the test and final rows are held-out signal.
+func (r *Report) WithholdLabels() {
+	if r.Final != nil && len(r.Final.Labels) > 0 {
+		c := *r.Final
+		c.Labels = nil
+		r.Final, r.LabelsWithheld = &c, true
+	}
 }
 
 // Split is split.json as counts: test ids are never listed.
