@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -288,6 +289,9 @@ func (p *prep) makeSplit(ctx context.Context) error {
 			MinFinal: MinFinal, Seed: cfg.Split.Seed, Labels: p.labels, Stratify: cfg.Split.Stratify})
 		p.sp, p.rep.Excluded, p.rep.FinalNote = made.Split, made.Excluded, made.FinalNote
 		p.warnExcluded()
+		if len(cfg.Split.Stratify) > 0 && len(p.labels) == 0 {
+			fmt.Fprintf(e.log(), "hgate: warning: split.stratify names %s, but the benchmark labels no task (set benchmark.labels): the split is stratified by pass or fail alone\n", strings.Join(cfg.Split.Stratify, ", "))
+		}
 		if p.rep.FinalNote != "" {
 			fmt.Fprintf(e.log(), "hgate: %s (split.final: %g of the tasks, at least %d)\n", p.rep.FinalNote, cfg.Split.Final, MinFinal)
 		}
