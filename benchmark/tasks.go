@@ -153,8 +153,22 @@ func listLines(name string, data []byte) ([]string, error) {
 }
 
 func listCommand(ctx context.Context, dir string, cfg config.Benchmark) ([]string, error) {
-	argv := cfg.Tasks.Command
-	name := "tasks command " + strings.Join(argv, " ")
+	name := "tasks command " + strings.Join(cfg.Tasks.Command, " ")
+	out, err := commandOutput(ctx, dir, cfg, cfg.Tasks.Command, name)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := listLines(name, out)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark: %w", err)
+	}
+	return ids, nil
+}
+
+// commandOutput runs argv in dir as the tasks command runs (own process group, bounded by
+// cfg.TaskTimeout, HGATE_SPLIT=all) and returns its stdout; a failure is an error naming
+// the command (name) with the last line of its stderr.
+func commandOutput(ctx context.Context, dir string, cfg config.Benchmark, argv []string, name string) ([]byte, error) {
 	r := &Runner{Dir: dir, Config: cfg}
 	_, env := r.command(nil, "", Request{Split: "all"}, "")
 	stdout := newTaskOutput(false, "", "")
@@ -177,11 +191,7 @@ func listCommand(ctx context.Context, dir string, cfg config.Benchmark) ([]strin
 		}
 		return nil, errors.New(msg)
 	}
-	ids, err := listLines(name, stdout.tail.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("benchmark: %w", err)
-	}
-	return ids, nil
+	return stdout.tail.Bytes(), nil
 }
 
 // listHarborDataset lists a Harbor dataset folder's tasks: its folders that hold a

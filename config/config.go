@@ -66,6 +66,11 @@ type Benchmark struct {
 	// HEAD's on a few train tasks: hgate check's proof that the benchmark reads them.
 	// Read by hgate check only; it changes no score.
 	Reference string
+	// LabelsFile or LabelsCommand is benchmark.labels: a file (JSON {id: {label: value}},
+	// or TSV lines "id<TAB>label=value...") or a command printing that JSON, naming each
+	// task's labels. Without either, a local Harbor dataset's task.toml [metadata] is read.
+	LabelsFile    string
+	LabelsCommand []string
 }
 
 // Harbor runs the tasks through Harbor's `harbor run` (Terminal-Bench and other
@@ -87,6 +92,13 @@ type Harbor struct {
 type Split struct {
 	TestFraction float64 // default 0.3, 0 < x < 1
 	Seed         int64   // default 42
+	// Final is the sealed final split's share of all tasks, carved from what would have
+	// been train (default 0.2; 0 makes none). prepare makes it only when it would hold at
+	// least split.MinFinal tasks.
+	Final float64
+	// Stratify names the task labels the split is stratified by, besides the baseline's
+	// pass or fail.
+	Stratify []string
 }
 
 // Gate configures how sure the gate's Step 2 must be (see gate/stats.go).
@@ -305,7 +317,7 @@ func Default() Config {
 			TaskTimeout:   20 * time.Minute,
 			TimeoutPolicy: "agent",
 		},
-		Split: Split{TestFraction: 0.3, Seed: 42},
+		Split: Split{TestFraction: 0.3, Seed: 42, Final: 0.2},
 		Suite: Suite{Threshold: 0.8},
 		Gate:  Gate{TrialsAuto: true, TrialsMin: 1, TrialsMax: 1, Confidence: 0.95},
 		Loop: Loop{

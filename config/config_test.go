@@ -65,7 +65,7 @@ func TestParseValid(t *testing.T) {
 				TimeoutPolicy: "infra",
 				Env:           map[string]string{"PYTHONHASHSEED": "0", "MODE": "fast", "EMPTY": ""},
 			}
-			c.Split = Split{TestFraction: 0.25, Seed: -7}
+			c.Split = Split{TestFraction: 0.25, Seed: -7, Final: 0.2}
 			c.Suite = Suite{Threshold: 1}
 			c.Loop = Loop{
 				Agent:                 []string{"sh", "agent.sh", "{prompt_file}"},

@@ -47,6 +47,19 @@ var (
 		nodeField("batch", func(d *decoder, e entry, p string, b *Benchmark) {
 			b.Batch = d.command(e.val, p, batchExample, Placeholders)
 		}),
+		nodeField("labels", func(d *decoder, e entry, p string, b *Benchmark) {
+			if resolve(e.val).Kind == yaml.SequenceNode {
+				b.LabelsCommand = d.command(e.val, p, "[sh, labels.sh]", nil)
+				return
+			}
+			if s, ok := d.text(e.val, p, "a file such as labels.json, or a command such as [sh, labels.sh]"); ok {
+				if msg := d.checkRelPath(s); msg != "" {
+					d.failf(e.val, p, "%s", msg)
+					return
+				}
+				b.LabelsFile = s
+			}
+		}),
 		nodeField("harbor", func(d *decoder, e entry, p string, b *Benchmark) {
 			b.Harbor = &Harbor{}
 			decodeSection(d, e.key, e.val, p, harborFields, b.Harbor)
@@ -113,6 +126,12 @@ var (
 			if n, ok := d.integer(e.val, p, "42"); ok {
 				s.Seed = n
 			}
+		}),
+		numberField("final", "0.2", func(f float64) string {
+			return problemIf(f < 0 || f >= 1, "is outside 0..1 (expected the final split's share, e.g. 0.2, or 0 for none)")
+		}, func(s *Split, f float64) { s.Final = f }),
+		nodeField("stratify", func(d *decoder, e entry, p string, s *Split) {
+			s.Stratify, _ = d.textList(e.val, p, "a list of label names, e.g. [category, difficulty]")
 		}),
 	}
 

@@ -5,6 +5,7 @@
 package finalscore
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 )
@@ -101,4 +102,42 @@ func tQuantile(df int) float64 {
 	z3, z5, z7, z9 := math.Pow(z, 3), math.Pow(z, 5), math.Pow(z, 7), math.Pow(z, 9)
 	return z + (z3+z)/(4*n) + (5*z5+16*z3+3*z)/(96*n*n) +
 		(3*z7+19*z5+17*z3-15*z)/(384*n*n*n) + (79*z9+776*z7+1482*z5-1920*z3-945*z)/(92160*n*n*n*n)
+}
+
+// MarshalJSON writes an unbounded end (one task: no spread to bound it) as null, which
+// encoding/json cannot write as a number.
+func (i Interval) MarshalJSON() ([]byte, error) {
+	num := func(x float64) *float64 {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		Mean float64  `json:"mean"`
+		Low  *float64 `json:"low"`
+		High *float64 `json:"high"`
+		SE   *float64 `json:"se"`
+		N    int      `json:"n"`
+	}{i.Mean, num(i.Low), num(i.High), num(i.SE), i.N})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, a null end as unbounded.
+func (i *Interval) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Mean          float64
+		Low, High, SE *float64
+		N             int
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	or := func(p *float64, x float64) float64 {
+		if p == nil {
+			return x
+		}
+		return *p
+	}
+	*i = Interval{Mean: v.Mean, Low: or(v.Low, math.Inf(-1)), High: or(v.High, math.Inf(1)), SE: or(v.SE, math.Inf(1)), N: v.N}
+	return nil
 }

@@ -1,6 +1,7 @@
 package finalscore
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -128,5 +129,24 @@ func TestSelectionOnTestShowsAsGap(t *testing.T) {
 	}
 	if selected < 19 || honest < 17 {
 		t.Fatalf("selection showed as a gap in %d of 20 runs (want ≥ 19); the honest gap held zero in %d (want ≥ 17)", selected, honest)
+	}
+}
+
+// TestIntervalJSON: an interval over one task (unbounded) is written with null ends and
+// read back unbounded; a bounded one round-trips.
+func TestIntervalJSON(t *testing.T) {
+	one := 1.0
+	for _, in := range []Interval{interval([]float64{0.5}), Gain(map[string][]*float64{"a": {&one}, "b": {&one}}, map[string][]*float64{"a": {nil}, "b": {&one}}, []string{"a", "b"})} {
+		data, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out Interval
+		if err := json.Unmarshal(data, &out); err != nil || out != in {
+			t.Fatalf("%s read back as %+v (%v), want %+v", data, out, err, in)
+		}
+	}
+	if data, _ := json.Marshal(interval([]float64{0.5})); string(data) != `{"mean":0.5,"low":null,"high":null,"se":null,"n":1}` {
+		t.Fatalf("one task: %s", data)
 	}
 }

@@ -46,6 +46,7 @@ func (r *BenchReport) JSON() BenchJSON {
 type PrepareJSON struct {
 	Created  []string         `json:"created"`
 	Excluded []string         `json:"excluded"`
+	Final    int              `json:"final,omitempty"` // tasks in the sealed final split, when this run made one
 	Passed   int              `json:"passed"`
 	Reset    *ResetJSON       `json:"reset,omitempty"`
 	Tasks    int              `json:"tasks"`
@@ -69,7 +70,7 @@ type ResetJSON struct {
 // JSON is the report as hgate prepare --json prints it; reset is nil without --reset.
 func (r *PrepareReport) JSON(reset *ResetReport) PrepareJSON {
 	out := PrepareJSON{Created: nonNil(r.Created), Excluded: nonNil(r.Excluded), Passed: r.Passed,
-		Tasks: r.Tasks, Test: len(r.Test), Train: len(r.Train), Trials: r.Trials, ValScore: r.ValScore}
+		Tasks: r.Tasks, Test: len(r.Test), Train: len(r.Train), Trials: r.Trials, ValScore: r.ValScore, Final: r.Final}
 	if !r.Spend.Zero() {
 		out.Spend = &r.Spend
 	}

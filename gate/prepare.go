@@ -39,6 +39,10 @@ type PrepareReport struct {
 	Spend    benchmark.Spend // what the benchmark's agents spent on the baseline (Harbor)
 	// Trials is what gate.trials: auto decided, when this run decided it.
 	Trials *TrialsSetting
+	// Final is how many tasks the sealed final split of a new split holds; FinalNote says
+	// why a new split has none although split.final asked for one.
+	Final     int
+	FinalNote string
 }
 
 // state is the workspace as found on disk; a nil field means the file does not exist.
@@ -145,6 +149,10 @@ func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetRe
 		if !strings.HasSuffix(dir, ".tmp") {
 			rs.Traces = append(rs.Traces, e.display(dir))
 		}
+	}
+	// The final split's scores are of the old split's final tasks: kept, set aside.
+	if err := setAsideFinal(e.Repo, lr.Entry.String()[:7]); err != nil {
+		return rs, nil, err
 	}
 	fault.Point("reset-applied")
 	rep, err := Prepare(ctx, e, opts...)

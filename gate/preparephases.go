@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -39,9 +40,10 @@ type prep struct {
 	out      *benchmark.Outcome
 	retried  map[string]bool // tasks run again after timing out
 
-	choice *TrialsChoice // gate.trials: auto's decision, when taken now
-	more   Trials        // auto's further runs of the test tasks, which the trials pool
-	sp     *split.Split  // the split, found or made
+	choice *TrialsChoice    // gate.trials: auto's decision, when taken now
+	more   Trials           // auto's further runs of the test tasks, which the trials pool
+	sp     *split.Split     // the split, found or made
+	labels benchmark.Labels // each task's labels (benchmark.labels, Harbor's task.toml)
 	// testAgain: the test tasks ran again in their own lane (makeSplit); their traces are
 	// of the first run, not of the results they now have.
 	testAgain bool
@@ -72,6 +74,7 @@ var preparePhases = []preparePhase{
 	{"never ran", (*prep).refuseNeverRan},
 	{"trials auto", (*prep).trialsAuto},
 	{"test trials", (*prep).testTrials},
+	{"final trials", (*prep).finalTrials},
 	{"train results", (*prep).trainResults},
 	{"suite and row 0", (*prep).suiteAndRow},
 	{"commit", (*prep).commit},
@@ -206,7 +209,9 @@ func (p *prep) listTasks(ctx context.Context) error {
 		return fmt.Errorf("the benchmark lists %d task(s); a train/test split needs at least 2", len(tasks))
 	}
 	p.tasks = tasks
-	return nil
+	// The labels split.stratify stratifies by, and the report scores by.
+	p.labels, err = benchmark.ReadLabels(ctx, p.rm.Dir, e.Config.Benchmark, tasks)
+	return err
 }
 
 // runBaseline runs the tasks once, and those that timed out once more after the others.
@@ -280,8 +285,16 @@ func (p *prep) makeSplit(ctx context.Context) error {
 	if p.sp == nil {
 		cfg := e.Config
 		// refuseNulls refused this split already if the gate could not judge by it.
-		p.sp, p.rep.Excluded = split.Make(rewards(p.out.Results), cfg.Split.TestFraction, cfg.Split.Seed)
+		made := split.MakePlan(rewards(p.out.Results), split.Plan{TestFraction: cfg.Split.TestFraction, FinalFraction: cfg.Split.Final,
+			MinFinal: MinFinal, Seed: cfg.Split.Seed, Labels: p.labels, Stratify: cfg.Split.Stratify})
+		p.sp, p.rep.Excluded, p.rep.FinalNote = made.Split, made.Excluded, made.FinalNote
 		p.warnExcluded()
+		if len(cfg.Split.Stratify) > 0 && len(p.labels) == 0 {
+			fmt.Fprintf(e.log(), "hgate: warning: split.stratify names %s, but the benchmark labels no task (set benchmark.labels): the split is stratified by pass or fail alone\n", strings.Join(cfg.Split.Stratify, ", "))
+		}
+		if p.rep.FinalNote != "" {
+			fmt.Fprintf(e.log(), "hgate: %s (split.final: %g of the tasks, at least %d)\n", p.rep.FinalNote, cfg.Split.Final, MinFinal)
+		}
 		if err := p.c.add(workspace.Split, p.sp.Marshal); err != nil {
 			return err
 		}

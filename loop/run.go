@@ -114,6 +114,9 @@ type Summary struct {
 	// Gateway is the model gateway's count over the run (absent when the agent's CLI was
 	// not routed through it).
 	Gateway *Telemetry `json:"gateway,omitempty"`
+	// Final is the best's score on the sealed final split, taken when the run stopped
+	// (gate.FinalScore); absent without a final split, or when no change was kept.
+	Final *gate.FinalScore `json:"final,omitempty"`
 }
 
 // runner is one run in progress.
@@ -164,6 +167,8 @@ type runner struct {
 	genMu sync.Mutex
 	// net is the agent's network under loop.sandbox.network: model or hosts (nil: all).
 	net *agentNet
+	// endCtx is the run's context, for the final split's scoring when it stops.
+	endCtx context.Context
 }
 
 // Run runs the loop until a stop condition fires and returns the summary.
@@ -646,6 +651,7 @@ func (r *runner) best() (*float64, error) {
 // loop runs iterations until a stop condition fires.
 func (r *runner) loop(ctx context.Context) (*Summary, error) {
 	started := r.now()
+	r.endCtx = ctx
 	if r.j.Phase != phaseNone {
 		if err := r.iterate(ctx, true); err != nil {
 			return r.fail(started, err)
@@ -725,6 +731,9 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	if r.test.CostUSD != 0 || r.test.Tokens != 0 {
 		usd, tokens := r.test.CostUSD, r.test.Tokens
 		s.TestSpendUSD, s.TestSpendTokens = &usd, &tokens
+	}
+	if err == nil {
+		s.Final = r.scoreFinal()
 	}
 	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
 		err = werr

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hgate/hgate/finalscore"
 	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/loop"
 )
@@ -376,6 +377,7 @@ func (r *Report) spendPlot() string {
 var page = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("report").Funcs(template.FuncMap{
 		"score": func(f float64) string { return fmt.Sprintf("%.4f", f) },
+		"ival":  func(i finalscore.Interval) string { return i.String() },
 		"scorep": func(f *float64) string {
 			if f == nil {
 				return "–"
@@ -445,7 +447,7 @@ svg { max-width: 100%; height: auto; }
 {{if .Runs}}<div class="fact" title="loop iterations rejected, over the runs (as the loop counts them; a merge conflict included)">rejected<b>{{.Rejected}}</b></div>{{end}}
 <div class="fact" title="gates that rejected, repairs' gates and gates run by hand included">gates rejected<b>{{.GatesRejected}}</b></div>
 <div class="fact">regression suite<b>{{.SuiteSize}} task(s)</b></div>
-<div class="fact">split<b>{{.Split.Train}} train / {{.Split.Test}} test</b></div>
+<div class="fact">split<b>{{.Split.Train}} train / {{.Split.Test}} test{{if .Split.Final}} / {{.Split.Final}} final{{end}}</b></div>
 {{if or .SpendUSD .SpendTokens}}<div class="fact">loop spend<b>{{usd .SpendUSD}}, {{tokens .SpendTokens}} tokens</b></div>{{end}}
 </div>
 
@@ -454,6 +456,25 @@ svg { max-width: 100%; height: auto; }
 <div id="score-plot">{{.ScorePlot}}</div>
 <p class="note">val_score is the mean reward over the held-out test split ({{.Split.Test}} tasks): the test split is shown only as this aggregate.</p>
 
+{{with .Final}}<h2>Sealed final split</h2>
+<div class="facts" id="final">
+<div class="fact">final gain<b>{{ival .FinalGain}}</b></div>
+<div class="fact">val gain (test split)<b>{{ival .ValGain}}</b></div>
+<div class="fact">val − final gap<b>{{ival .Gap}}</b></div>
+<div class="fact">best / baseline on final<b>{{score .BestFinal}} / {{score .BaselineFinal}}</b></div>
+</div>
+<p class="note">The best ({{short .Commit}}) scored on {{.Tasks}} tasks no gate, agent or bench ever scored, {{.Trials}} trial(s) each, {{.Time}} ({{.By}}); 95% intervals. {{if gt .Gap.Low 0.0}}<b>The gap's interval excludes zero: the val gain overstates what holds on unseen tasks.</b>{{else}}The gap's interval holds zero: no sign the best fitted the test split.{{end}}</p>
+<p class="note" id="final-looks">Scored {{.Scored}} time(s), shown {{.Shown}} time(s): each look you act on makes it less final.</p>
+{{if .Labels}}<h3>By label</h3>
+<table id="labels">
+<tr><th>label</th><th>value</th><th>train tasks</th><th>train</th><th>test tasks</th><th>test: best / baseline</th><th>final tasks</th><th>final: best / baseline</th></tr>
+{{range .Labels}}<tr><td>{{.Label}}</td><td>{{.Value}}</td>
+<td class="num">{{.Train.Tasks}}</td><td class="num">{{scorep .Train.Best}}</td>
+<td class="num">{{.Test.Tasks}}</td><td class="num">{{scorep .Test.Best}} / {{scorep .Test.Baseline}}</td>
+<td class="num">{{.Final.Tasks}}</td><td class="num">{{scorep .Final.Best}} / {{scorep .Final.Baseline}}</td></tr>
+{{end}}</table>
+<p class="note">Mean reward of the label's tasks in each split (train: the last full train run, train_results.json). Values with fewer than 5 tasks are pooled.</p>{{end}}
+{{end}}{{if .LabelsWithheld}}<p class="note">The per-label scores are left out of a report written in the workspace, which a later run's agent can read: write it elsewhere (hgate report -o FILE) to see them.</p>{{end}}
 <h2>Regression suite size</h2>
 <div id="suite-plot">{{.SuitePlot}}</div>
 

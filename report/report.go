@@ -55,6 +55,22 @@ type Report struct {
 	SpendUSD    float64 `json:"spend_usd"`
 	SpendTokens int64   `json:"spend_tokens"`
 	Runs        []Run   `json:"runs"` // the loop's runs, oldest first
+	// Final is the last score of the best on the sealed final split, with how often the
+	// split was scored and shown (this report counted); absent when never scored.
+	Final *gate.FinalScore `json:"final,omitempty"`
+	// LabelsWithheld: the final score's per-label rows were left out of this page, which
+	// is written in the workspace, where a later run's agent could read them.
+	LabelsWithheld bool `json:"-"`
+}
+
+// WithholdLabels leaves the per-label scores out of a page written where an agent can
+// read it (the workspace): the test and final rows are held-out signal.
+func (r *Report) WithholdLabels() {
+	if r.Final != nil && len(r.Final.Labels) > 0 {
+		c := *r.Final
+		c.Labels = nil
+		r.Final, r.LabelsWithheld = &c, true
+	}
 }
 
 // Split is split.json as counts: test ids are never listed.
@@ -62,6 +78,7 @@ type Split struct {
 	Seed  int64 `json:"seed"`
 	Train int   `json:"train"`
 	Test  int   `json:"test"`
+	Final int   `json:"final,omitempty"` // tasks in the sealed final split
 }
 
 // Row is one results.tsv row: a kept iteration (row 0: the baseline).
@@ -221,7 +238,10 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: len(sp.Test)}
+	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: len(sp.Test), Final: sp.FinalTasks}
+	if rep.Final, err = gate.ShowFinal(repo, "hgate report"); err != nil {
+		return nil, err
+	}
 
 	final := rowsAt[len(rowsAt)-1]
 	for _, r := range final {

@@ -57,6 +57,12 @@ func MakePlan(baseline map[string]*float64, p Plan) Made {
 	if n := sum(final); finalShare > 0 && n < max(p.MinFinal, 1) {
 		final = make([]int, len(strata))
 		note = fmt.Sprintf("no final split: %d of %d tasks would hold it, fewer than the %d it needs", n, total, max(p.MinFinal, 1))
+		if len(p.Stratify) == 0 {
+			// Nothing else asked for the strata: the split is Make's, bit for bit, so a
+			// workspace too small for a final split is split as before there was one.
+			s, ex := Make(baseline, p.TestFraction, p.Seed)
+			return Made{Split: s, Excluded: ex, FinalNote: note}
+		}
 	}
 	s := &Split{Seed: p.Seed, Train: []string{}, Test: []string{}, Stratify: p.Stratify}
 	for i, ids := range strata {

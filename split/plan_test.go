@@ -84,3 +84,22 @@ func TestMakePlanSmallFinal(t *testing.T) {
 		t.Fatalf("train %d test %d", len(m.Split.Train), len(m.Split.Test))
 	}
 }
+
+// TestMakePlanSmallFinalIsMake: with no final split made and no labels asked for, the
+// split is Make's bit for bit, so a small workspace is split as before the final share
+// existed (the bundled example's split.json is unchanged).
+func TestMakePlanSmallFinalIsMake(t *testing.T) {
+	b, _ := baseline300()
+	for _, n := range []int{10, 40, 120} {
+		small := map[string]*float64{}
+		for i := range n {
+			id := fmt.Sprintf("t%03d", i)
+			small[id] = b[id]
+		}
+		s, ex := Make(small, 0.3, 42)
+		m := MakePlan(small, Plan{TestFraction: 0.3, FinalFraction: 0.2, MinFinal: 30, Seed: 42})
+		if m.FinalNote == "" || !reflect.DeepEqual(m.Split, s) || !reflect.DeepEqual(m.Excluded, ex) {
+			t.Fatalf("%d tasks: MakePlan with no final made differs from Make (note %q)", n, m.FinalNote)
+		}
+	}
+}

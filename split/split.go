@@ -36,6 +36,12 @@ type Split struct {
 	// Final is the sealed final split (sorted): scored only for the user, never by a
 	// gate, an agent or hgate bench. Absent in workspaces made without one.
 	Final []string `json:"final,omitempty"`
+	// FinalSHA names the sealed record of the final split (gate/final.go): the keyed
+	// digest of the baseline's final trials, whose keys are the final ids. prepare writes
+	// this, never the ids, so that no agent reads which tasks are final; FinalTasks is how
+	// many there are.
+	FinalSHA   string `json:"final_sha,omitempty"`
+	FinalTasks int    `json:"final_tasks,omitempty"`
 	// Stratify names the labels the split was stratified by, besides the baseline's
 	// pass or fail.
 	Stratify []string `json:"stratify,omitempty"`
@@ -126,7 +132,8 @@ func (s *Split) Marshal() ([]byte, error) {
 	if err := statefile.Unplaced(s.problems()); err != nil {
 		return nil, err
 	}
-	out := Split{Seed: s.Seed, Train: slices.Sorted(slices.Values(s.Train)), Test: slices.Sorted(slices.Values(s.Test)), Stratify: s.Stratify}
+	out := Split{Seed: s.Seed, Train: slices.Sorted(slices.Values(s.Train)), Test: slices.Sorted(slices.Values(s.Test)), Stratify: s.Stratify,
+		FinalSHA: s.FinalSHA, FinalTasks: s.FinalTasks}
 	if len(s.Final) > 0 {
 		out.Final = slices.Sorted(slices.Values(s.Final))
 	}

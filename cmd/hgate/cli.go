@@ -75,6 +75,7 @@ type cli struct {
 	Harness    harnessCmd    `kong:"-"`
 	Hooks      hooksCmd      `kong:"-"`
 	Status     statusCmd     `kong:"-"`
+	Final      finalCmd      `kong:"-"`
 	Report     reportCmd     `kong:"-"`
 	Mcp        mcpCmd        `kong:"-"`
 	Check      checkCmd      `kong:"-"`
@@ -101,6 +102,7 @@ func (c *cli) commands() []command {
 		{"harness", "List the tools the agent built for itself and whether hgate qualified or quarantined them.", &c.Harness},
 		{"hooks", "Install, uninstall or run hgate's git pre-commit hook.", &c.Hooks},
 		{"status", "Print what the agent may know: best val_score, regression suite size, allow (and, in a loop, the iteration and run id).", &c.Status},
+		{"final", "Score the best on the sealed final split, which nothing else scores: the final gain, its interval and the val−final gap.", &c.Final},
 		{"report", "Write the repository's hgate history as one self-contained HTML page (workspace/report.html), or print it with --json.", &c.Report},
 		{"mcp", "Serve bench, gate, guard and status as MCP tools on stdin and stdout, for an agent to call.", &c.Mcp},
 		{"check", "Prove the set-up before a run: hgate.yaml (and the worktree's copy) loads, the benchmark runs and reads the allowed files.", &c.Check},

@@ -173,7 +173,7 @@ func TestReachableParsesAsEveryCommand(t *testing.T) {
 // it; the others (they read, or write atomically) are ended by the signal, as git's are.
 func TestSignalsCaughtWhereACommandStopsCleanly(t *testing.T) {
 	want := map[string]bool{
-		"prepare": true, "bench": true, "gate": true, "record": true, "loop": true, "mcp": true, "qualify": true,
+		"prepare": true, "bench": true, "gate": true, "record": true, "loop": true, "mcp": true, "qualify": true, "final": true,
 		"state restore": true, "state accept": true, "state rebase": true,
 		"state log": false, "check": true, "guard": false, "status": false, "report": false, "completion": false,
 		"harness list": false, "hooks install": false, "hooks uninstall": false, "hooks run": false,

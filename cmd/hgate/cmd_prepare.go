@@ -62,6 +62,9 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 		fmt.Fprintf(w, "baseline: %d/%d tasks passed\n", rep.Passed, rep.Tasks)
 	}
 	fmt.Fprintf(w, "split: %d train / %d test tasks\n", len(rep.Train), len(rep.Test))
+	if rep.Final > 0 {
+		fmt.Fprintf(w, "final: %d tasks sealed (scored only at the end of a loop run and by hgate final)\n", rep.Final)
+	}
 	if len(rep.Excluded) > 0 {
 		fmt.Fprintf(w, "left out (null baseline): %s\n", strings.Join(rep.Excluded, ", "))
 	}

@@ -35,10 +35,10 @@ func (c *reportCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) err
 		return g.printJSON(rep)
 	}
 	var page bytes.Buffer
-	if err := rep.WriteHTML(&page); err != nil {
-		return err
-	}
 	if c.Output == "-" {
+		if err := rep.WriteHTML(&page); err != nil {
+			return err
+		}
 		_, err := g.stdout.Write(page.Bytes())
 		return err
 	}
@@ -55,6 +55,15 @@ func (c *reportCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) err
 	} else if _, err := os.Stat(cfg.WorkspaceDir()); errors.Is(err, fs.ErrNotExist) {
 		// Making the folder would hide its removal from the ledger's check.
 		return fmt.Errorf("%s does not exist (the state is still in the ledger: hgate state restore writes it back); write the report elsewhere with -o FILE", cfg.WorkspaceDir())
+	}
+	// A page in the workspace is one a later run's agent can read: no per-label rows.
+	ws, _ := filepath.Abs(cfg.WorkspaceDir())
+	abs, _ := filepath.Abs(path)
+	if rel, err := filepath.Rel(ws, abs); err != nil || filepath.IsLocal(rel) {
+		rep.WithholdLabels()
+	}
+	if err := rep.WriteHTML(&page); err != nil {
+		return err
 	}
 	if err := statefile.WriteAtomic(path, page.Bytes()); err != nil {
 		return err

@@ -16,10 +16,25 @@ func (c *statusCmd) Run(g *Globals, cfg *config.Config, repo *gitguard.Repo) err
 	if err != nil {
 		return err
 	}
+	// The final split's score is the user's: added here, outside the loop (statusOf is
+	// also what the loop serves the agent), and only when the split was scored.
+	fs, err := gate.ShowFinal(repo, "hgate status")
+	if err != nil {
+		return err
+	}
 	if g.JSON {
+		if fs != nil {
+			return g.printJSON(struct {
+				agentapi.Status
+				Final *gate.FinalScore `json:"final"`
+			}{st, fs})
+		}
 		return g.printJSON(st)
 	}
 	st.WriteText(g.stdout)
+	if fs != nil {
+		writeFinal(g.stdout, fs)
+	}
 	return nil
 }
 

@@ -18,6 +18,7 @@ var outsideOnly = map[string]string{
 	"hooks":   "git hooks are installed by a human, not the agent",
 	"loop":    "a loop does not start inside another",
 	"report":  "the history is for a human; hgate status says what the agent may know",
+	"final":   "the sealed final split is scored for a human, never for the agent",
 }
 
 // forward runs a command inside the loop's sandbox, where HGATE_LOOP_SOCKET names

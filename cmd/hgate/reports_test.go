@@ -31,6 +31,8 @@ func TestJSONKeys(t *testing.T) {
 	gwScope := gateway.Scope{Budget: 1, Unpriced: true, Open: 1}
 	gwKeys := "{tokens:{input output cache_read cache_write} usd requests refused budget errors retried unpriced open}"
 	violation := []gitguard.Violation{{Path: "a", Kind: "modified", Detail: "d", Hint: "h"}}
+	finalScore := &gate.FinalScore{Labels: []gate.LabelScore{{Train: gate.SplitScore{Best: &x, Baseline: &x}, Test: gate.SplitScore{Best: &x, Baseline: &x},
+		Final: gate.SplitScore{Best: &x, Baseline: &x}}}}
 	tests := []struct {
 		command string
 		report  any
@@ -47,8 +49,8 @@ func TestJSONKeys(t *testing.T) {
 			"{already commit evals_passed evals_total iteration new_best val_score}"},
 		{"bench", (&gate.BenchReport{Tasks: []string{"t1"}, Results: map[string]benchmark.Result{"t1": {Reward: &x}}}).JSON(),
 			"{full passed results:{t1:{passed reason reward}} total}"},
-		{"prepare", (&gate.PrepareReport{Trials: &gate.TrialsSetting{Tasks: new(int), Differing: new(int)}}).JSON(nil),
-			"{created excluded passed tasks test train trials:{auto min max margin tasks differing} val_score}"},
+		{"prepare", (&gate.PrepareReport{Trials: &gate.TrialsSetting{Tasks: new(int), Differing: new(int)}, Final: 30}).JSON(nil),
+			"{created excluded final passed tasks test train trials:{auto min max margin tasks differing} val_score}"},
 		{"prepare --reset", (&gate.PrepareReport{}).JSON(&gate.ResetReport{ResetReport: &ledger.ResetReport{}}),
 			"{created excluded passed reset:{entry gated previous previous_best previous_gated removed} tasks test train val_score}"},
 		{"state log", ledger.LogJSONOf([]gitguard.RefEntry{{}}),
@@ -56,7 +58,10 @@ func TestJSONKeys(t *testing.T) {
 		{"state restore, state accept", stateFilesJSON{}, "{files}"},
 		{"state rebase", (&gate.RebaseReport{Best: hash, Carry: []ledger.CarriedEntry{{SHA256: "s", Link: "l"}}}).JSON(),
 			"{best best_restored carry:[{path mode sha256 link}] gated previous}"},
-		{"loop", loopJSON{Summary: &loop.Summary{Finished: "f", StopDetail: "d", BudgetUSD: &x, BudgetTokens: new(int64), TestSpendUSD: &x, TestSpendTokens: new(int64), Generations: 1,
+		{"final", finalScore,
+			"{time by commit tree tasks trials baseline_final best_final final_gain:{mean low high se n} val_gain:{mean low high se n} gap:{mean low high se n} " +
+				"labels:[{label value train:{tasks best baseline} test:{tasks best baseline} final:{tasks best baseline}}] scored shown}"},
+		{"loop", loopJSON{Summary: &loop.Summary{Final: finalScore, Finished: "f", StopDetail: "d", BudgetUSD: &x, BudgetTokens: new(int64), TestSpendUSD: &x, TestSpendTokens: new(int64), Generations: 1,
 			Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true,
 				SessionID: "s", CostUSD: &x, Tokens: &agentout.Tokens{}, CostPriced: true, BenchCostUSD: &x, BenchTokens: 1,
 				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true, Row: 1,
@@ -69,7 +74,9 @@ func TestJSONKeys(t *testing.T) {
 				"bench_cost_usd bench_tokens spend_usd spend_tokens cumulative_usd cumulative_tokens " +
 				"generation agent_index base compared_with rebased row}] " +
 				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens test_spend_usd test_spend_tokens budget_usd budget_tokens agents generations " +
-				"gateway:{phases:{attempt:" + gwKeys + "} total:" + gwKeys + "}}}"},
+				"gateway:{phases:{attempt:" + gwKeys + "} total:" + gwKeys + "} " +
+				"final:{time by commit tree tasks trials baseline_final best_final final_gain:{mean low high se n} val_gain:{mean low high se n} gap:{mean low high se n} " +
+				"labels:[{label value train:{tasks best baseline} test:{tasks best baseline} final:{tasks best baseline}}] scored shown}}}"},
 		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
 			"{hooks:[{hook path action manager kept configured}]}"},
 		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},

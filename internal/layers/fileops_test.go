@@ -73,6 +73,8 @@ var byName = map[string]string{
 	"harness/registry.go":                    "gap: hashes the harness folder's files found regular by lstat, by name (qualification, after the agent's run, before any check runs)",
 	"gate/receipt.go":                        "receipts in the workspace, which no sandbox can write",
 	"gate/heldout.go":                        "the held-out records in .git/hgate, which no sandbox can write",
+	"gate/final.go":                          "the final split's scores in .git/hgate/heldout/final, which no sandbox can write (hidden with the held-out records)",
+	"gate/finallabels.go":                    "the labels prepare read, in .git/hgate/heldout/final, which no sandbox can write (hidden with the held-out records)",
 	"gate/best.go":                           "baseline.json in the workspace, which no sandbox can write",
 	"gate/record.go":                         "results.tsv in the workspace, which no sandbox can write",
 	"gate/steps.go":                          "makes the gate's traces folder, whose parent (the workspace) no sandbox can write",

@@ -1,0 +1,307 @@
+package gate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/finalscore"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/ledger"
+	"github.com/hgate/hgate/split"
+	"github.com/hgate/hgate/suite"
+	"github.com/hgate/hgate/workspace"
+)
+
+// The sealed final split (split.Plan's final share) is scored for the user alone: at the
+// end of a loop run and by `hgate final`, never by a gate, an agent or hgate bench. Its
+// ids and every score of it live in the held-out folder (heldout.go), which every agent
+// sandbox hides: split.json names the baseline's final record by its keyed digest only,
+// and each scoring appends to final/scores.jsonl there. Each command that showed a score
+// appends to final/shown.jsonl, so the report can say how often the split was looked at.
+
+// MinFinal is the fewest tasks a final split holds; prepare makes none smaller.
+const MinFinal = 30
+
+// FinalDir is the final split's folder inside the held-out folder.
+const FinalDir = "final"
+
+// FinalScore is one scoring of the run's best on the final split.
+type FinalScore struct {
+	Time   string `json:"time"`
+	By     string `json:"by"`     // "hgate final" or "loop run <id>"
+	Commit string `json:"commit"` // refs/hgate/best
+	Tree   string `json:"tree"`   // its tree
+	Tasks  int    `json:"tasks"`  // final tasks
+	Trials int    `json:"trials"` // trials per task, as prepare chose
+	// BaselineFinal and BestFinal are the mean rewards over the final tasks.
+	BaselineFinal float64 `json:"baseline_final"`
+	BestFinal     float64 `json:"best_final"`
+	// FinalGain is best − baseline on the final split, ValGain the same on the test split
+	// (where the best was chosen), Gap is ValGain − FinalGain: the overfitting the
+	// choosing bought. Each with its 95% interval.
+	FinalGain finalscore.Interval `json:"final_gain"`
+	ValGain   finalscore.Interval `json:"val_gain"`
+	Gap       finalscore.Interval `json:"gap"`
+	// Labels is each label value's scores on train, test and final, rare values pooled
+	// (finallabels.go): for the user alone.
+	Labels []LabelScore `json:"labels,omitempty"`
+	// Scored is how many times the final split has been scored, this one included.
+	Scored int `json:"scored"`
+	// Shown is how many times a command has shown a final score (filled when read).
+	Shown int `json:"shown"`
+}
+
+// finalDir is e's final folder.
+func finalDir(repo *gitguard.Repo) string { return filepath.Join(HeldOut(repo), FinalDir) }
+
+// finalTrials is prepare's phase for a new split with a final share: the baseline's final
+// trials (the first from the baseline's run unless the rooms scope the test split, then
+// up to trials.max in the test lane), sealed in the held-out folder; split.json keeps
+// only the record's digest and the count, never the ids.
+func (p *prep) finalTrials(ctx context.Context) error {
+	if p.st.split != nil {
+		return nil
+	}
+	if err := keepLabels(p.e.Repo, p.labels); err != nil {
+		return err
+	}
+	if len(p.sp.Final) == 0 {
+		return nil
+	}
+	e, ids := p.e, p.sp.Final
+	t := Trials{}
+	first := 1
+	if p.lanes == nil || !e.rooms().TestScoped() {
+		t.add(ids, p.out.Results)
+		first = 2
+	}
+	if p.rm != nil {
+		if err := e.runTrials(ctx, p.rm, nil, ids, first, e.Config.Gate.TrialsMax, "baseline, final trial %d", nil, t); err != nil {
+			return err
+		}
+	}
+	sum, err := sealTrials(e.heldOut(), t)
+	if err != nil {
+		return err
+	}
+	p.rep.Final = len(ids)
+	p.sp.FinalSHA, p.sp.FinalTasks, p.sp.Final = sum, len(ids), nil
+	return p.c.add(workspace.Split, p.sp.Marshal)
+}
+
+// FinalBaseline is the baseline's final trials (their keys are the final ids); nil when
+// the workspace has no final split.
+func (e *Env) FinalBaseline() (Trials, error) {
+	sp, err := split.Load(e.ws().Split())
+	if err != nil || sp.FinalSHA == "" {
+		return nil, err
+	}
+	return openTrials(e.heldOut(), e.ws().Split(), sp.FinalSHA)
+}
+
+// ErrNoFinal says the workspace has no final split (prepared too small, or before
+// there were final splits: `hgate prepare --reset` makes one).
+var ErrNoFinal = errors.New("this workspace has no final split (it would hold fewer than 30 tasks, or it was prepared before final splits; `hgate prepare --reset` makes one when the benchmark is large enough)")
+
+// ErrBestIsBaseline says there is nothing to score: no change was kept.
+var ErrBestIsBaseline = errors.New("the best is still the baseline (no change was kept): the final split was not scored")
+
+// ScoreFinal scores the best on the final split with trials.max trials in the test lane,
+// compares it with the baseline's final trials and the gain seen on the test split, and
+// keeps the score in the held-out folder. by says who asked (it is kept with the score).
+// The caller holds the repository lock and runs outside any agent's phase.
+func (e *Env) ScoreFinal(ctx context.Context, by string) (*FinalScore, error) {
+	base, err := e.FinalBaseline()
+	if err != nil || base == nil {
+		if err == nil {
+			err = ErrNoFinal
+		}
+		return nil, err
+	}
+	best, err := e.bestRecord()
+	if err != nil {
+		return nil, err
+	}
+	if best == nil || best.receipt == nil || best.tree.IsZero() {
+		return nil, ErrBestIsBaseline
+	}
+	ids := slices.Sorted(maps.Keys(base))
+	rm, err := e.openVerifiedRoom(best.tree)
+	if err != nil {
+		return nil, err
+	}
+	defer rm.Close()
+	got := Trials{}
+	if err := e.runTrials(ctx, rm, nil, ids, 1, e.Config.Gate.TrialsMax, "final split, trial %d", nil, got); err != nil {
+		return nil, err
+	}
+	fs, err := e.finalScore(base, got, best, ids, by)
+	if err != nil {
+		return nil, err
+	}
+	return fs, e.keepFinal(fs)
+}
+
+// finalScore is the comparison: the final gain, the val gain, their gap.
+func (e *Env) finalScore(base, got Trials, best *bestRecord, ids []string, by string) (*FinalScore, error) {
+	commit, err := e.Repo.Ref(gitguard.BestRef)
+	if err != nil {
+		return nil, err
+	}
+	fs := &FinalScore{Time: e.now().UTC().Format(time.RFC3339), By: by, Commit: commit.String(), Tree: best.tree.String(),
+		Tasks: len(ids), Trials: e.Config.Gate.TrialsMax}
+	policy := e.Config.Benchmark.TimeoutPolicy
+	fs.BaselineFinal, _ = base.scoreMean(ids, policy)
+	fs.BestFinal, _ = got.scoreMean(ids, policy)
+	fs.FinalGain = finalscore.Gain(got, base, ids)
+	b, err := e.ledgerBaseline()
+	if err != nil {
+		return nil, err
+	}
+	sp, err := split.Load(e.ws().Split())
+	if err != nil {
+		return nil, err
+	}
+	test := splitTrials{tasks: sp.Test, best: best.trials}
+	if b != nil && b.Test != nil {
+		fs.ValGain = finalscore.Gain(best.trials, b.Test, sp.Test)
+		test.base = b.Test
+	}
+	fs.Gap = finalscore.Gap(fs.ValGain, fs.FinalGain)
+	labels, err := loadLabels(e.Repo)
+	if err != nil || len(labels) == 0 {
+		return fs, err
+	}
+	train, err := suite.LoadTrainResults(e.ws().TrainResults())
+	if err != nil {
+		return nil, err
+	}
+	fs.Labels = labelScores(labels, train, test, splitTrials{tasks: ids, best: got, base: base})
+	return fs, nil
+}
+
+// keepFinal appends fs to final/scores.jsonl (hidden from every sandbox) and records
+// the scoring in the ledger, without its numbers (the ledger's messages are readable).
+func (e *Env) keepFinal(fs *FinalScore) error {
+	prev, err := FinalScores(e.Repo)
+	if err != nil {
+		return err
+	}
+	fs.Scored = len(prev) + 1
+	if err := appendJSONL(filepath.Join(finalDir(e.Repo), "scores.jsonl"), fs); err != nil {
+		return err
+	}
+	fault.Point("final-scored")
+	tree := plumbing.NewHash(fs.Tree)
+	return e.commit(ledger.Update{Message: fmt.Sprintf("final: scored the best (tree %s) on the sealed final split, look %d", tree.String()[:7], fs.Scored)})
+}
+
+// FinalScores reads every kept scoring, oldest first; none without a final folder.
+func FinalScores(repo *gitguard.Repo) ([]FinalScore, error) {
+	data, err := os.ReadFile(filepath.Join(finalDir(repo), "scores.jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []FinalScore
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var s FinalScore
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(finalDir(repo), "scores.jsonl"), err)
+		}
+		out = append(out, s)
+	}
+	return out, sc.Err()
+}
+
+// ShowFinal is the last final score for a command that shows it to the user (status,
+// report, a loop's summary): the showing is counted in final/shown.jsonl first, and the
+// score carries the count. nil when the final split was never scored.
+func ShowFinal(repo *gitguard.Repo, command string) (*FinalScore, error) {
+	all, err := FinalScores(repo)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	dir := finalDir(repo)
+	if err := appendJSONL(filepath.Join(dir, "shown.jsonl"), map[string]string{"time": time.Now().UTC().Format(time.RFC3339), "by": command}); err != nil {
+		return nil, err
+	}
+	last := all[len(all)-1]
+	last.Scored = len(all)
+	last.Shown, err = countLines(filepath.Join(dir, "shown.jsonl"))
+	return &last, err
+}
+
+// appendJSONL appends v as one line to path (made 0600 in a 0700 folder); one write, so
+// that two commands appending at once do not interleave.
+func appendJSONL(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func countLines(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return bytes.Count(data, []byte("\n")), nil
+}
+
+// Lines is the score as hgate final, hgate status and the loop's end print it.
+func (fs *FinalScore) Lines() []string {
+	verdict := "the gap's interval holds zero: no sign the best fitted the test split"
+	if fs.Gap.Low > 0 {
+		verdict = "the gap's interval excludes zero: the val gain overstates what holds on unseen tasks"
+	}
+	return []string{
+		fmt.Sprintf("final: best %s on %d sealed tasks × %d trial(s): %.4f (baseline %.4f)", short(fs.Commit), fs.Tasks, fs.Trials, fs.BestFinal, fs.BaselineFinal),
+		fmt.Sprintf("final gain %s   val gain %s   val−final gap %s", fs.FinalGain, fs.ValGain, fs.Gap),
+		verdict,
+		fmt.Sprintf("scored %d time(s), shown %d time(s): each look you act on makes it less final", fs.Scored, fs.Shown),
+	}
+}
+
+func short(h string) string { return h[:min(len(h), 7)] }
+
+// setAsideFinal renames the final folder of an ended state to final-<entry>, so that the
+// new split's scores start at none (a reset makes a new final split, or none).
+func setAsideFinal(repo *gitguard.Repo, entry string) error {
+	dir := finalDir(repo)
+	err := os.Rename(dir, dir+"-"+entry)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
