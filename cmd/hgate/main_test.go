@@ -25,8 +25,9 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.Main() // before testscript.Main, which dispatches on argv[0] too
 	if os.Getenv("GORACE") == "" {
-		// Every hgate a script runs is this race-built binary, which otherwise sleeps a
-		// second at exit (the race runtime's atexit_sleep_ms); testscript passes GORACE on.
+		// The scripts' helper commands (mcp-call, tcpq) run as this binary, which
+		// race-built otherwise sleeps a second at exit (the race runtime's
+		// atexit_sleep_ms); testscript passes GORACE on.
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	testscript.Main(m, map[string]func(){
