@@ -19,6 +19,7 @@ import (
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/shimtest"
 )
 
 // hangGuard bounds every Run in these tests: reaching it means the runner
@@ -27,6 +28,7 @@ const hangGuard = 30 * time.Second
 
 func TestMain(m *testing.M) {
 	sandbox.Main()
+	shimtest.Install() // the tasks' shim: hgate-sandbox as installed, not this test binary
 	KillGrace = 100 * time.Millisecond
 	os.Exit(m.Run())
 }

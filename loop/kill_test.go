@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/shimtest"
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
@@ -41,6 +42,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("HGATE_LOOP_CHILD"); dir != "" {
 		os.Exit(child(dir, os.Getenv("HGATE_LOOP_RESUME") == "1"))
 	}
+	shimtest.Install() // the agents' and tasks' shim: hgate-sandbox as installed, not this test binary
 	os.Exit(m.Run())
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/hgate/hgate/config"
@@ -51,7 +52,11 @@ const learningsTail = 4000
 //go:embed prompts/attempt.tmpl
 var attemptTemplate string
 
-var attemptPrompt = template.Must(template.New("attempt").Parse(attemptTemplate))
+// attemptPrompt is parsed on first use, not at package init: every hgate command links
+// loop, and parsing it at init cost each start (hgate --version too) about 0.2 ms.
+var attemptPrompt = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("attempt").Parse(attemptTemplate))
+})
 
 // promptView is promptInput with what the template shows already worded.
 type promptView struct {
@@ -76,7 +81,7 @@ func buildPrompt(in promptInput) string {
 	}
 	v.TrainText = trainText[in.Train]
 	var b strings.Builder
-	if err := attemptPrompt.Execute(&b, v); err != nil {
+	if err := attemptPrompt().Execute(&b, v); err != nil {
 		panic(err) // a template the tests run over every input it has a branch for
 	}
 	return b.String()

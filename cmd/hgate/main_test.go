@@ -25,8 +25,9 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.Main() // before testscript.Main, which dispatches on argv[0] too
 	if os.Getenv("GORACE") == "" {
-		// Every hgate a script runs is this race-built binary, which otherwise sleeps a
-		// second at exit (the race runtime's atexit_sleep_ms); testscript passes GORACE on.
+		// The scripts' helper commands (mcp-call, tcpq) run as this binary, which
+		// race-built otherwise sleeps a second at exit (the race runtime's
+		// atexit_sleep_ms); testscript passes GORACE on.
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	testscript.Main(m, map[string]func(){
@@ -52,13 +53,13 @@ func hgateUnderTest() {
 	main()
 }
 
-// hgateRaceBuilt says whether the scripts' hgate is race-built: this test binary, or the
-// build HGATE_UNDER_TEST names. A script bounds hgate's memory with ulimit -v only where
-// it is not, and an older hgate that reads a huge file whole must meet that bound.
-func hgateRaceBuilt() (bool, error) {
+// hgateRaceBuilt says whether the scripts' hgate is race-built: the build HGATE_UNDER_TEST
+// names, else the one scriptBinaries made. A script bounds hgate's memory with ulimit -v
+// only where it is not, and an older hgate that reads a huge file whole must meet that bound.
+func hgateRaceBuilt(built string) (bool, error) {
 	bin := os.Getenv("HGATE_UNDER_TEST")
 	if bin == "" {
-		return raceBuilt, nil
+		bin = filepath.Join(built, "hgate")
 	}
 	info, err := buildinfo.ReadFile(bin)
 	if err != nil {
@@ -75,11 +76,17 @@ func hgateRaceBuilt() (bool, error) {
 // TestScripts runs the end-to-end scripts in testdata/script: each drives the hgate binary
 // the way a user or an agent would, against a git repository built in the script.
 func TestScripts(t *testing.T) {
+	bin := scriptBinaries(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
 		UpdateScripts:       golden.Updating(), // -update rewrites the cmp files with what hgate prints
-		Setup:               hermeticGit,
+		Setup: func(env *testscript.Env) error {
+			if bin != "" { // ahead of testscript's folder, which holds this test binary as hgate
+				env.Setenv("PATH", bin+string(filepath.ListSeparator)+env.Getenv("PATH"))
+			}
+			return hermeticGit(env)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile":     waitFile,
 			"alive":        alive,
@@ -93,7 +100,7 @@ func TestScripts(t *testing.T) {
 		// user with setpriv (CI runs as root).
 		Condition: func(cond string) (bool, error) {
 			if cond == "race" {
-				return hgateRaceBuilt()
+				return hgateRaceBuilt(bin)
 			}
 			if cond == "root" {
 				_, err := exec.LookPath("setpriv")
@@ -102,6 +109,32 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// scriptBinaries builds hgate, hgate-sandbox and hgate-mcp as `go install ./cmd/...` does,
+// into one folder the scripts find first on PATH, and returns it; "" when HGATE_UNDER_TEST
+// names the hgate to run (this test binary then execs it). Without them every hgate a
+// script ran, and every sandbox shim that hgate started (its own binary, with no
+// hgate-sandbox beside it), was this test binary: race-built under -race, instrumented
+// and several times slower, and paying the test's own packages' start on every process.
+// HGATE_SCRIPTS_RACE=1 builds them with -race, for a run that looks for data races in
+// the scripts' hgate processes too.
+func scriptBinaries(t *testing.T) string {
+	if os.Getenv("HGATE_UNDER_TEST") != "" {
+		return ""
+	}
+	dir := t.TempDir()
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	env := append(os.Environ(), "CGO_ENABLED=0") // as the README installs them
+	if os.Getenv("HGATE_SCRIPTS_RACE") == "1" {
+		args, env = append(args, "-race"), os.Environ() // the race detector needs cgo
+	}
+	cmd := exec.Command("go", append(args, ".", "../hgate-sandbox", "../hgate-mcp")...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
+	}
+	return dir
 }
 
 // hermeticGit makes git independent of the machine: no system or global config, a fixed

@@ -26,6 +26,9 @@ var pathOps = map[string]bool{
 // sandbox's. "gap:" marks a file that does act by name where a sandbox could have
 // written and is not yet moved to fsafe: the reason says what limits it today.
 var byName = map[string]string{
+	// A test helper, run from TestMain before any test.
+	"internal/shimtest/shimtest.go": "test helper: builds hgate-sandbox beside the test binary",
+
 	// Not hgate's product: test helpers and the example.
 	"internal/gittest/gittest.go": "test helper: builds test repositories",
 	"internal/gittest/large.go":   "test helper: builds test repositories",
