@@ -43,6 +43,8 @@ func Agent(ctx context.Context, opts loop.PreflightOptions) Result {
 func gateLines(res *Result, p *loop.Preflight) {
 	a := p.Gate
 	switch {
+	case p.GateSkipped != "":
+		res.add("%s", p.GateSkipped)
 	case p.GateError != "":
 		res.worsen(Warn)
 		res.add("warning: Steps 0-1 did not run on it: %s", oneLine(p.GateError))

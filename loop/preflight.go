@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,8 +60,11 @@ type Preflight struct {
 	WriteError string       `json:"write_error,omitempty"`
 	Gate       *gate.Answer `json:"gate,omitempty"` // Steps 0 and 1 on what was written
 	GateError  string       `json:"gate_error,omitempty"`
-	SpendUSD   float64      `json:"spend_usd"`
-	Tokens     int64        `json:"spend_tokens"`
+	// GateSkipped says why Steps 0–1 did not run, when that is expected: before prepare
+	// there is no split for Step 1 to read.
+	GateSkipped string  `json:"gate_skipped,omitempty"`
+	SpendUSD    float64 `json:"spend_usd"`
+	Tokens      int64   `json:"spend_tokens"`
 }
 
 // Problem is the one line saying why the agent cannot run the loop, "" when it can: it
@@ -167,7 +171,7 @@ func (r *runner) preflight(ctx context.Context, p *Preflight, wt string, head pl
 		return err // a process of it may live: nothing else runs (fail closed)
 	}
 	p.Outcome, p.Detail, p.Message = res.Outcome, res.Detail, out.Message
-	p.ReachedModel, p.ReadOutput = reachedModel(res, out), out.Format != agentout.FormatNone
+	p.ReachedModel, p.ReadOutput = reachedModel(res, out), readsTurns(out)
 	p.SpendUSD, p.Tokens = r.iterationSpend(&Iteration{}, out)
 	if p.Outcome != AgentOK || !p.ReachedModel {
 		return nil
@@ -176,6 +180,10 @@ func (r *runner) preflight(ctx context.Context, p *Preflight, wt string, head pl
 		p.WriteError = err.Error()
 		return nil
 	}
+	if _, err := os.Stat(r.ws.Split()); errors.Is(err, fs.ErrNotExist) {
+		p.GateSkipped = "the workspace is not prepared yet: Steps 0-1 run on the agent's write after hgate prepare"
+		return ctx.Err()
+	}
 	p.Gate, err = r.preflightGate(ctx, wt, head)
 	if err != nil {
 		p.GateError = err.Error()
@@ -183,13 +191,19 @@ func (r *runner) preflight(ctx context.Context, p *Preflight, wt string, head pl
 	return ctx.Err()
 }
 
-// reachedModel: for an agent whose output hgate reads (claude, codex), a model turn that
-// ended without failing; for any other, an exit status of 0.
+// reachedModel: for an agent whose output hgate reads as model turns (claude, codex), a
+// model turn that ended without failing; for any other (aider, a custom command, also one
+// printing HGATE_SESSION= lines), an exit status of 0.
 func reachedModel(res agentResult, out agentout.Run) bool {
-	if out.Format == agentout.FormatNone {
+	if !readsTurns(out) {
 		return res.Outcome == AgentOK
 	}
 	return out.Final && !out.Failed
+}
+
+// readsTurns: hgate reads the agent's model turns from its output (claude, codex).
+func readsTurns(out agentout.Run) bool {
+	return out.Format == agentout.FormatClaude || out.Format == agentout.FormatCodex
 }
 
 // refuseServe answers a command the agent sends during the preflight: none is served.
