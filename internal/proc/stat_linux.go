@@ -105,17 +105,20 @@ func ReapOrphans() {
 // a tag every process of a tree inherits: what is left of it after its parent died,
 // daemons included.
 func KillByEnv(kv string) error {
-	killByEnv(kv)
+	killByEnv(kv, nil)
 	return nil
 }
 
-// EndByEnv kills as KillByEnv does until no such process is left (a killed process
-// keeps its environment until it has died), for at most a while; it says when some
-// outlived that.
+// EndByEnv kills as KillByEnv does until no such process is left, for at most a while;
+// it says when some outlived that. A killed process loses its environment before it
+// closes its files (the kernel frees its memory first), so a process no longer found by
+// its environment is waited for by its start time until it is a zombie or gone: only
+// then are its locks and descriptors released.
 func EndByEnv(kv string) error {
 	pause := time.Millisecond
+	killed := map[int]uint64{}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if killByEnv(kv) == 0 {
+		if killByEnv(kv, killed) == 0 && allDead(killed) {
 			return nil
 		}
 		time.Sleep(pause)
@@ -124,9 +127,21 @@ func EndByEnv(kv string) error {
 	return fmt.Errorf("processes with %s are still alive after SIGKILL", kv)
 }
 
+// allDead reports whether every process of killed (pid → start time) has ended: gone,
+// a zombie, or its pid now another process's.
+func allDead(killed map[int]uint64) bool {
+	for pid, start := range killed {
+		st, err := ReadStat(pid)
+		if err != nil || st.StartTicks != start || st.State == 'Z' || st.State == 'X' {
+			delete(killed, pid)
+		}
+	}
+	return len(killed) == 0
+}
+
 // killByEnv sends SIGKILL to every process but this one whose environment holds kv and
-// returns how many it found.
-func killByEnv(kv string) int {
+// returns how many it found; killed, when not nil, gets each one's start time.
+func killByEnv(kv string, killed map[int]uint64) int {
 	n := 0
 	self := os.Getpid()
 	for _, pid := range pids() {
@@ -139,6 +154,9 @@ func killByEnv(kv string) int {
 		}
 		for _, e := range strings.Split(string(data), "\x00") {
 			if e == kv {
+				if st, err := ReadStat(pid); err == nil && killed != nil {
+					killed[pid] = st.StartTicks
+				}
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				n++
 				break
