@@ -139,12 +139,13 @@ func goexFix(b *testing.B, dir string, solved bool) {
 	}
 }
 
-// gateRuns are the task runs a gate made, from its --json answer: the suite, the test
-// split times its trials, the re-runs and their further trials.
+// gateRuns are the task runs a gate made, from its --json answer: the suite and
+// gate.keep_passing's train tasks, the test split times its trials, the re-runs and their
+// further trials.
 func gateRuns(b *testing.B, out []byte, test []string) []string {
 	var a struct {
 		Steps struct {
-			Step1 *struct{ Total int }
+			Step1 *struct{ Total, Guarded int }
 			Step2 *struct{ Trials int }
 			Step3 *struct {
 				Rerun    int
@@ -162,7 +163,7 @@ func gateRuns(b *testing.B, out []byte, test []string) []string {
 	}
 	n := a.Steps.Step3.Rerun + len(a.Steps.Step3.Promoted)*(trials-1)
 	if a.Steps.Step1 != nil {
-		n += a.Steps.Step1.Total
+		n += a.Steps.Step1.Total + a.Steps.Step1.Guarded // gate.keep_passing's runs too
 	}
 	for i := range n {
 		runs = append(runs, fmt.Sprintf("t%02d", goexFailing[i%len(goexFailing)]))
