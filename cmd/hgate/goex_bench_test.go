@@ -17,7 +17,8 @@ import (
 // BenchmarkGoExercises measures hgate on a benchmark shaped like Aider's polyglot Go
 // exercises: goexTasks tiny Go packages, each with a test, one task a package, run as
 // `go test -count=1 ./exercise/{task}` with clean_room.caches giving every task the same
-// persistent GOCACHE. In one run it times, each against the same `go test` commands run
+// persistent GOCACHE and GOFLAGS=-trimpath, as the Go recipe says (without it a room's
+// folder, new for every run, is part of each package's cache key). In one run it times, each against the same `go test` commands run
 // directly (a pool of the same concurrency, the same GOCACHE, alternately so that both
 // see the same load):
 //
@@ -92,7 +93,7 @@ func goexRepo(b *testing.B, dir string) {
 	files := map[string]string{
 		"go.mod":     "module exercises\n\ngo 1.22\n",
 		".gitignore": "/workspace/\n",
-		"hgate.yaml": "allow: [exercise/]\nbenchmark:\n  tasks: {file: tasks.txt}\n  run: [go, test, -count=1, \"./exercise/{task}\"]\n  concurrency: 2\n  task_timeout: 2m\nclean_room:\n  caches: {GOCACHE: go-build}\n",
+		"hgate.yaml": "allow: [exercise/]\nbenchmark:\n  tasks: {file: tasks.txt}\n  run: [go, test, -count=1, \"./exercise/{task}\"]\n  concurrency: 2\n  task_timeout: 2m\n  env: {GOFLAGS: -trimpath}\nclean_room:\n  caches: {GOCACHE: go-build}\n",
 	}
 	tasks := ""
 	for n := 1; n <= goexTasks; n++ {
@@ -174,7 +175,7 @@ func gateRuns(b *testing.B, out []byte, test []string) []string {
 // goexDirect runs `go test -count=1 ./exercise/<task>` for each task, two at a time
 // (benchmark.concurrency), with GOCACHE at cache, and returns the wall time.
 func goexDirect(b *testing.B, dir, cache string, tasks []string) time.Duration {
-	env := append(os.Environ(), "GOCACHE="+cache, "GOFLAGS=")
+	env := append(os.Environ(), "GOCACHE="+cache, "GOFLAGS=-trimpath")
 	next := make(chan string)
 	var wg sync.WaitGroup
 	start := time.Now()
