@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -68,11 +67,17 @@ func (r *Runner) harborJobConfig(jobsDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(jobsDir, "hgate-job.json")
-	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+	// By descriptor: harbor runs of other requests may write the traces folder the jobs
+	// folder is in.
+	root, err := fsafe.OpenRoot(jobsDir)
+	if err == nil {
+		err = root.WriteFile("hgate-job.json", append(data, '\n'), 0o644)
+		root.Close()
+	}
+	if err != nil {
 		return "", fmt.Errorf("benchmark: harbor job config: %w", err)
 	}
-	return p, nil
+	return filepath.Join(jobsDir, "hgate-job.json"), nil
 }
 
 // harborAgentTimeouts gives every asked task of a local dataset an agent timeout: Harbor
