@@ -93,7 +93,7 @@ func goexRepo(b *testing.B, dir string) {
 	files := map[string]string{
 		"go.mod":     "module exercises\n\ngo 1.22\n",
 		".gitignore": "/workspace/\n",
-		"hgate.yaml": "allow: [exercise/]\nbenchmark:\n  tasks: {file: tasks.txt}\n  run: [go, test, -count=1, \"./exercise/{task}\"]\n  concurrency: 2\n  task_timeout: 2m\n  env: {GOFLAGS: -trimpath}\nclean_room:\n  caches: {GOCACHE: go-build}\n",
+		"hgate.yaml": "allow: [exercise/]\nbenchmark:\n  tasks: {file: tasks.txt}\n  run: [go, test, -count=1, \"./exercise/{task}\"]\n  concurrency: 2\n  task_timeout: 10m\n  env: {GOFLAGS: -trimpath}\nclean_room:\n  caches: {GOCACHE: go-build}\n",
 	}
 	tasks := ""
 	for n := 1; n <= goexTasks; n++ {
