@@ -179,8 +179,22 @@ func harborTaskName(name string, want map[string]bool) string {
 	return name
 }
 
-// harborArgv is the `harbor run` command line for one request.
-func (r *Runner) harborArgv(req Request, jobsDir, jobName string) []string {
+// harborCommand is the `harbor run` command line for one request, with the job config
+// that sets the agent's timeout when one must be (harborNeedsJobTimeout).
+func (r *Runner) harborCommand(req Request, jobsDir, jobName string) ([]string, error) {
+	jobConfig := ""
+	if r.harborNeedsJobTimeout(req.Tasks) {
+		var err error
+		if jobConfig, err = r.harborJobConfig(jobsDir); err != nil {
+			return nil, err
+		}
+	}
+	return r.harborArgv(req, jobsDir, jobName, jobConfig), nil
+}
+
+// harborArgv is the `harbor run` command line for one request; with jobConfig (see
+// harborJobConfig) the agent and model are in that file, not on the command line.
+func (r *Runner) harborArgv(req Request, jobsDir, jobName, jobConfig string) []string {
 	h := r.Config.Harbor
 	argv := slices.Clone(h.Command)
 	argv = append(argv, "run")
@@ -189,9 +203,13 @@ func (r *Runner) harborArgv(req Request, jobsDir, jobName string) []string {
 	} else {
 		argv = append(argv, "-d", h.Dataset)
 	}
-	argv = append(argv, "-a", h.Agent)
-	if h.Model != "" {
-		argv = append(argv, "-m", h.Model)
+	if jobConfig != "" {
+		argv = append(argv, "-c", jobConfig)
+	} else {
+		argv = append(argv, "-a", h.Agent)
+		if h.Model != "" {
+			argv = append(argv, "-m", h.Model)
+		}
 	}
 	argv = append(argv, "-e", h.Env, "-n", strconv.Itoa(r.harborConcurrency()), "-k", "1",
 		"--job-name", jobName, "-o", jobsDir, "-y")
@@ -246,7 +264,11 @@ func (r *Runner) runHarbor(ctx context.Context, req Request, pool *Pool, traceDi
 	}
 	jobName := "hgate-" + req.Split + "-" + strconv.Itoa(max(req.Trial, 1)) + "-" + randomHex()
 	rounds := (len(req.Tasks) + r.harborConcurrency() - 1) / r.harborConcurrency()
-	argv, env := r.command(r.harborArgv(req, jobsDir, jobName), "", req, traceDir)
+	tmpl, err := r.harborCommand(req, jobsDir, jobName)
+	if err != nil {
+		return err
+	}
+	argv, env := r.command(tmpl, "", req, traceDir)
 	t, p, cleanup, err := r.launch(argv, env, "harbor", req, traceDir, time.Duration(rounds)*r.Config.TaskTimeout)
 	var pr proc.Result
 	if err != nil {

@@ -102,10 +102,21 @@ func TestReadmeHarborRecipe(t *testing.T) {
 		t.Errorf("budget %v, network %v", cfg.Loop.BudgetUSD, cfg.CleanRoom.Network)
 	}
 	r := &Runner{Dir: "/repo", Config: cfg.Benchmark}
-	got := strings.Join(r.harborArgv(Request{Split: "test", Tasks: []string{"fix-git"}}, "/jobs", "hgate-test-1-x"), " ")
-	want := "harbor run -d terminal-bench@2.0 -a agent.agent:HarnessAgent -m anthropic/claude-sonnet-4-5 -e daytona -n 27 -k 1 " +
-		"--job-name hgate-test-1-x -o /jobs -y --timeout-multiplier 1 -i fix-git"
+	jobs := t.TempDir()
+	argv, err := r.harborCommand(Request{Split: "test", Tasks: []string{"fix-git"}}, jobs, "hgate-test-1-x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A registered dataset: the agent's timeout (task_timeout, 40m) and so the agent and
+	// model are in the job config.
+	got := strings.Join(argv, " ")
+	want := "harbor run -d terminal-bench@2.0 -c " + jobs + "/hgate-job.json -e daytona -n 27 -k 1 " +
+		"--job-name hgate-test-1-x -o " + jobs + " -y --timeout-multiplier 1 -i fix-git"
 	if got != want {
 		t.Errorf("harbor command:\n%s\nwant:\n%s", got, want)
+	}
+	data, _ := os.ReadFile(filepath.Join(jobs, "hgate-job.json"))
+	if string(data) != `{"agents":[{"model_name":"anthropic/claude-sonnet-4-5","name":"agent.agent:HarnessAgent","override_timeout_sec":2400}]}`+"\n" {
+		t.Errorf("the job config:\n%s", data)
 	}
 }

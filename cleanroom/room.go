@@ -86,12 +86,37 @@ func (rs *Rooms) Open(tree plumbing.Hash) (*Room, error) {
 		benchmark.RemoveAll(base)
 		return nil, err
 	}
-	r := &Room{Dir: filepath.Join(base, "repo"), base: base, tree: tree, sandbox: rs.Sandboxed(), owner: rs, scoped: sc.room}
-	if err := rs.materialize(tree, r.Dir, r.trainOnly()); err != nil {
+	probed := rs.probeSandbox()
+	r := &Room{Dir: filepath.Join(base, "repo"), base: base, tree: tree, owner: rs, scoped: sc.room}
+	err = rs.materialize(tree, r.Dir, r.trainOnly())
+	<-probed
+	r.sandbox = rs.Sandboxed()
+	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, nil
+}
+
+// probeSandbox starts the sandbox's probes (at a command's first room: the shim's
+// protocol probe, then a shim started in namespaces of its own) while the room is being
+// written, which needs neither: a command's first task then waits for the longer of the
+// two, not for both. The channel closes when they are done; Sandboxed reads their
+// cached answers after.
+func (rs *Rooms) probeSandbox() <-chan struct{} {
+	done := make(chan struct{})
+	if rs.sandboxChecked {
+		close(done)
+		return done
+	}
+	available, namespaces := sandboxAvailable, sandboxNamespaces
+	go func() {
+		defer close(done)
+		if _, err := available(); err == nil {
+			_ = namespaces() // the answer is cached (sync.Once); Sandboxed reads it
+		}
+	}()
+	return done
 }
 
 // trainOnly is what a train tree leaves out.

@@ -147,6 +147,24 @@ func CodexSkill(data []byte) ([]byte, error) {
 // dst as codex reads skills (dst/<name>/SKILL.md, as under .agents/skills/): the folder
 // copied, its SKILL.md in codex's form (CodexSkill).
 func WriteCodexSkills(src, dst string) error {
+	return CopyTree(src, dst, func(rel string, data []byte) ([]byte, error) {
+		if filepath.Base(rel) != "SKILL.md" || filepath.Dir(filepath.Dir(rel)) != "." {
+			return data, nil
+		}
+		out, err := CodexSkill(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rel, err)
+		}
+		return out, nil
+	})
+}
+
+// CopyTree copies a folder's regular files, each with its permission bits (a skill's
+// scripts stay executable) and readable by its owner. Symlinks and other special files
+// are left out: a link could name anything of the user's. edit, when not nil, gives the
+// bytes written for each file (by its path relative to src). It is how an active skill's
+// folder reaches a CLI: the one copy for every CLI's form.
+func CopyTree(src, dst string, edit func(rel string, data []byte) ([]byte, error)) error {
 	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -159,15 +177,33 @@ func WriteCodexSkills(src, dst string) error {
 		case !d.Type().IsRegular():
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		if d.Name() == "SKILL.md" && filepath.Dir(filepath.Dir(rel)) == "." {
-			if data, err = CodexSkill(data); err != nil {
-				return fmt.Errorf("%s: %w", rel, err)
-			}
+		data, err := os.ReadFile(p)
+		if err == nil && edit != nil {
+			data, err = edit(rel, data)
 		}
-		return os.WriteFile(to, data, 0o644)
+		if err != nil {
+			return err
+		}
+		return writeNew(to, data, info.Mode().Perm()|0o400)
 	})
+}
+
+// writeNew creates path (never over an existing file or through a link) with data and perm.
+func writeNew(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(path, perm)
 }

@@ -152,7 +152,7 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 				StartupSec: max(1, int(m.Startup.Seconds())), ToolSec: max(1, int(m.Tool.Seconds()))})
 		case harness.KindSkill:
 			to := filepath.Join(dir, "skills", a.Name)
-			if err := agentcli.CopyTree(filepath.Join(mat, filepath.FromSlash(a.Path)), to); err != nil {
+			if err := harness.CopyTree(filepath.Join(mat, filepath.FromSlash(a.Path)), to, nil); err != nil {
 				return nil, err
 			}
 			act.Skills = append(act.Skills, activeSkill{Name: a.Name, Path: a.Path, Description: a.Skill.Description,
@@ -206,7 +206,7 @@ func (act *activation) claudePlugin(dir string) error {
 	}); err != nil {
 		return err
 	}
-	return agentcli.CopyTree(act.SkillsDir, filepath.Join(act.PluginDir, "skills"))
+	return harness.CopyTree(act.SkillsDir, filepath.Join(act.PluginDir, "skills"), nil)
 }
 
 // serverCommand is how an active server is started: in its cwd, behind hgate-mcp's proxy

@@ -56,33 +56,8 @@ func BenchmarkTaskCPU(b *testing.B) {
 	if _, err := Available(); err != nil {
 		b.Skip(err)
 	}
-	// HGATE_SANDBOX_SHIM names a built hgate-sandbox (to run this as another user, who
-	// cannot build in the module's folder).
-	shim := os.Getenv("HGATE_SANDBOX_SHIM")
-	if shim == "" {
-		bin := b.TempDir()
-		build := exec.Command("go", "build", "-o", bin, "github.com/hgate/hgate/cmd/hgate-sandbox")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			b.Skipf("go build hgate-sandbox: %v %s", err, out)
-		}
-		shim = filepath.Join(bin, shimName)
-	}
-	shimOnce.Do(func() {})
-	saved := shimCached
-	shimCached = shim
-	defer func() { shimCached = saved }()
-	w := b.TempDir()
-	for _, c := range []struct {
-		name string
-		p    Policy
-	}{
-		{"landlock", Policy{Write: []string{w}, Read: SystemRead()}},
-		{"isolated", Policy{Write: []string{w}, Read: SystemRead(), Isolate: true}},
-		{"isolated-net", Policy{Write: []string{w}, Read: SystemRead(), Isolate: true, NoNetwork: true}},
-		// A test-split task with one cache: its overlay, and the layer folder made and removed.
-		{"isolated-layered", Policy{Write: []string{w}, Read: SystemRead(), Isolate: true, Layered: []string{w}}},
-	} {
+	useShim(b)
+	for _, c := range taskPolicies(b.TempDir()) {
 		b.Run(c.name, func(b *testing.B) {
 			bare := taskCPU(b, nil)
 			wrapped := taskCPU(b, &c.p)
@@ -103,6 +78,91 @@ func BenchmarkTaskCPU(b *testing.B) {
 			}
 		})
 	}
+}
+
+// useShim makes Wrap start a hgate-sandbox built for the benchmark, as installed, until
+// the benchmark ends. HGATE_SANDBOX_SHIM names a built one instead (to run this as
+// another user, who cannot build in the module's folder).
+func useShim(b *testing.B) {
+	shim := os.Getenv("HGATE_SANDBOX_SHIM")
+	if shim == "" {
+		bin := b.TempDir()
+		build := exec.Command("go", "build", "-o", bin, "github.com/hgate/hgate/cmd/hgate-sandbox")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.Skipf("go build hgate-sandbox: %v %s", err, out)
+		}
+		shim = filepath.Join(bin, shimName)
+	}
+	shimOnce.Do(func() {})
+	saved := shimCached
+	shimCached = shim
+	b.Cleanup(func() { shimCached = saved })
+}
+
+// taskPolicies are the policies benchmark tasks run under, writing w.
+func taskPolicies(w string) []struct {
+	name string
+	p    Policy
+} {
+	return []struct {
+		name string
+		p    Policy
+	}{
+		{"landlock", Policy{Write: []string{w}, Read: SystemRead()}},
+		{"isolated", Policy{Write: []string{w}, Read: SystemRead(), Isolate: true}},
+		{"isolated-net", Policy{Write: []string{w}, Read: SystemRead(), Isolate: true, NoNetwork: true}},
+		// A test-split task with one cache: its overlay, and the layer folder made and removed.
+		{"isolated-layered", Policy{Write: []string{w}, Read: SystemRead(), Isolate: true, Layered: []string{w}}},
+	}
+}
+
+// BenchmarkTaskWall is the wall time of a task (/bin/true) in the sandbox as benchmark
+// tasks run, with hgate-sandbox built beside, against the same task run bare, alternately
+// (the machine's load hits both alike): what each task start costs a benchmark run.
+func BenchmarkTaskWall(b *testing.B) {
+	if _, err := Available(); err != nil {
+		b.Skip(err)
+	}
+	useShim(b)
+	for _, c := range taskPolicies(b.TempDir()) {
+		b.Run(c.name, func(b *testing.B) {
+			var bare, wrapped time.Duration
+			for b.Loop() {
+				bare += taskWall(b, nil)
+				wrapped += taskWall(b, &c.p)
+			}
+			n := float64(b.N) * float64(time.Millisecond)
+			b.ReportMetric(float64(bare)/n, "ms-bare/task")
+			b.ReportMetric(float64(wrapped)/n, "ms/task")
+			b.ReportMetric(float64(wrapped-bare)/n, "ms-extra/task")
+		})
+	}
+}
+
+// taskWall runs one task, under p when it is not nil, and returns its wall time (the
+// layer folder's making and removal included: a task pays them).
+func taskWall(b *testing.B, p *Policy) time.Duration {
+	start := time.Now()
+	cmd := exec.Command("/bin/true")
+	var layers string
+	if p != nil {
+		q := *p
+		if len(q.Layered) > 0 {
+			layers, _ = os.MkdirTemp("", "layers-")
+			q.LayerDir = layers
+		}
+		if err := Wrap(cmd, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := cmd.Run(); err != nil {
+		b.Fatal(err)
+	}
+	if layers != "" {
+		removeLayers(layers)
+	}
+	return time.Since(start)
 }
 
 // cpu is what b.N tasks cost: their process trees' CPU and the system's.
