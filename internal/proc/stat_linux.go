@@ -117,9 +117,16 @@ func KillByEnv(kv string) error {
 func EndByEnv(kv string) error {
 	pause := time.Millisecond
 	killed := map[int]uint64{}
+	clean := 0
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		if killByEnv(kv, killed) == 0 && allDead(killed) {
-			return nil
+			// Twice, apart: a process in the middle of an exec shows no environment for
+			// a moment (its new memory is in place before its environment is).
+			if clean++; clean == 2 {
+				return nil
+			}
+		} else {
+			clean = 0
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
