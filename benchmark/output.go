@@ -104,7 +104,7 @@ type taskOutput struct {
 
 // DenyHint is the line a sandboxed task's trace ends with when its output says
 // "Permission denied": the sandbox's read allowlist may be why.
-const DenyHint = "hgate: a path was denied: in the sandbox a task may read only its room, the system's folders (/usr /lib* /bin /sbin /etc /opt), its PATH, HOME, TMPDIR, {trace_dir} and the caches, and write only HOME, TMPDIR, {trace_dir}, the caches and clean_room.writable; name other paths it must read in clean_room.read (README, Integrity)"
+const DenyHint = "hgate: a path was denied: in the sandbox a task may read only its room, the system's folders (/usr /lib* /bin /sbin /etc /opt), its PATH, HOME, TMPDIR, {trace_dir} and the caches, and write only HOME, TMPDIR, {trace_dir}, the caches and clean_room.writable; name other paths it must read in clean_room.read (docs/security/integrity.md)"
 
 // newTaskOutput prepares the output of one command. With keep, the trace goes to
 // <dir>/<name>.log when the command has ended: until then it is in an unnamed file of

@@ -212,5 +212,5 @@ func timedOut(r benchmark.Result) bool {
 // timeoutAdvice is the way on for tasks that timed out twice at baseline.
 func timeoutAdvice(file string) string {
 	return "a task that times out at baseline is left out of the split for good: raise benchmark.task_timeout in " + file +
-		", or warm the caches (clean_room.caches, filled by a first run; see the README's Caches), commit, and run hgate prepare --reset"
+		", or warm the caches (clean_room.caches, filled by a first run; see Caches in docs/reference/benchmark.md), commit, and run hgate prepare --reset"
 }

@@ -36,7 +36,7 @@ func LoadConfigAdoptingHead(repo *gitguard.Repo, file string, log io.Writer) (*c
 }
 
 // writeConfig is the way out when there is no hgate.yaml at all.
-const writeConfig = "write it, with allow: and benchmark: at least (see hgate.yaml in the README), and commit it"
+const writeConfig = "write it, with allow: and benchmark: at least (see docs/reference/config.md), and commit it"
 
 // configMax bounds the hgate.yaml read from the worktree.
 const configMax = 16 << 20

@@ -178,7 +178,7 @@ func sandboxState(cfg config.Sandbox) (string, error) {
 	}
 	abi, err := sandbox.Available()
 	if err != nil {
-		return "", fmt.Errorf("loop: the agent cannot be sandboxed here (%v): run hgate loop --no-sandbox to run it as your own user, able to write anything you can (see the threat model in the README)", err)
+		return "", fmt.Errorf("loop: the agent cannot be sandboxed here (%v): run hgate loop --no-sandbox to run it as your own user, able to write anything you can (see docs/security/threat-model.md)", err)
 	}
 	if err := sandbox.Namespaces(); err != nil {
 		// Landlock still holds; the agent's processes are then found through hgate

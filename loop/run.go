@@ -505,7 +505,7 @@ func (r *runner) open(ctx context.Context) error {
 		return err
 	}
 	if sb == SandboxOff {
-		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (README, Threat model)")
+		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (docs/security/threat-model.md)")
 	}
 	start := r.now()
 	id := start.UTC().Format("20060102-150405")

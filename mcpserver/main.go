@@ -17,7 +17,7 @@ const usage = `Usage: hgate-mcp [-C DIR] [--config FILE]
 
 Serves hgate's bench, gate, guard and status as MCP tools on stdin and stdout; each
 tool runs "hgate [-C DIR] [--config FILE] TOOL ... --json", with the hgate found next
-to hgate-mcp, else on PATH. "hgate mcp" starts it: run that (README, "MCP server").
+to hgate-mcp, else on PATH. "hgate mcp" starts it: run that (docs/guide/harness.md).
 `
 
 // Main is hgate-mcp's main: it parses args (without the program name), serves until

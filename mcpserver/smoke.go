@@ -26,7 +26,7 @@ with an error, as a legacy server does, the initialize handshake; then tools/lis
 within the tool timeout; ends the server, and prints one JSON line:
 {"reward": 1, "tools": [...], "handshake": "server/discover" or "initialize",
 "protocol": VERSION} when both answered, else {"reward": 0, "message": ...}.
-hgate qualify runs it inside the clean room's sandbox (README, "Qualification").
+hgate qualify runs it inside the clean room's sandbox (docs/guide/harness.md, Qualification).
 `
 
 // smokeResult is smoke's one line: a reward line the benchmark runner scores, and what
@@ -208,7 +208,7 @@ const selfTestUsage = `Usage: hgate-mcp selftest -- COMMAND [ARG...]
 Runs an MCP server's self-test, passing its output on while it runs, and prints one
 JSON line: {"reward": 1} when it exited 0, else {"reward": 0, "message": ...}.
 hgate qualify runs it inside the clean room's sandbox, bounded by the manifest's
-self-test timeout (README, "Qualification").
+self-test timeout (docs/guide/harness.md, Qualification).
 `
 
 // SelfTest is hgate-mcp selftest's main.
