@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,8 +15,6 @@ import (
 	"slices"
 	"syscall"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/finalscore"
 	"github.com/hgate/hgate/gitguard"
@@ -30,8 +29,8 @@ import (
 // end of a loop run and by `hgate final`, never by a gate, an agent or hgate bench. Its
 // ids and every score of it live in the held-out folder (heldout.go), which every agent
 // sandbox hides: split.json names the baseline's final record by its keyed digest only,
-// and each scoring appends to final/scores.jsonl there. Each command that showed a score
-// appends to final/shown.jsonl, so the report can say how often the split was looked at.
+// and each scoring appends to final/scores.jsonl there. Every scoring and every showing
+// of a score is counted in the ledger (finallooks.go).
 
 // MinFinal is the fewest tasks a final split holds; prepare makes none smaller.
 const MinFinal = 30
@@ -41,6 +40,7 @@ const FinalDir = "final"
 
 // FinalScore is one scoring of the run's best on the final split.
 type FinalScore struct {
+	ID     string `json:"id,omitempty"` // the look's id, in the ledger commit that counts it
 	Time   string `json:"time"`
 	By     string `json:"by"`     // "hgate final" or "loop run <id>"
 	Commit string `json:"commit"` // refs/hgate/best
@@ -59,10 +59,12 @@ type FinalScore struct {
 	// Labels is each label value's scores on train, test and final, rare values pooled
 	// (finallabels.go): for the user alone.
 	Labels []LabelScore `json:"labels,omitempty"`
-	// Scored is how many times the final split has been scored, this one included.
-	Scored int `json:"scored"`
-	// Shown is how many times a command has shown a final score (filled when read).
-	Shown int `json:"shown"`
+	// Scored is how many times the final split has been scored, this one included, and
+	// Shown how many times a command showed a score, as the ledger counts them (filled
+	// when read); Pending, showings not yet in the ledger (finallooks.go).
+	Scored  int `json:"scored"`
+	Shown   int `json:"shown"`
+	Pending int `json:"shown_pending,omitempty"`
 }
 
 // finalDir is e's final folder.
@@ -194,64 +196,72 @@ func (e *Env) finalScore(base, got Trials, best *bestRecord, ids []string, by st
 	return fs, nil
 }
 
-// keepFinal appends fs to final/scores.jsonl (hidden from every sandbox) and records
+// keepFinal appends fs to final/scores.jsonl (hidden from every sandbox), then counts
 // the scoring in the ledger, without its numbers (the ledger's messages are readable).
+// A kill between the two leaves the score kept and uncounted: the first thing done here,
+// and by every command that records looks, is to count such a score (recordLooks), so a
+// look is neither lost nor counted twice.
 func (e *Env) keepFinal(fs *FinalScore) error {
-	prev, err := FinalScores(e.Repo)
+	l := e.ledger()
+	tag, err := finalTag(l)
 	if err != nil {
 		return err
 	}
-	fs.Scored = len(prev) + 1
+	if err := recordLooks(l, e.Repo, tag); err != nil {
+		return err
+	}
+	n, err := countLooks(l, e.Repo, tag)
+	if err != nil {
+		return err
+	}
+	fs.ID, fs.Scored = lookID(), n.Scored+1
 	if err := appendJSONL(filepath.Join(finalDir(e.Repo), "scores.jsonl"), fs); err != nil {
 		return err
 	}
 	fault.Point("final-scored")
-	tree := plumbing.NewHash(fs.Tree)
-	return e.commit(ledger.Update{Message: fmt.Sprintf("final: scored the best (tree %s) on the sealed final split, look %d", tree.String()[:7], fs.Scored)})
+	return e.commit(ledger.Update{Message: scoredMessage(fs, tag, "")})
 }
 
 // FinalScores reads every kept scoring, oldest first; none without a final folder.
 func FinalScores(repo *gitguard.Repo) ([]FinalScore, error) {
-	data, err := os.ReadFile(filepath.Join(finalDir(repo), "scores.jsonl"))
+	var out []FinalScore
+	err := readJSONL(filepath.Join(finalDir(repo), "scores.jsonl"), func(line []byte) error {
+		var s FinalScore
+		if err := json.Unmarshal(line, &s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// readJSONL calls fn on each line of path; none when it does not exist. A last line
+// without its newline is an append cut short by a kill: it is no record, and skipped.
+func readJSONL(path string, fn func([]byte) error) error {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []FinalScore
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		data = data[:i+1]
+	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
-		var s FinalScore
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(finalDir(repo), "scores.jsonl"), err)
+		if err := fn(sc.Bytes()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		out = append(out, s)
 	}
-	return out, sc.Err()
-}
-
-// ShowFinal is the last final score for a command that shows it to the user (status,
-// report, a loop's summary): the showing is counted in final/shown.jsonl first, and the
-// score carries the count. nil when the final split was never scored.
-func ShowFinal(repo *gitguard.Repo, command string) (*FinalScore, error) {
-	all, err := FinalScores(repo)
-	if err != nil || len(all) == 0 {
-		return nil, err
-	}
-	dir := finalDir(repo)
-	if err := appendJSONL(filepath.Join(dir, "shown.jsonl"), map[string]string{"time": time.Now().UTC().Format(time.RFC3339), "by": command}); err != nil {
-		return nil, err
-	}
-	last := all[len(all)-1]
-	last.Scored = len(all)
-	last.Shown, err = countLines(filepath.Join(dir, "shown.jsonl"))
-	return &last, err
+	return sc.Err()
 }
 
 // appendJSONL appends v as one line to path (made 0600 in a 0700 folder); one write, so
-// that two commands appending at once do not interleave.
+// that two commands appending at once do not interleave. A last line left without its
+// newline by a kill is cut off first, so that it cannot run into this one.
 func appendJSONL(path string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -260,8 +270,12 @@ func appendJSONL(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
+		return err
+	}
+	if err := cutPartial(f); err != nil {
+		f.Close()
 		return err
 	}
 	if _, err := f.Write(append(data, '\n')); err != nil {
@@ -271,12 +285,17 @@ func appendJSONL(path string, v any) error {
 	return f.Close()
 }
 
-func countLines(path string) (int, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
+// cutPartial truncates f after its last newline when its last byte is not one.
+func cutPartial(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
 	}
-	return bytes.Count(data, []byte("\n")), nil
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, st.Size()))
+	if err != nil || data[len(data)-1] == '\n' {
+		return err
+	}
+	return f.Truncate(int64(bytes.LastIndexByte(data, '\n') + 1))
 }
 
 // Lines is the score as hgate final, hgate status and the loop's end print it.
@@ -285,12 +304,16 @@ func (fs *FinalScore) Lines() []string {
 	if fs.Gap.Low > 0 {
 		verdict = "the gap's interval excludes zero: the val gain overstates what holds on unseen tasks"
 	}
-	return []string{
+	lines := []string{
 		fmt.Sprintf("final: best %s on %d sealed tasks × %d trial(s): %.4f (baseline %.4f)", short(fs.Commit), fs.Tasks, fs.Trials, fs.BestFinal, fs.BaselineFinal),
 		fmt.Sprintf("final gain %s   val gain %s   val−final gap %s", fs.FinalGain, fs.ValGain, fs.Gap),
 		verdict,
-		fmt.Sprintf("scored %d time(s), shown %d time(s): each look you act on makes it less final", fs.Scored, fs.Shown),
+		fmt.Sprintf("scored %d time(s), shown %d time(s), as the ledger counts: each look you act on makes it less final", fs.Scored, fs.Shown),
 	}
+	if fs.Pending > 0 {
+		lines = append(lines, fmt.Sprintf("%d showing(s), this one included, wait for the repository lock (a loop holds it) to enter the ledger: the next hgate command that holds it records them", fs.Pending))
+	}
+	return lines
 }
 
 func short(h string) string { return h[:min(len(h), 7)] }

@@ -244,7 +244,11 @@ func (l *Ledger) Commit(u Update) error {
 	if err := l.write(u.Files); err != nil {
 		return err
 	}
-	l.markWritten(l.recorded)
+	if len(files) > 0 {
+		// An event (no file changed) proves nothing about an earlier write: a crash's
+		// files may still be unwritten below it.
+		l.markWritten(l.recorded)
+	}
 	if u.BeforeRefs != nil {
 		u.BeforeRefs()
 	}
@@ -350,13 +354,20 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 		l.markWritten(tip)
 		return nil, nil
 	}
-	if l.written() == tip {
+	// A commit that changed no file (an event, such as a look at the final split, which a
+	// read-only command may add while a crash's write is unfinished) is not the write the
+	// disk may be behind: the crash's is the newest commit that changed the tree.
+	changed, events, err := l.lastChange(tip)
+	if err != nil {
+		return nil, err
+	}
+	if w := l.written(); w == changed || slices.Contains(events, w) {
 		// Every file of the tip was written: nothing here is a crash's.
 		dr := l.drift(tip, d, diffs)
 		dr.Gone = d.empty() && holdsState(want)
 		return nil, dr
 	}
-	parent, err := l.parentOf(tip)
+	parent, err := l.parentOf(changed)
 	if err != nil {
 		return nil, err
 	}
@@ -461,6 +472,32 @@ func interrupted(c Change, d *disk, before map[string]plumbing.Hash) bool {
 		return !inParent
 	}
 	return inParent && f.kind == kindRegular && f.hash == h
+}
+
+// lastChange walks back from tip over the commits whose tree is their parent's (events,
+// returned newest first with tip among them when it is one) to the newest commit that
+// changed a file. Bounded: past 10000 events it stops where it is.
+func (l *Ledger) lastChange(tip plumbing.Hash) (changed plumbing.Hash, events []plumbing.Hash, err error) {
+	c := tip
+	for range 10000 {
+		cm, err := l.repo.Commit(c)
+		if err != nil {
+			return plumbing.ZeroHash, nil, fmt.Errorf("ledger: read commit %s: %w", c, err)
+		}
+		if len(cm.ParentHashes) == 0 {
+			return c, events, nil
+		}
+		parent, err := l.repo.Commit(cm.ParentHashes[0])
+		if err != nil {
+			return plumbing.ZeroHash, nil, fmt.Errorf("ledger: read commit %s: %w", cm.ParentHashes[0], err)
+		}
+		if parent.TreeHash != cm.TreeHash {
+			return c, events, nil
+		}
+		events = append(events, c)
+		c = cm.ParentHashes[0]
+	}
+	return c, events, nil
 }
 
 func (l *Ledger) parentOf(tip plumbing.Hash) (plumbing.Hash, error) {

@@ -314,6 +314,41 @@ func TestCrashBetweenLedgerAndWrite(t *testing.T) {
 	}
 }
 
+// TestCrashThenEvents: commits that change no file (a read-only command recording a look
+// at the final split) on top of a crash's ledger commit do not hide the crash: the next
+// Verify still finishes the write, and a file changed after a whole write is still drift.
+func TestCrashThenEvents(t *testing.T) {
+	f := prepared(t)
+	if err := f.l.record("gate: tree ccc pass", map[string][]byte{"suite.json": []byte("{}\n"), "receipts/ccc.json": []byte("{}\n")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"final: shown by hgate status", "final: shown by hgate report"} {
+		if err := f.l.Commit(Update{Message: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := f.l.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"workspace/receipts/ccc.json", "workspace/suite.json"}; !slices.Equal(rec, want) {
+		t.Errorf("recovered %q, want %q", rec, want)
+	}
+	want := state()
+	want["suite.json"], want["receipts/ccc.json"] = []byte("{}\n"), []byte("{}\n")
+	f.diskMatches(t, want)
+	// Written whole and noted: one more event, then a file put back as it was is drift.
+	if err := f.l.Commit(Update{Message: "final: shown by hgate status"}); err != nil {
+		t.Fatal(err)
+	}
+	f.g.Write("workspace/suite.json", string(state()["suite.json"]))
+	rec, err = f.l.Verify()
+	var d *Drift
+	if !errors.As(err, &d) || rec != nil || !slices.Equal(d.Files(), []string{"suite.json"}) {
+		t.Errorf("Verify after a whole write: %q, %v; want suite.json drifted", rec, err)
+	}
+}
+
 // TestCrashPlusTampering: a half-finished write is rolled forward even when
 // another file drifts, and the drift is still reported.
 func TestCrashPlusTampering(t *testing.T) {

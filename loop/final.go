@@ -23,7 +23,7 @@ func (r *runner) scoreFinal() *gate.FinalScore {
 	_, err := r.env.ScoreFinal(ctx, "loop run "+r.j.RunID)
 	var fs *gate.FinalScore
 	if err == nil {
-		fs, err = gate.ShowFinal(r.repo, "loop run "+r.j.RunID)
+		fs, err = gate.ShowFinal(r.repo, r.env.Config.WorkspaceDir(), "loop run "+r.j.RunID, true)
 	}
 	switch {
 	case errors.Is(err, gate.ErrNoFinal):

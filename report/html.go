@@ -464,7 +464,7 @@ svg { max-width: 100%; height: auto; }
 <div class="fact">best / baseline on final<b>{{score .BestFinal}} / {{score .BaselineFinal}}</b></div>
 </div>
 <p class="note">The best ({{short .Commit}}) scored on {{.Tasks}} tasks no gate, agent or bench ever scored, {{.Trials}} trial(s) each, {{.Time}} ({{.By}}); 95% intervals. {{if gt .Gap.Low 0.0}}<b>The gap's interval excludes zero: the val gain overstates what holds on unseen tasks.</b>{{else}}The gap's interval holds zero: no sign the best fitted the test split.{{end}}</p>
-<p class="note" id="final-looks">Scored {{.Scored}} time(s), shown {{.Shown}} time(s): each look you act on makes it less final.</p>
+<p class="note" id="final-looks">Scored {{.Scored}} time(s), shown {{.Shown}} time(s), as the ledger counts: each look you act on makes it less final.{{if .Pending}} {{.Pending}} showing(s), this one included, wait for the repository lock (a loop holds it) to enter the ledger.{{end}}</p>
 {{if .Labels}}<h3>By label</h3>
 <table id="labels">
 <tr><th>label</th><th>value</th><th>train tasks</th><th>train</th><th>test tasks</th><th>test: best / baseline</th><th>final tasks</th><th>final: best / baseline</th></tr>

@@ -193,6 +193,15 @@ type RunIteration struct {
 // ErrNoState says the ledger holds no prepared state.
 var ErrNoState = fmt.Errorf("the ledger %s holds no hgate state: run hgate prepare first", gitguard.LedgerRef)
 
+// AddFinal adds the last score of the sealed final split, with the ledger's count of
+// looks, and counts this showing (gate.ShowFinal: in the ledger at once when locked, the
+// caller holding the repository lock; else kept until a command holding it records it).
+func (r *Report) AddFinal(repo *gitguard.Repo, wsDir string, locked bool) error {
+	fs, err := gate.ShowFinal(repo, wsDir, "hgate report", locked)
+	r.Final = fs
+	return err
+}
+
 // Build reads the history of the workspace at workspaceDir in repo.
 func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	l := ledger.Open(repo, workspaceDir)
@@ -239,9 +248,6 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 		return nil, err
 	}
 	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: len(sp.Test), Final: sp.FinalTasks}
-	if rep.Final, err = gate.ShowFinal(repo, "hgate report"); err != nil {
-		return nil, err
-	}
 
 	final := rowsAt[len(rowsAt)-1]
 	for _, r := range final {

@@ -56,7 +56,7 @@ func MakePlan(baseline map[string]*float64, p Plan) Made {
 	note := ""
 	if n := sum(final); finalShare > 0 && n < max(p.MinFinal, 1) {
 		final = make([]int, len(strata))
-		note = fmt.Sprintf("no final split: %d of %d tasks would hold it, fewer than the %d it needs", n, total, max(p.MinFinal, 1))
+		note = "no final split: " + tooFew(n, total, p.MinFinal)
 		if len(p.Stratify) == 0 {
 			// Nothing else asked for the strata: the split is Make's, bit for bit, so a
 			// workspace too small for a final split is split as before there was one.
@@ -76,6 +76,22 @@ func MakePlan(baseline map[string]*float64, p Plan) Made {
 	slices.Sort(s.Test)
 	slices.Sort(s.Final)
 	return Made{Split: s, Excluded: excluded, FinalNote: note}
+}
+
+// tooFew says why a final split of n of total tasks is not made.
+func tooFew(n, total, minFinal int) string {
+	return fmt.Sprintf("%d of %d tasks would hold it, fewer than the %d it needs", n, total, max(minFinal, 1))
+}
+
+// TooFewForFinal says why a split of total tasks (those with a baseline reward) gets no
+// final split at share f, as MakePlan would: "" when it would get one, or f asks for none.
+// The share's count is the same however the tasks are stratified (shares' total).
+func TooFewForFinal(total int, f float64, minFinal int) string {
+	n := int(math.Round(clamp(f) * float64(total)))
+	if clamp(f) == 0 || n >= max(minFinal, 1) {
+		return ""
+	}
+	return tooFew(n, total, minFinal)
 }
 
 // stratify groups the tasks with a baseline reward by (pass or fail, label values),

@@ -3,6 +3,7 @@ package split
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -101,5 +102,28 @@ func TestMakePlanSmallFinalIsMake(t *testing.T) {
 		if m.FinalNote == "" || !reflect.DeepEqual(m.Split, s) || !reflect.DeepEqual(m.Excluded, ex) {
 			t.Fatalf("%d tasks: MakePlan with no final made differs from Make (note %q)", n, m.FinalNote)
 		}
+	}
+}
+
+// TestTooFewForFinal: the reason status gives for a workspace without a final split is
+// the one MakePlan gave when it made none.
+func TestTooFewForFinal(t *testing.T) {
+	for _, total := range []int{10, 44, 149, 150, 151, 300} {
+		base := map[string]*float64{}
+		for i := range total {
+			r := float64(i % 2)
+			base[fmt.Sprintf("t%03d", i)] = &r
+		}
+		made := MakePlan(base, Plan{TestFraction: 0.3, FinalFraction: 0.2, MinFinal: 30, Seed: 1})
+		got := TooFewForFinal(total, 0.2, 30)
+		if want := strings.TrimPrefix(made.FinalNote, "no final split: "); got != want {
+			t.Errorf("%d tasks: %q, MakePlan said %q", total, got, want)
+		}
+		if (got == "") != (len(made.Split.Final) > 0) {
+			t.Errorf("%d tasks: %q with %d final tasks", total, got, len(made.Split.Final))
+		}
+	}
+	if got := TooFewForFinal(44, 0, 30); got != "" {
+		t.Errorf("no final share: %q", got)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/hgate/hgate/gate"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/lock"
 )
 
 type finalCmd struct {
@@ -27,19 +30,24 @@ func (c *finalCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	defer release()
 	var fs *gate.FinalScore
 	if c.Last {
-		fs, err = gate.ShowFinal(env.Repo, "hgate final --last")
+		fs, err = gate.ShowFinal(env.Repo, env.Config.WorkspaceDir(), "hgate final --last", true)
 		if err == nil && fs == nil {
 			err = errors.New("the final split was never scored: run hgate final")
 		}
 	} else {
 		fs, err = env.ScoreFinal(ctx, "hgate final")
 		if err == nil {
-			fs, err = gate.ShowFinal(env.Repo, "hgate final")
+			fs, err = gate.ShowFinal(env.Repo, env.Config.WorkspaceDir(), "hgate final", true)
 		}
 	}
 	if errors.Is(err, gate.ErrBestIsBaseline) && !g.JSON {
 		fmt.Fprintln(g.stdout, err)
 		return nil
+	}
+	if errors.Is(err, gate.ErrNoFinal) {
+		if why, werr := gate.NoFinalReason(env.Config, env.Repo); werr == nil && why != "" {
+			err = fmt.Errorf("this workspace has no final split: %s", why)
+		}
 	}
 	if err != nil {
 		return err
@@ -56,4 +64,22 @@ func writeFinal(w io.Writer, fs *gate.FinalScore) {
 	for _, l := range fs.Lines() {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// lockToShow is for the read-only commands that show a final score (status, report): they
+// count the showing in the ledger, which needs the repository lock, but must not wait
+// hours for a loop that holds it. It takes the lock only when there is a score to show,
+// and never waits: ok false (and no error) when another hgate holds it, or it cannot be
+// taken here; the showing then waits in the held-out folder (gate.ShowFinal).
+func (g *Globals) lockToShow(ctx context.Context, repo *gitguard.Repo, command string) (release func(), ok bool, err error) {
+	scores, err := gate.FinalScores(repo)
+	if err != nil || len(scores) == 0 {
+		return func() {}, false, err
+	}
+	l, err := lock.Acquire(ctx, filepath.Join(repo.CommonDir(), "hgate.lock"), lock.Options{Command: command})
+	if err != nil {
+		return func() {}, false, nil
+	}
+	repo.BreakRefLocks(gitguard.LedgerRef, gitguard.GatedRef, gitguard.BestRef)
+	return func() { l.Release() }, true, nil
 }

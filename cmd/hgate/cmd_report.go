@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,13 +22,22 @@ type reportCmd struct {
 }
 
 func (c *reportCmd) Help() string {
-	return `Reads the ledger (refs/hgate/ledger) since prepare and the loop's run folders, and writes one self-contained HTML page: val_score over the attempts with kept and rejected ones marked and the best line, the regression suite's size, each attempt's verdict and reasons, the train tasks' results across attempts, and the loop's durations. The test split appears only as aggregates. Nothing else is written; no lock is taken.
+	return `Reads the ledger (refs/hgate/ledger) since prepare and the loop's run folders, and writes one self-contained HTML page: val_score over the attempts with kept and rejected ones marked and the best line, the regression suite's size, each attempt's verdict and reasons, the train tasks' results across attempts, and the loop's durations. The test split appears only as aggregates. Nothing else is written but the count of looks at the sealed final split (one ledger commit when a final score is shown), for which the repository lock is taken when it is free and never waited for: while a loop holds it, the showing waits in the held-out folder until a command holding the lock records it.
 
 With --json it prints the same data as one JSON object instead (see the README) and writes no page.`
 }
 
-func (c *reportCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
+func (c *reportCmd) Run(ctx context.Context, g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
 	rep, err := history.Build(repo, cfg.WorkspaceDir())
+	if err != nil {
+		return err
+	}
+	release, locked, err := g.lockToShow(ctx, repo, "report")
+	if err != nil {
+		return err
+	}
+	err = rep.AddFinal(repo, cfg.WorkspaceDir(), locked)
+	release()
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
@@ -11,31 +14,48 @@ import (
 // forwarded, and the loop answers with the iteration and run id too.
 type statusCmd struct{}
 
-func (c *statusCmd) Run(g *Globals, cfg *config.Config, repo *gitguard.Repo) error {
+func (c *statusCmd) Run(ctx context.Context, g *Globals, cfg *config.Config, repo *gitguard.Repo) error {
 	st, err := statusOf(cfg, repo)
 	if err != nil {
 		return err
 	}
-	// The final split's score is the user's: added here, outside the loop (statusOf is
-	// also what the loop serves the agent), and only when the split was scored.
-	fs, err := gate.ShowFinal(repo, "hgate status")
+	// The final split is the user's: added here, outside the loop (statusOf is also what
+	// the loop serves the agent): its last score, or why there is none.
+	fs, noFinal, err := finalOfStatus(ctx, g, cfg, repo)
 	if err != nil {
 		return err
 	}
 	if g.JSON {
-		if fs != nil {
-			return g.printJSON(struct {
-				agentapi.Status
-				Final *gate.FinalScore `json:"final"`
-			}{st, fs})
-		}
-		return g.printJSON(st)
+		return g.printJSON(struct {
+			agentapi.Status
+			Final   *gate.FinalScore `json:"final,omitempty"`
+			NoFinal string           `json:"no_final,omitempty"`
+		}{st, fs, noFinal})
 	}
 	st.WriteText(g.stdout)
 	if fs != nil {
 		writeFinal(g.stdout, fs)
 	}
+	if noFinal != "" {
+		fmt.Fprintf(g.stdout, "final: none: %s\n", noFinal)
+	}
 	return nil
+}
+
+// finalOfStatus is the final split's part of hgate status: the last score, the showing
+// counted in the ledger when the lock is free (lockToShow), or why there is no split.
+func finalOfStatus(ctx context.Context, g *Globals, cfg *config.Config, repo *gitguard.Repo) (*gate.FinalScore, string, error) {
+	release, locked, err := g.lockToShow(ctx, repo, "status")
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	fs, err := gate.ShowFinal(repo, cfg.WorkspaceDir(), "hgate status", locked)
+	if err != nil || fs != nil {
+		return fs, "", err
+	}
+	why, err := gate.NoFinalReason(cfg, repo)
+	return nil, why, err
 }
 
 // statusOf is what hgate status prints: gate.Standing and the allowlist.

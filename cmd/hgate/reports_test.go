@@ -31,7 +31,7 @@ func TestJSONKeys(t *testing.T) {
 	gwScope := gateway.Scope{Budget: 1, Unpriced: true, Open: 1}
 	gwKeys := "{tokens:{input output cache_read cache_write} usd requests refused budget errors retried unpriced open}"
 	violation := []gitguard.Violation{{Path: "a", Kind: "modified", Detail: "d", Hint: "h"}}
-	finalScore := &gate.FinalScore{Labels: []gate.LabelScore{{Train: gate.SplitScore{Best: &x, Baseline: &x}, Test: gate.SplitScore{Best: &x, Baseline: &x},
+	finalScore := &gate.FinalScore{ID: "0123456789abcdef", Pending: 1, Labels: []gate.LabelScore{{Train: gate.SplitScore{Best: &x, Baseline: &x}, Test: gate.SplitScore{Best: &x, Baseline: &x},
 		Final: gate.SplitScore{Best: &x, Baseline: &x}}}}
 	tests := []struct {
 		command string
@@ -59,8 +59,8 @@ func TestJSONKeys(t *testing.T) {
 		{"state rebase", (&gate.RebaseReport{Best: hash, Carry: []ledger.CarriedEntry{{SHA256: "s", Link: "l"}}}).JSON(),
 			"{best best_restored carry:[{path mode sha256 link}] gated previous}"},
 		{"final", finalScore,
-			"{time by commit tree tasks trials baseline_final best_final final_gain:{mean low high se n} val_gain:{mean low high se n} gap:{mean low high se n} " +
-				"labels:[{label value train:{tasks best baseline} test:{tasks best baseline} final:{tasks best baseline}}] scored shown}"},
+			"{id time by commit tree tasks trials baseline_final best_final final_gain:{mean low high se n} val_gain:{mean low high se n} gap:{mean low high se n} " +
+				"labels:[{label value train:{tasks best baseline} test:{tasks best baseline} final:{tasks best baseline}}] scored shown shown_pending}"},
 		{"loop", loopJSON{Summary: &loop.Summary{Final: finalScore, Finished: "f", StopDetail: "d", BudgetUSD: &x, BudgetTokens: new(int64), TestSpendUSD: &x, TestSpendTokens: new(int64), Generations: 1,
 			Iterations: []loop.Iteration{{AgentDetail: "d", Commit: "c", Message: "m", AttemptRef: "a", Resumed: true,
 				SessionID: "s", CostUSD: &x, Tokens: &agentout.Tokens{}, CostPriced: true, BenchCostUSD: &x, BenchTokens: 1,
@@ -75,8 +75,8 @@ func TestJSONKeys(t *testing.T) {
 				"generation agent_index base compared_with rebased row}] " +
 				"stop_reason stop_detail seconds sandbox spend_usd spend_tokens test_spend_usd test_spend_tokens budget_usd budget_tokens agents generations " +
 				"gateway:{phases:{attempt:" + gwKeys + "} total:" + gwKeys + "} " +
-				"final:{time by commit tree tasks trials baseline_final best_final final_gain:{mean low high se n} val_gain:{mean low high se n} gap:{mean low high se n} " +
-				"labels:[{label value train:{tasks best baseline} test:{tasks best baseline} final:{tasks best baseline}}] scored shown}}}"},
+				"final:{id time by commit tree tasks trials baseline_final best_final final_gain:{mean low high se n} val_gain:{mean low high se n} gap:{mean low high se n} " +
+				"labels:[{label value train:{tasks best baseline} test:{tasks best baseline} final:{tasks best baseline}}] scored shown shown_pending}}}"},
 		{"hooks install, hooks uninstall", hooksJSON{Hooks: []hooks.Result{{Manager: "m", Kept: "k", Configured: true}}},
 			"{hooks:[{hook path action manager kept configured}]}"},
 		{"hooks run", hookRunJSON{Violations: violation}, "{ok violations:[{path kind detail hint}]}"},
