@@ -68,6 +68,9 @@ func (r *runner) budgetCut() string {
 	if last.Outcome != OutcomeSetAside { // a harness phase's agent: the attempt was judged before
 		return fmt.Sprintf("%s in iteration %d: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration)
 	}
+	if last.AttemptRef == "" { // a generation's agent that left nothing
+		return fmt.Sprintf("%s; iteration %d's agent left nothing, set aside: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration)
+	}
 	return fmt.Sprintf("%s; iteration %d's attempt was set aside in %s, not gated: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration, last.AttemptRef)
 }
 
