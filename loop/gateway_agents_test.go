@@ -78,6 +78,10 @@ func TestGatewayBudgetSetsAsideAgents(t *testing.T) {
 			if data, _ := os.ReadFile(filepath.Join(r.Dir, "agent.sh")); strings.Contains(string(data), "exit 1") {
 				t.Fatal("the worktree holds a set-aside candidate")
 			}
+			// learnings.md names no empty attempt ref for an agent that left nothing.
+			if data, _ := os.ReadFile(filepath.Join(r.Dir, "workspace", "learnings.md")); strings.Contains(string(data), "set aside in  and") {
+				t.Fatalf("learnings.md names an empty attempt ref:\n%s", data)
+			}
 			// A larger budget: the run goes on with the next generation.
 			s2, log2, err := runStubLoop(t, r, true, func(o *loop.Options) { o.Loop.BudgetTokens = 1 << 30 })
 			if err != nil {

@@ -80,8 +80,9 @@ func (r *runner) notStarted() string {
 	if r.j.Crashes == 0 || len(r.j.Iterations) == 0 {
 		return ""
 	}
-	why, ok := strings.CutPrefix(r.j.Iterations[len(r.j.Iterations)-1].AgentDetail, notStarted)
-	if !ok {
+	last := r.j.Iterations[len(r.j.Iterations)-1]
+	why, ok := strings.CutPrefix(last.AgentDetail, notStarted)
+	if !ok || last.BudgetCut != "" { // its first model request was refused on the budget
 		return ""
 	}
 	return why
