@@ -155,18 +155,44 @@ type meterState struct {
 // command served to the agent holds the journal (a gate), the event is not waited for:
 // the next one, or the session's end, journals the count (the stream is never held up).
 func (r *runner) gatewayUsage(u gateway.Usage) {
-	if !r.refsMu.TryLock() {
-		return
-	}
-	saved := false
-	if m := r.j.Metering; m != nil && m.Scope == u.Scope && r.mg != nil {
-		m.Count = r.mg.gw.Book().Scopes()[u.Scope]
-		saved = r.save() == nil
-	}
-	r.refsMu.Unlock()
+	saved := r.genAgentUsage(u) || r.sessionUsage(u)
 	if saved && !u.Final {
 		fault.Point("loop-gateway-usage") // a stream's usage journaled, its end not seen
 	}
+}
+
+// sessionUsage journals the count of the single session in flight when u is its: true
+// when saved.
+func (r *runner) sessionUsage(u gateway.Usage) bool {
+	if !r.refsMu.TryLock() {
+		return false
+	}
+	defer r.refsMu.Unlock()
+	if m := r.j.Metering; m != nil && m.Scope == u.Scope && r.mg != nil {
+		m.Count = r.mg.gw.Book().Scopes()[u.Scope]
+		return r.save() == nil
+	}
+	return false
+}
+
+// genAgentUsage journals the count of the generation's agent u belongs to, in its own
+// entry (genMu orders the agents' journal writes): true when saved. While another agent's
+// write holds the journal, the next event, or the agent's end, journals the count.
+func (r *runner) genAgentUsage(u gateway.Usage) bool {
+	if r.mg == nil || !r.genMu.TryLock() {
+		return false
+	}
+	defer r.genMu.Unlock()
+	if r.j.Gen == nil {
+		return false
+	}
+	for i := range r.j.Gen.Agents {
+		if m := r.j.Gen.Agents[i].Metering; m != nil && m.Scope == u.Scope {
+			m.Count = r.mg.gw.Book().Scopes()[u.Scope]
+			return r.save() == nil
+		}
+	}
+	return false
 }
 
 // startMetering names the session's scope in the journal before the agent starts (the

@@ -60,3 +60,26 @@ func TestMeterPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetCutIsNoCrash: an agent ended by the gateway's refusal on the budget, even its
+// first request (its CLI says it did not start), neither moves the consecutive-crash count
+// nor stops a resumed run as "the agent did not start": a larger budget goes on.
+func TestBudgetCutIsNoCrash(t *testing.T) {
+	cut := Iteration{Iteration: 2, Agent: AgentCrashed, AgentDetail: notStarted + "403 budget reached", BudgetCut: "budget reached", Outcome: OutcomeSetAside}
+	r := &runner{j: &journal{Crashes: 1, Iterations: []Iteration{cut}}}
+	(&step{r: r}).count(&cut)
+	if r.j.Crashes != 1 {
+		t.Fatalf("a budget cut moved the crash count from 1 to %d", r.j.Crashes)
+	}
+	if why := r.notStarted(); why != "" {
+		t.Fatalf("notStarted() = %q for a budget cut", why)
+	}
+	cut.BudgetCut = ""
+	r.j.Iterations[0] = cut
+	if why := r.notStarted(); why == "" {
+		t.Fatal("notStarted() is empty for an agent that did not start")
+	}
+	if (&step{r: r}).count(&cut); r.j.Crashes != 2 {
+		t.Fatalf("a crash moved the crash count from 1 to %d, want 2", r.j.Crashes)
+	}
+}

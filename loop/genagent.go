@@ -60,7 +60,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 		return nil, err
 	}
 	defer ss.close()
-	if err := r.startGenAgent(a, ss.run); err != nil {
+	if err := r.startGenAgent(a, ss.run, ss.scope); err != nil {
 		return nil, err
 	}
 	res, out, err := ss.wait(ctx, r.cli())
@@ -78,10 +78,11 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	return it, nil
 }
 
-// startGenAgent journals agent a's tag before it starts, so a resumed run can end
-// whatever a killed hgate left of it, and its process once it runs. Its generation reaps
-// the orphans once every agent has ended (another agent may still run).
-func (r *runner) startGenAgent(a *genAgent, run *agentRun) error {
+// startGenAgent journals agent a's tag and its scope at the gateway ("" for none) before
+// it starts, so a resumed run can end whatever a killed hgate left of it and count what
+// the gateway saw of it, and its process once it runs. Its generation reaps the orphans
+// once every agent has ended (another agent may still run).
+func (r *runner) startGenAgent(a *genAgent, run *agentRun, scope string) error {
 	run.KeepOrphans = true
 	run.Started = func(pid int) {
 		r.genMu.Lock()
@@ -92,7 +93,10 @@ func (r *runner) startGenAgent(a *genAgent, run *agentRun) error {
 	}
 	r.genMu.Lock()
 	defer r.genMu.Unlock()
-	a.Tag = run.Tag
+	a.Tag, a.Metering = run.Tag, nil
+	if scope != "" {
+		a.Metering = &meterState{Scope: scope}
+	}
 	return r.save()
 }
 

@@ -64,6 +64,10 @@ type genAgent struct {
 	// Unread are Step 0's reasons for what it left that hgate would not read (a special
 	// file, a file over gate.max_file_bytes): its candidate is rejected unscored.
 	Unread []string `json:"unread,omitempty"`
+	// Metering is its session's count at the model gateway while it runs, rewritten at
+	// each usage event (one per agent: bounded however long its streams); a resume after
+	// a kill takes its spend from there. Cleared when it ends.
+	Metering *meterState `json:"metering,omitempty"`
 }
 
 // agentsDir is where a run's agent worktrees live: inside git's own folder, which the
@@ -91,8 +95,12 @@ func (r *runner) generation(ctx context.Context) (StopReason, string, error) {
 		if a.Iteration < r.j.Next {
 			continue // gated
 		}
-		if reason, detail := r.shouldStop(ctx); reason != StopNone {
-			return reason, detail, nil
+		// A candidate the budget cut is set aside, never gated: that costs nothing, so
+		// the budget does not hold it back; another waits for the stop conditions.
+		if !budgetCutAgent(a) {
+			if reason, detail := r.shouldStop(ctx); reason != StopNone {
+				return reason, detail, nil
+			}
 		}
 		if err := r.gateCandidate(ctx, g, a); err != nil {
 			return StopNone, "", err
@@ -244,6 +252,9 @@ func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
 	it.Agent, it.AgentDetail, it.Resumed = AgentInterrupted, "hgate stopped while the agent ran; resumed", true
 	dir := r.iterDir(a.Iteration)
 	out := readAgentOutput(r.cli(), filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
+	// The gateway's count up to the last usage event journaled, where it metered the
+	// agent (an upper bound, marked open, where a stream's end was not seen).
+	out = r.meterSpend(it, a.Metering, out)
 	r.iterationSpend(it, out)
 	return it
 }
@@ -270,7 +281,7 @@ func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 		it.Message = msg
 	}
 	a.Result, a.Candidate, a.State, a.PID, a.Start = it, cand, agentEnded, 0, ""
-	a.Unread = unread
+	a.Unread, a.Metering = unread, nil
 	r.runSpend(it.SpendUSD, it.SpendTokens)
 	return r.save()
 }
@@ -374,6 +385,9 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 // returns the phase that judges it: the gate; or, with nothing to gate, learn (a conflict
 // is set aside under the attempt ref first).
 func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumbing.Hash, it *Iteration) (phase, error) {
+	if budgetCutAgent(a) {
+		return phaseLearn, r.setAsideCut(a, it)
+	}
 	if len(a.Unread) > 0 {
 		it.Outcome, it.Reasons = OutcomeRejected, a.Unread
 		return phaseLearn, nil
@@ -429,6 +443,36 @@ func (r *runner) setAsideConflict(a *genAgent, head plumbing.Hash, it *Iteration
 	}
 	it.Outcome, it.AttemptRef = OutcomeRejected, ref
 	it.Reasons = []string{"conflict with " + head.String()[:7]}
+	return nil
+}
+
+// budgetCutAgent says whether the gateway refused a model request of agent a on the
+// budget: its candidate is then set aside, never gated.
+func budgetCutAgent(a *genAgent) bool {
+	return a.Result != nil && a.Result.BudgetCut != ""
+}
+
+// setAsideCut keeps the candidate of an agent the budget cut under its attempt ref (none
+// when it left nothing), set aside, never gated or merged: the run stops on the budget
+// after it (stop.go), and a resume with a larger budget goes on with the next candidate.
+func (r *runner) setAsideCut(a *genAgent, it *Iteration) error {
+	fmt.Fprintf(r.log, "[loop] iteration %d: %s; agent %d's candidate is set aside, not gated\n", a.Iteration, it.BudgetCut, a.Index)
+	it.Outcome, it.Reasons = OutcomeSetAside, []string{it.BudgetCut}
+	if a.Candidate == "" {
+		return nil
+	}
+	ref := r.attemptRef(a.Iteration)
+	cand := plumbing.NewHash(a.Candidate)
+	old, err := r.repo.Ref(ref)
+	if err != nil {
+		return err
+	}
+	if old != cand {
+		if err := r.repo.SetRef(ref, cand, old); err != nil {
+			return err
+		}
+	}
+	it.AttemptRef = ref
 	return nil
 }
 

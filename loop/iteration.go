@@ -667,6 +667,9 @@ func (r *runner) learn(it *Iteration) error {
 		}
 	case OutcomeSetAside:
 		l.WhatChanged = "attempt set aside in " + it.AttemptRef + " and reverted, not gated"
+		if it.AttemptRef == "" { // a generation's agent that left nothing
+			l.WhatChanged = "nothing: the agent left no change before the budget cut it"
+		}
 		l.Worked = "cut by the budget: " + it.BudgetCut
 	case OutcomeRejected:
 		l.WhatChanged = "attempt kept in " + it.AttemptRef + " and reverted"

@@ -52,9 +52,12 @@ func (st *step) count(it *Iteration) {
 	} else {
 		j.SinceBest++
 	}
-	if it.Agent == AgentCrashed || it.Agent == AgentTimeout && it.Outcome != OutcomeKept {
+	switch {
+	case it.BudgetCut != "":
+		// The gateway's refusal ended the agent: not a crash of its own, nor a sign it runs.
+	case it.Agent == AgentCrashed || it.Agent == AgentTimeout && it.Outcome != OutcomeKept:
 		j.Crashes++
-	} else {
+	default:
 		j.Crashes = 0
 	}
 }

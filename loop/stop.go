@@ -68,6 +68,9 @@ func (r *runner) budgetCut() string {
 	if last.Outcome != OutcomeSetAside { // a harness phase's agent: the attempt was judged before
 		return fmt.Sprintf("%s in iteration %d: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration)
 	}
+	if last.AttemptRef == "" { // a generation's agent that left nothing
+		return fmt.Sprintf("%s; iteration %d's agent left nothing, set aside: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration)
+	}
 	return fmt.Sprintf("%s; iteration %d's attempt was set aside in %s, not gated: hgate loop --resume with a larger budget goes on", last.BudgetCut, last.Iteration, last.AttemptRef)
 }
 
@@ -77,8 +80,9 @@ func (r *runner) notStarted() string {
 	if r.j.Crashes == 0 || len(r.j.Iterations) == 0 {
 		return ""
 	}
-	why, ok := strings.CutPrefix(r.j.Iterations[len(r.j.Iterations)-1].AgentDetail, notStarted)
-	if !ok {
+	last := r.j.Iterations[len(r.j.Iterations)-1]
+	why, ok := strings.CutPrefix(last.AgentDetail, notStarted)
+	if !ok || last.BudgetCut != "" { // its first model request was refused on the budget
 		return ""
 	}
 	return why
