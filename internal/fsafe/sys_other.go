@@ -27,3 +27,6 @@ func (r *Root) Chmod(name string, perm os.FileMode) error                { retur
 func (r *Root) RenameTo(oldname string, dst *Root, newname string) error { return errUnsupported }
 func TempFile(dir string) (*os.File, error)                              { return nil, errUnsupported }
 func (r *Root) Readlink(name string) (string, error)                     { return "", errUnsupported }
+
+// NoFollow is O_NOFOLLOW where there is one; Windows has none (and no sandbox).
+const NoFollow = 0

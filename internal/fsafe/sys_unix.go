@@ -370,3 +370,7 @@ func (r *Root) sameDev(fd int) error {
 	}
 	return nil
 }
+
+// NoFollow is O_NOFOLLOW, for a caller's own os.OpenFile of a file that no sandbox can
+// reach (hgate's state under .git/hgate) and that must not be a link all the same.
+const NoFollow = unix.O_NOFOLLOW
