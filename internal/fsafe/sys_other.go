@@ -4,6 +4,7 @@ package fsafe
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 )
 
@@ -27,3 +28,5 @@ func (r *Root) Chmod(name string, perm os.FileMode) error                { retur
 func (r *Root) RenameTo(oldname string, dst *Root, newname string) error { return errUnsupported }
 func TempFile(dir string) (*os.File, error)                              { return nil, errUnsupported }
 func (r *Root) Readlink(name string) (string, error)                     { return "", errUnsupported }
+func (r *Root) Lstat(name string) (fs.FileInfo, error)                   { return nil, errUnsupported }
+func (r *Root) Symlink(target, name string) error                        { return errUnsupported }
