@@ -12,6 +12,7 @@ import (
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/gitguard/internal/walk"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // Violation is one path changed outside the allowlist, or a change the
@@ -157,23 +158,28 @@ func (st *state) hashUntracked(ps *pathState) error {
 	if ps.w.mode == filemode.Empty {
 		return nil // a special file has no content to compare, and a fifo would block
 	}
-	full := st.s.r.root + "/" + ps.path
-	var err error
+	dir, err := st.s.r.openRoot()
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
 	if ps.w.mode == filemode.Symlink {
-		ps.w.hash, _, err = walk.HashLink(full)
+		ps.w.hash, _, err = walk.HashLink(dir, ps.path)
 	} else {
-		var fs walk.Stat
-		if fs, err = walk.Lstat(full); err == nil && fs.Mode&0o100 != 0 {
+		var fi os.FileInfo
+		if fi, err = dir.Lstat(ps.path); err == nil && fi.Mode()&0o100 != 0 {
 			ps.w.mode = filemode.Executable
 		}
-		if err == nil && fs.Mode&0o400 == 0 {
+		if err == nil && fi.Mode()&0o400 == 0 {
 			ps.w.unreadable = true
 			return nil
 		}
 		if err == nil {
-			ps.w.hash, err = walk.HashFile(full)
+			ps.w.hash, err = walk.HashFile(dir, ps.path)
 		}
-		if errors.Is(err, os.ErrPermission) {
+		// A hard link (a file with another name, maybe outside the worktree) is never
+		// read: like a file hgate may not read, the attempt keeps HEAD's entry.
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, fsafe.ErrLinked) {
 			ps.w.unreadable, ps.w.hash = true, plumbing.ZeroHash
 			return nil
 		}
