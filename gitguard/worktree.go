@@ -163,7 +163,7 @@ func (r *Repo) worktreeTree(s *snapshot, st *state) (plumbing.Hash, error) {
 		switch {
 		case !ps.w.present:
 			root.Set(p, nil)
-		case ps.w.huge > 0 || ps.w.unreadable:
+		case ps.w.huge > 0 || ps.w.unreadable || ps.w.hardlink:
 			// Over gate.max_file_bytes: never read; the attempt keeps HEAD's entry.
 		case ps.w.mode == filemode.Regular || ps.w.mode == filemode.Executable || ps.w.mode == filemode.Symlink:
 			mode := ps.w.mode
