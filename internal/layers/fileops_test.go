@@ -69,8 +69,6 @@ var byName = map[string]string{
 	"cleanroom/split.go":                     "chmod of the parent of a clean_room.test_only path, named by hgate.yaml, outside every task's write set",
 	"benchmark/tasks.go":                     "gap: lists a Harbor dataset folder by name (names only; a link at the dataset folder itself is followed)",
 	"benchmark/runner.go":                    "makes {trace_dir} itself (its parent is no task's) and removes the private one (os.RemoveAll never follows a link)",
-	"harness/harness.go":                     "gap: lists the harness folder (which the agent wrote) by name; what it lists is then read through fsafe",
-	"harness/registry.go":                    "gap: hashes the harness folder's files found regular by lstat, by name (qualification, after the agent's run, before any check runs)",
 	"gate/receipt.go":                        "receipts in the workspace, which no sandbox can write",
 	"gate/heldout.go":                        "the held-out records in .git/hgate, which no sandbox can write",
 	"gate/final.go":                          "the final split's scores in .git/hgate/heldout/final, which no sandbox can write (hidden with the held-out records)",
