@@ -62,7 +62,7 @@ var byName = map[string]string{
 	"ledger/reset.go":                        "the ledger in .git/hgate, which no sandbox can write",
 	"ledger/carry.go":                        "clean_room.carry paths, which are outside every sandbox's write set (the agent's protected list; tasks get copies)",
 	"record/learnings.go":                    "learnings.md in the workspace, which no sandbox can write",
-	"cleanroom/env.go":                       "builds a new room from the repository before any task runs in it (links copied as links, files O_EXCL); gap: the source files in the worktree are opened by name",
+	"cleanroom/env.go":                       "builds a new room from the repository before any task runs in it (links copied as links, files O_EXCL); the source files in the worktree are read through fsafe",
 	"cleanroom/room.go":                      "makes the room's private folders (0700) before any task runs in them",
 	"cleanroom/caches.go":                    "makes the cache folders and their layers before any task runs",
 	"cleanroom/temp.go":                      "lists and removes hgate's rooms parent (os.RemoveAll never follows a link)",
