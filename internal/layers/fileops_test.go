@@ -67,7 +67,6 @@ var byName = map[string]string{
 	"cleanroom/caches.go":                    "makes the cache folders and their layers before any task runs",
 	"cleanroom/temp.go":                      "lists and removes hgate's rooms parent (os.RemoveAll never follows a link)",
 	"cleanroom/split.go":                     "chmod of the parent of a clean_room.test_only path, named by hgate.yaml, outside every task's write set",
-	"benchmark/tasks.go":                     "gap: lists a Harbor dataset folder by name (names only; a link at the dataset folder itself is followed)",
 	"benchmark/runner.go":                    "makes {trace_dir} itself (its parent is no task's) and removes the private one (os.RemoveAll never follows a link)",
 	"gate/receipt.go":                        "receipts in the workspace, which no sandbox can write",
 	"gate/heldout.go":                        "the held-out records in .git/hgate, which no sandbox can write",
