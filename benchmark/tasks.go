@@ -195,10 +195,18 @@ func commandOutput(ctx context.Context, dir string, cfg config.Benchmark, argv [
 }
 
 // listHarborDataset lists a Harbor dataset folder's tasks: its folders that hold a
-// task.toml, by name (Harbor's task_name for a local task is its folder's name).
+// task.toml, by name (Harbor's task_name for a local task is its folder's name). dir is
+// a worktree or room a sandbox may have written: the listing is by descriptor (fsafe),
+// and a link at the dataset folder, at one of its parents or at a task's folder is never
+// followed (a linked dataset folder is an error; a linked task folder is no task).
 func listHarborDataset(dir, shown, dataset string) ([]string, error) {
-	root := filepath.Join(dir, filepath.FromSlash(dataset))
-	entries, err := os.ReadDir(root)
+	ds := path.Clean(filepath.ToSlash(dataset))
+	root, err := fsafe.OpenRoot(dir)
+	var entries []os.DirEntry
+	if err == nil {
+		entries, err = root.ReadDir(ds)
+		defer root.Close()
+	}
 	if err != nil {
 		var pe *fs.PathError
 		if shown != "" && errors.As(err, &pe) {
@@ -209,7 +217,10 @@ func listHarborDataset(dir, shown, dataset string) ([]string, error) {
 	var ids []string
 	var errs []error
 	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(root, e.Name(), "task.toml")); err != nil || !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := root.Lstat(path.Join(ds, e.Name(), "task.toml")); err != nil {
 			continue
 		}
 		if err := CheckID(e.Name()); err != nil {

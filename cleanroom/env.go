@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // envAlways are passed to tasks in the clean room besides clean_room.env: what a command
@@ -43,43 +45,36 @@ func cleanPath(path, repoRoot string) string {
 	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
-// carry copies src (a file or a folder) to dst and makes the copy read-only. Symlinks are
-// copied as links; nothing outside src is read through them.
-func carry(src, dst string) error {
-	if _, err := os.Lstat(src); err != nil {
+// carry copies rel (a file or a folder, slash-separated) under src (the worktree, which
+// a sandbox may have written) to dst and makes the copy read-only. The source is read
+// through fsafe, relative to src's descriptor: a link at rel or at any of its parents is
+// never followed, links inside are copied as links, sockets, pipes and devices stay
+// behind, and a file with more than one link (its other name may be hidden data) is
+// refused. dst is in the room hgate has just made, before any task runs in it.
+func carry(src *fsafe.Root, rel, dst string) error {
+	fi, err := src.Lstat(rel)
+	if err != nil {
 		return err
 	}
-	var dirs []string
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
+	if !fi.IsDir() {
+		return carryEntry(src, rel, fi.Mode().Type(), dst)
+	}
+	d, err := src.OpenDir(rel)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	dirs := []string{dst}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	err = d.Walk(func(name string, e fs.DirEntry) error {
+		target := filepath.Join(dst, filepath.FromSlash(name))
+		if e.IsDir() {
 			dirs = append(dirs, target)
 			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.Type().IsRegular():
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			return CopyFile(p, target, info.Mode().Perm()&^0o222)
 		}
-		return nil // sockets, pipes and devices stay behind
+		return carryEntry(d, name, e.Type(), target)
 	})
 	if err != nil {
 		return err
@@ -93,13 +88,39 @@ func carry(src, dst string) error {
 	return nil
 }
 
-// CopyFile copies src to a new file dst (streamed, never read whole) and gives it perm.
-func CopyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
+// carryEntry copies the link or regular file name under src, of type t, to dst.
+func carryEntry(src *fsafe.Root, name string, t fs.FileMode, dst string) error {
+	switch {
+	case t&fs.ModeSymlink != 0:
+		link, err := src.Readlink(name)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(link, dst)
+	case t.IsRegular():
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		in, err := src.Open(name, -1)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		return copyOpen(in, dst)
+	}
+	return nil // sockets, pipes and devices stay behind
+}
+
+// copyOpen copies the open file in to a new file dst (streamed, never read whole), with
+// in's permissions less every write bit.
+func copyOpen(in *os.File, dst string) error {
+	fi, err := in.Stat()
 	if err != nil {
 		return err
 	}
-	defer in.Close()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -111,5 +132,5 @@ func CopyFile(src, dst string, perm fs.FileMode) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return os.Chmod(dst, perm)
+	return os.Chmod(dst, fi.Mode().Perm()&^0o222)
 }

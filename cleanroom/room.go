@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
@@ -128,10 +130,16 @@ func (rs *Rooms) materialize(tree plumbing.Hash, dir string, leave []string) err
 		return fmt.Errorf("clean room: %w", err)
 	}
 	rs.warnTracked(dir)
-	root := rs.Repo.Root()
-	for _, p := range rs.Config.CleanRoom.Carry {
-		if err := carry(filepath.Join(root, filepath.FromSlash(p)), filepath.Join(dir, filepath.FromSlash(p))); err != nil {
-			return fmt.Errorf("clean room: carry %s: %w", p, err)
+	if len(rs.Config.CleanRoom.Carry) > 0 {
+		root, err := fsafe.OpenRoot(rs.Repo.Root())
+		if err != nil {
+			return fmt.Errorf("clean room: %w", err)
+		}
+		defer root.Close()
+		for _, p := range rs.Config.CleanRoom.Carry {
+			if err := carry(root, path.Clean(p), filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+				return fmt.Errorf("clean room: carry %s: %w", p, err)
+			}
 		}
 	}
 	return removeScoped(dir, leave)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/gitguard/internal/walk"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // CandidateTree stores and returns the tree the gate judges: HEAD's tree with
@@ -47,6 +48,11 @@ func (r *Repo) Inspect(opts Options) (plumbing.Hash, []Violation, error) {
 // candidate builds the candidate tree; stats, when not nil, receives the stat
 // data of every file it read from disk.
 func (r *Repo) candidate(s *snapshot, st *state, stats map[string]walk.Stat) (plumbing.Hash, error) {
+	dir, err := r.openRoot()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer dir.Close()
 	root := &objstore.Edit{}
 	var paths []string
 	for p := range st.paths {
@@ -74,16 +80,14 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]walk.Stat) (pl
 		default:
 			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, objstore.ModeKind(ps.w.mode))
 		}
-		if ps.w.huge > 0 || ps.w.unreadable {
+		if ps.w.huge > 0 || ps.w.unreadable || ps.w.hardlink {
 			continue // over gate.max_file_bytes: Step 0 rejects it, and it is never read
 		}
 		mode := ps.w.mode
-		if ps.untracked && mode == filemode.Regular {
-			if fs, err := walk.Lstat(r.root + "/" + p); err == nil && fs.Mode&0o100 != 0 {
-				mode = filemode.Executable
-			}
+		if ps.untracked && mode == filemode.Regular && isExec(dir, p) {
+			mode = filemode.Executable
 		}
-		h, fs, err := r.storeFile(p, mode, s.maxFile)
+		h, fs, err := r.storeFile(dir, p, mode, s.maxFile)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -95,24 +99,26 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]walk.Stat) (pl
 	return s.tr.Apply(s.headTree, root)
 }
 
-// storeFile writes a file or symlink from disk into the object database. The
-// stat data returned was taken before the bytes were read, so it can only
-// match the file as stored or a later edit git must see as racy or changed.
-// A file that grew past max since the walk is an error, not read further.
-func (r *Repo) storeFile(p string, mode filemode.FileMode, max int64) (plumbing.Hash, walk.Stat, error) {
-	full := r.root + "/" + p
+// storeFile writes a file or symlink from disk into the object database, read under
+// dir without following a link at any component (fsafe). The stat data returned was
+// taken before the bytes were read, so it can only match the file as stored or a later
+// edit git must see as racy or changed. A file that grew past max since the walk is an
+// error, not read further.
+func (r *Repo) storeFile(dir *fsafe.Root, p string, mode filemode.FileMode, max int64) (plumbing.Hash, walk.Stat, error) {
 	var data []byte
 	var fs walk.Stat
 	var err error
 	if mode == filemode.Symlink {
 		// A symlink cannot change in place: a new one is a new inode and ctime.
-		if fs, err = walk.Lstat(full); err == nil {
+		var fi os.FileInfo
+		if fi, err = dir.Lstat(p); err == nil {
+			fs = walk.InfoStat(fi)
 			var t string
-			t, err = os.Readlink(full)
+			t, err = dir.Readlink(p)
 			data = []byte(t)
 		}
 	} else {
-		data, fs, err = readFileStat(full, max)
+		data, fs, err = readFileStat(dir, p, max)
 	}
 	if err != nil {
 		return plumbing.ZeroHash, walk.Stat{}, fmt.Errorf("candidate tree: read %s: %w", p, err)
@@ -121,10 +127,20 @@ func (r *Repo) storeFile(p string, mode filemode.FileMode, max int64) (plumbing.
 	return h, fs, err
 }
 
-// readFileStat reads a file with the stat data of the open file taken first.
-// A file over max bytes (by its size, or by what reading it gives) is not read.
-func readFileStat(full string, max int64) ([]byte, walk.Stat, error) {
-	f, err := os.Open(full)
+// isExec: the file p under dir has its owner's executable bit (looked at without
+// following a link).
+func isExec(dir *fsafe.Root, p string) bool {
+	fi, err := dir.Lstat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o100 != 0
+}
+
+// readFileStat reads the file p under dir with the stat data of the open file taken
+// first. fsafe opens it: a link at any component is refused, as is anything but a
+// regular file with a single link (a hard link to a file outside the worktree is never
+// read into a tree). A file over max bytes (by its size, or by what reading it gives)
+// is not read.
+func readFileStat(dir *fsafe.Root, p string, max int64) ([]byte, walk.Stat, error) {
+	f, err := dir.Open(p, -1)
 	if err != nil {
 		return nil, walk.Stat{}, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/gitguard/internal/walk"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // Violation is one path changed outside the allowlist, or a change the
@@ -31,6 +32,9 @@ type layer struct {
 	huge    int64 // the size of a file over the bound, never read (hash zero); 0 otherwise
 	// unreadable: a regular file its owner may not read (its mode changed), never read (hash zero)
 	unreadable bool
+	// hardlink: an untracked regular file with more than one link (its other name may be
+	// outside the worktree, where the agent may not read), never read (hash zero)
+	hardlink bool
 }
 
 func (a layer) same(b layer) bool {
@@ -135,12 +139,7 @@ func (st *state) fill(ps *pathState) error {
 		ps.b = ps.h
 	}
 	if ps.untracked && ps.w.mode == filemode.Regular {
-		// The walk found it by name only: its size decides whether it may be read at all.
-		if fs, err := walk.Lstat(s.r.root + "/" + p); err == nil && fs.IsReg() && fs.Size > s.maxFile {
-			ps.w.huge = fs.Size
-		} else if err == nil && fs.IsReg() && fs.Mode&0o400 == 0 {
-			ps.w.unreadable = true // a mode change git cannot record: refused, never read
-		}
+		st.untrackedFacts(ps)
 	}
 	if ps.untracked && ps.w.huge == 0 {
 		// Only a path that exists elsewhere needs its content compared.
@@ -153,25 +152,54 @@ func (st *state) fill(ps *pathState) error {
 	return nil
 }
 
+// untrackedFacts: the walk found the untracked file ps by name only; its size, mode and
+// links (looked at through fsafe, never through a link) decide whether it may be read.
+func (st *state) untrackedFacts(ps *pathState) {
+	root, err := st.s.r.openRoot()
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	fi, err := root.Lstat(ps.path)
+	switch {
+	case err != nil || !fi.Mode().IsRegular():
+	case fi.Size() > st.s.maxFile:
+		ps.w.huge = fi.Size()
+	case fi.Mode()&0o400 == 0:
+		ps.w.unreadable = true // a mode change git cannot record: refused, never read
+	case linkCount(fi) > 1:
+		ps.w.hardlink = true // its other name may be outside the worktree: refused, never read
+	}
+}
+
 func (st *state) hashUntracked(ps *pathState) error {
 	if ps.w.mode == filemode.Empty {
 		return nil // a special file has no content to compare, and a fifo would block
 	}
-	full := st.s.r.root + "/" + ps.path
-	var err error
+	dir, err := st.s.r.openRoot()
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
 	if ps.w.mode == filemode.Symlink {
-		ps.w.hash, _, err = walk.HashLink(full)
+		ps.w.hash, _, err = walk.HashLink(dir, ps.path)
 	} else {
-		var fs walk.Stat
-		if fs, err = walk.Lstat(full); err == nil && fs.Mode&0o100 != 0 {
+		var fi os.FileInfo
+		if fi, err = dir.Lstat(ps.path); err == nil && fi.Mode()&0o100 != 0 {
 			ps.w.mode = filemode.Executable
 		}
-		if err == nil && fs.Mode&0o400 == 0 {
+		if err == nil && fi.Mode()&0o400 == 0 {
 			ps.w.unreadable = true
 			return nil
 		}
 		if err == nil {
-			ps.w.hash, err = walk.HashFile(full)
+			ps.w.hash, err = walk.HashFile(dir, ps.path)
+		}
+		// A hard link (a file with another name, maybe outside the worktree) is never
+		// read: Step 0 refuses it, and the attempt keeps HEAD's entry.
+		if errors.Is(err, fsafe.ErrLinked) {
+			ps.w.hardlink, ps.w.hash = true, plumbing.ZeroHash
+			return nil
 		}
 		if errors.Is(err, os.ErrPermission) {
 			ps.w.unreadable, ps.w.hash = true, plumbing.ZeroHash
@@ -269,6 +297,9 @@ func (st *state) judge(ps *pathState) (Violation, bool) {
 		case l.unreadable:
 			refused = true
 			notes = appendOnce(notes, "a file its owner may not read (its permissions were changed): not read")
+		case l.hardlink:
+			refused = true
+			notes = appendOnce(notes, "a hard link (a file with another name, maybe outside the worktree): not read")
 		case l.mode == filemode.Submodule:
 			refused = true
 			notes = appendOnce(notes, "submodule (gitlink) added or changed")
@@ -373,8 +404,12 @@ func (st *state) linkTarget(ps *pathState, l layer) (string, bool) {
 		return "", false
 	}
 	if l == ps.w {
-		if t, err := os.Readlink(st.s.r.root + "/" + ps.path); err == nil {
-			return t, true
+		if root, err := st.s.r.openRoot(); err == nil {
+			t, err := root.Readlink(ps.path)
+			root.Close()
+			if err == nil {
+				return t, true
+			}
 		}
 	}
 	data, err := st.s.r.objects().Blob(l.hash)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/config"
 	"github.com/hgate/hgate/gitguard/internal/pattern"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // gitView holds the ignore rules git itself would apply: the .gitignore
@@ -72,12 +73,10 @@ func (v *gitView) dirRules(dir string) patternList {
 		return l
 	}
 	var l patternList
-	full := filepath.Join(v.r.root, filepath.FromSlash(dir), ".gitignore")
-	// An allowed folder's .gitignore is the agent's to write: read only one of a sane size.
-	if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() && fi.Size() <= v.maxFile {
-		if data, err := os.ReadFile(full); err == nil {
-			l = parseList(string(data), dir+".gitignore", dir)
-		}
+	// An allowed folder's .gitignore is the agent's to write: read only a regular file of
+	// a sane size, with fsafe (never through a link at it or at a parent folder).
+	if data, err := fsafe.ReadFile(v.r.root, dir+".gitignore", v.maxFile); err == nil {
+		l = parseList(string(data), dir+".gitignore", dir)
 	}
 	v.perDir[dir] = l
 	return l

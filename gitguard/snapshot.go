@@ -2,7 +2,6 @@ package gitguard
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"github.com/hgate/hgate/gitguard/internal/index"
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/gitguard/internal/walk"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // Options says what the guard allows and what it compares against.
@@ -173,18 +173,23 @@ type ignoreGuess struct {
 // index holds them: usually the base commit's, which the hash proves later.
 func (s *snapshot) guessIgnores() map[string]ignoreGuess {
 	out := map[string]ignoreGuess{}
+	var root *fsafe.Root
 	for i := range s.idx.Entries {
 		e := &s.idx.Entries[i]
 		if e.Stage != 0 || e.IntentToAdd || !isGitignore(e.Path) {
 			continue
 		}
-		full := s.r.root + "/" + e.Path
-		if st, err := walk.Lstat(full); err != nil || !st.IsReg() || st.Size > s.maxFile {
-			continue // a guess only: the base's own rules are loaded from git
+		if root == nil {
+			var err error
+			if root, err = s.r.openRoot(); err != nil {
+				return out
+			}
+			defer root.Close()
 		}
-		data, err := os.ReadFile(full)
+		// fsafe: a regular file of a sane size, never read through a link.
+		data, err := root.ReadFile(e.Path, s.maxFile)
 		if err != nil {
-			continue
+			continue // a guess only: the base's own rules are loaded from git
 		}
 		dir := strings.TrimSuffix(e.Path, ".gitignore")
 		out[dir] = ignoreGuess{hash: plumbing.ComputeHash(plumbing.BlobObject, data), list: parseList(string(data), e.Path, dir)}

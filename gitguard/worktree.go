@@ -14,6 +14,7 @@ import (
 
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/gitguard/internal/walk"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // This file holds the git operations of the unattended loop: commit the gated
@@ -148,6 +149,11 @@ func (r *Repo) saveAttempt(s *snapshot, st *state, head plumbing.Hash, ref, mess
 // it (allowed or not, untracked and not ignored included); a special file or one over
 // the size bound keeps HEAD's entry, never read.
 func (r *Repo) worktreeTree(s *snapshot, st *state) (plumbing.Hash, error) {
+	dir, err := r.openRoot()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer dir.Close()
 	root := &objstore.Edit{}
 	for _, p := range sortedPaths(st) {
 		ps := st.paths[p]
@@ -157,17 +163,17 @@ func (r *Repo) worktreeTree(s *snapshot, st *state) (plumbing.Hash, error) {
 		switch {
 		case !ps.w.present:
 			root.Set(p, nil)
-		case ps.w.huge > 0 || ps.w.unreadable:
+		case ps.w.huge > 0 || ps.w.unreadable || ps.w.hardlink:
 			// Over gate.max_file_bytes: never read; the attempt keeps HEAD's entry.
 		case ps.w.mode == filemode.Regular || ps.w.mode == filemode.Executable || ps.w.mode == filemode.Symlink:
 			mode := ps.w.mode
-			if fs, err := walk.Lstat(r.root + "/" + p); err == nil && fs.IsReg() {
+			if fi, err := dir.Lstat(p); err == nil && fi.Mode().IsRegular() {
 				mode = filemode.Regular
-				if fs.Mode&0o100 != 0 {
+				if fi.Mode()&0o100 != 0 {
 					mode = filemode.Executable
 				}
 			}
-			h, _, err := r.storeFile(p, mode, s.maxFile)
+			h, _, err := r.storeFile(dir, p, mode, s.maxFile)
 			if errors.Is(err, os.ErrNotExist) {
 				root.Set(p, nil) // removed while we looked: keep what is there
 				continue
@@ -186,6 +192,11 @@ func (r *Repo) worktreeTree(s *snapshot, st *state) (plumbing.Hash, error) {
 var restoreWritten func(p string)
 
 func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) error {
+	root, err := r.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	paths := sortedPaths(st)
 	// Removals first, deepest first, so a file can take the place of a directory.
 	for i := len(paths) - 1; i >= 0; i-- {
@@ -193,10 +204,10 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		if ps.h.present || !ps.w.present || ps.nested {
 			continue
 		}
-		if err := os.Remove(r.root + "/" + ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := root.Remove(ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("restore: remove %s: %w", ps.path, err)
 		}
-		r.removeEmptyParents(ps.path)
+		removeEmptyParents(root, ps.path)
 	}
 	changed := map[string]objstore.Entry{}
 	stats := map[string]walk.Stat{}
@@ -210,7 +221,7 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		if ps.w.same(ps.h) || ps.h.mode == filemode.Submodule {
 			continue
 		}
-		fs, err := r.writeFromTree(p, ps.h.mode, ps.h.hash)
+		fs, err := r.writeFromTree(root, p, ps.h.mode, ps.h.hash)
 		if err != nil {
 			return objstore.ForPath(err, "restore", p)
 		}
@@ -263,55 +274,38 @@ func (r *Repo) syncIndex(from, to plumbing.Hash, stats map[string]walk.Stat, sin
 	return r.editIndex(to, changed, stats, since, false)
 }
 
-// writeFromTree writes a blob from the object database at p, replacing
-// whatever is there, and returns the stat data of what it wrote. A parent
-// that is a symlink or a file is replaced by a directory first, so nothing
-// is written through a link the agent planted.
-func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) (walk.Stat, error) {
-	parts := strings.Split(p, "/")
-	dir := r.root
-	for _, part := range parts[:len(parts)-1] {
-		dir += "/" + part
-		fi, err := os.Lstat(dir)
-		switch {
-		case err == nil && fi.IsDir():
-			continue
-		case err == nil:
-			if err := os.Remove(dir); err != nil {
-				return walk.Stat{}, err
-			}
-		case !errors.Is(err, os.ErrNotExist):
-			return walk.Stat{}, err
-		}
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return walk.Stat{}, err
-		}
+// writeFromTree writes a blob from the object database at p under root, replacing
+// whatever is there, and returns the stat data of what it wrote. A parent that is a
+// symlink or a file is replaced by a directory first, and every step is taken relative
+// to root's descriptor without following a link at any component (fsafe): a link the
+// agent planted at a parent folder, even one swapped in while hgate works, is never
+// written through.
+func (r *Repo) writeFromTree(root *fsafe.Root, p string, mode filemode.FileMode, h plumbing.Hash) (walk.Stat, error) {
+	if err := makeParents(root, p); err != nil {
+		return walk.Stat{}, err
 	}
-	full := r.root + "/" + p
-	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
-		if err := os.RemoveAll(full); err != nil {
-			return walk.Stat{}, err
-		}
-	} else if err == nil {
-		if err := os.Remove(full); err != nil {
-			return walk.Stat{}, err
-		}
+	if err := root.RemoveAll(p); err != nil {
+		return walk.Stat{}, err
 	}
 	data, err := r.objects().Blob(h)
 	if err != nil {
 		return walk.Stat{}, err
 	}
 	if mode == filemode.Symlink {
-		if err := os.Symlink(string(data), full); err != nil {
+		if err := root.Symlink(string(data), p); err != nil {
 			return walk.Stat{}, err
 		}
-		return walk.Lstat(full) // a symlink is never changed in place
+		fi, err := root.Lstat(p) // a symlink is never changed in place
+		if err != nil {
+			return walk.Stat{}, err
+		}
+		return walk.InfoStat(fi), nil
 	}
 	perm := os.FileMode(0o644)
 	if mode == filemode.Executable {
 		perm = 0o755
 	}
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := root.Create(p, perm)
 	if err != nil {
 		return walk.Stat{}, err
 	}
@@ -329,13 +323,47 @@ func (r *Repo) writeFromTree(p string, mode filemode.FileMode, h plumbing.Hash) 
 	return walk.InfoStat(fi), nil
 }
 
-// removeEmptyParents removes the directories above p that became empty.
-func (r *Repo) removeEmptyParents(p string) {
+// makeParents makes every folder above p under root, replacing a link or a file found
+// at one of their names (removed itself, never followed).
+func makeParents(root *fsafe.Root, p string) error {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		fi, err := root.Lstat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			if err := root.Remove(dir); err != nil {
+				return err
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		}
+		if err := root.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeEmptyParents removes the directories above p under root that became empty.
+func removeEmptyParents(root *fsafe.Root, p string) {
 	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
-		if os.Remove(r.root+"/"+d) != nil {
+		if root.Remove(d) != nil {
 			return
 		}
 	}
+}
+
+// openRoot opens the worktree's root folder for fsafe: every name under it is then
+// resolved from its descriptor, never following a link.
+func (r *Repo) openRoot() (*fsafe.Root, error) {
+	root, err := fsafe.OpenRoot(r.root)
+	if err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", r.root, err)
+	}
+	return root, nil
 }
 
 // BreakRefLocks removes the lock files a killed hgate may have left on the

@@ -14,6 +14,7 @@ import (
 	"github.com/hgate/hgate/gitguard/gitrun"
 	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/gitguard/internal/walk"
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
 // Worktrees is the role of the loop's several agents: linked worktrees made and filled
@@ -143,13 +144,18 @@ func (r *Repo) fill(commit plumbing.Hash, max int64) error {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	root, err := r.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	stats := map[string]walk.Stat{}
 	for _, p := range paths {
 		e := files[p]
 		if err := objstore.CheckPath(p); err != nil {
 			return fmt.Errorf("fill %s: %w", r.root, err)
 		}
-		fs, err := r.writeEntry(p, e, max)
+		fs, err := r.writeEntry(root, p, e, max)
 		if err != nil {
 			return objstore.ForPath(err, "fill "+r.root, p)
 		}
@@ -160,10 +166,10 @@ func (r *Repo) fill(commit plumbing.Hash, max int64) error {
 
 // writeEntry writes one tree entry at p (see writeFromTree); a submodule is an empty
 // folder, a blob over max bytes an error.
-func (r *Repo) writeEntry(p string, e objstore.Entry, max int64) (walk.Stat, error) {
+func (r *Repo) writeEntry(root *fsafe.Root, p string, e objstore.Entry, max int64) (walk.Stat, error) {
 	switch e.Mode {
 	case filemode.Submodule:
-		return walk.Stat{}, os.MkdirAll(r.root+"/"+p, 0o755)
+		return walk.Stat{}, root.MkdirAll(p, 0o755)
 	case filemode.Regular, filemode.Executable, filemode.Deprecated, filemode.Symlink:
 	default:
 		return walk.Stat{}, fmt.Errorf("unsupported mode %s", e.Mode)
@@ -171,7 +177,7 @@ func (r *Repo) writeEntry(p string, e objstore.Entry, max int64) (walk.Stat, err
 	if n, err := r.objects().Size(e.Hash); err == nil && n > max {
 		return walk.Stat{}, fmt.Errorf("%d bytes, over gate.max_file_bytes (%d)", n, max)
 	}
-	return r.writeFromTree(p, e.Mode, e.Hash)
+	return r.writeFromTree(root, p, e.Mode, e.Hash)
 }
 
 // openDirs opens the worktree at root with its git folders given, not looked up.
@@ -266,6 +272,11 @@ func (r *Repo) PlaceTree(tree plumbing.Hash, maxFile int64) error {
 	if err != nil {
 		return err
 	}
+	root, err := r.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	// Removals first, deepest first, so a file can take the place of a folder.
 	for k := len(cs) - 1; k >= 0; k-- {
 		c := cs[k]
@@ -275,16 +286,16 @@ func (r *Repo) PlaceTree(tree plumbing.Hash, maxFile int64) error {
 		if c.To.Mode != 0 {
 			continue
 		}
-		if err := os.Remove(r.root + "/" + c.Path); err != nil && !os.IsNotExist(err) {
+		if err := root.Remove(c.Path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("place: remove %s: %w", c.Path, err)
 		}
-		r.removeEmptyParents(c.Path)
+		removeEmptyParents(root, c.Path)
 	}
 	for _, c := range cs {
 		if c.To.Mode == 0 {
 			continue
 		}
-		if _, err := r.writeEntry(c.Path, c.To, r.maxFileOr(maxFile)); err != nil {
+		if _, err := r.writeEntry(root, c.Path, c.To, r.maxFileOr(maxFile)); err != nil {
 			return objstore.ForPath(err, "place", c.Path)
 		}
 	}

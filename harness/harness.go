@@ -7,14 +7,15 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hgate/hgate/config"
@@ -74,11 +75,21 @@ type MCP struct {
 // folder that is not there holds no artifact. Only the folder's own problems (it cannot
 // be listed) are errors; an artifact that does not read carries its Problem.
 func Load(dir string) ([]Artifact, error) {
+	root, err := fsafe.OpenRoot(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+	defer root.Close()
 	var out []Artifact
 	for _, kind := range []string{KindMCP, KindSkill} {
 		sub := map[string]string{KindMCP: "mcp", KindSkill: "skills"}[kind]
-		entries, err := os.ReadDir(filepath.Join(dir, sub))
-		if os.IsNotExist(err) {
+		// The agent wrote the folder: listed by descriptor, and a link at mcp/ or skills/
+		// is never followed (it holds no artifact).
+		entries, err := root.ReadDir(sub)
+		if os.IsNotExist(err) || errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
 			continue
 		}
 		if err != nil {
@@ -89,11 +100,10 @@ func Load(dir string) ([]Artifact, error) {
 				continue
 			}
 			a := Artifact{Kind: kind, Name: sanitize(e.Name()), Path: path.Join(sub, e.Name())}
-			folder := filepath.Join(dir, sub, e.Name())
 			if kind == KindSkill {
-				a.Skill, a.Problem = readSkill(folder)
+				a.Skill, a.Problem = readSkill(root, a.Path)
 			} else {
-				a.MCP, a.Problem = readMCP(folder)
+				a.MCP, a.Problem = readMCP(root, a.Path)
 				if a.MCP != nil && a.MCP.Name != "" {
 					a.Name = sanitize(a.MCP.Name)
 				}
@@ -131,8 +141,8 @@ func sanitize(name string) string {
 }
 
 // readSkill checks a skill folder's SKILL.md: both front-matter fields present.
-func readSkill(folder string) (*Skill, string) {
-	data, err := readSmall(filepath.Join(folder, "SKILL.md"))
+func readSkill(root *fsafe.Root, folder string) (*Skill, string) {
+	data, err := readSmall(root, path.Join(folder, "SKILL.md"))
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -159,12 +169,16 @@ func readSkill(folder string) (*Skill, string) {
 // maxManifest bounds what is read of a file the agent wrote.
 const maxManifest = 1 << 20
 
-func readSmall(p string) ([]byte, error) {
-	f, err := fsafe.Open(p, maxManifest) // the agent wrote it: by descriptor, no link
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s is missing", filepath.Base(p))
-		}
+// readSmall reads the file p (slash-separated) under the harness folder root: the agent
+// wrote it, so by descriptor, with no link followed at any component.
+func readSmall(root *fsafe.Root, p string) ([]byte, error) {
+	f, err := root.Open(p, -1)
+	switch {
+	case os.IsNotExist(err):
+		return nil, fmt.Errorf("%s is missing", path.Base(p))
+	case errors.Is(err, fsafe.ErrNotRegular):
+		return nil, fmt.Errorf("%s is not a regular file", path.Base(p))
+	case err != nil:
 		return nil, err
 	}
 	defer f.Close()
@@ -173,18 +187,18 @@ func readSmall(p string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(p))
+		return nil, fmt.Errorf("%s is not a regular file", path.Base(p))
 	}
 	if st.Size() > maxManifest {
-		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(p), maxManifest)
+		return nil, fmt.Errorf("%s is larger than %d bytes", path.Base(p), maxManifest)
 	}
 	return io.ReadAll(io.LimitReader(f, maxManifest))
 }
 
 // readMCP reads and normalizes an MCP server's manifest.
-func readMCP(folder string) (*MCP, string) {
+func readMCP(root *fsafe.Root, folder string) (*MCP, string) {
 	for _, name := range manifestNames {
-		data, err := readSmall(filepath.Join(folder, name))
+		data, err := readSmall(root, path.Join(folder, name))
 		if err != nil {
 			if strings.HasSuffix(err.Error(), " is missing") {
 				continue

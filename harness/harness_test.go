@@ -120,8 +120,8 @@ func TestJudge(t *testing.T) {
 	}
 	write("skills/a/SKILL.md", "---\nname: a\ndescription: d\n---\n")
 	write("skills/b/SKILL.md", "---\nname: b\ndescription: d\n---\n")
-	ca, _ := ContentHash(filepath.Join(dir, "skills/a"))
-	cb, _ := ContentHash(filepath.Join(dir, "skills/b"))
+	ca, _ := ContentHash(dir, "skills/a")
+	cb, _ := ContentHash(dir, "skills/b")
 	reg := &Registry{Artifacts: []Entry{{Path: "skills/a", Status: Qualified, Content: ca}, {Path: "skills/b", Status: Quarantined, Content: cb}}}
 	if got, err := reg.Judge(dir); err != nil || got != Retest {
 		t.Fatalf("one quarantined, unchanged: %d %v, want Retest", got, err)

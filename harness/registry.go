@@ -4,11 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"sort"
 
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
@@ -73,32 +74,42 @@ func (r *Registry) Find(path string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// ContentHash is a digest of an artifact folder: each regular file's slash path and
-// content, each symlink's path and target, in path order. Any change to the folder
-// changes it, so a changed artifact is judged again.
-func ContentHash(dir string) (string, error) {
+// ContentHash is a digest of the artifact folder rel (slash-separated) under dir (the
+// harness folder): each regular file's slash path and content, each symlink's path and
+// target, in path order. Any change to the folder changes it, so a changed artifact is
+// judged again. The agent wrote the folder: it is read through fsafe, relative to dir's
+// descriptor (no link followed at rel or below; a link is hashed as a link, a FIFO or
+// device by its name only), and a hard-linked file makes it fail (the artifact counts as
+// changed).
+func ContentHash(dir, rel string) (string, error) {
+	base, err := fsafe.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer base.Close()
+	root, err := base.OpenDir(path.Clean(rel))
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
 	type item struct{ path, digest string }
 	var items []item
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
+	err = root.Walk(func(name string, d fs.DirEntry) error {
 		switch t := d.Type(); {
 		case t&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
+			target, err := root.Readlink(name)
 			if err != nil {
 				return err
 			}
-			items = append(items, item{rel, "link " + target})
+			items = append(items, item{name, "link " + target})
 		case t.IsRegular():
-			data, err := os.ReadFile(p)
+			sum, err := fileDigest(root, name)
 			if err != nil {
 				return err
 			}
-			sum := sha256.Sum256(data)
-			items = append(items, item{rel, "file " + hex.EncodeToString(sum[:])})
+			items = append(items, item{name, "file " + sum})
+		case !t.IsDir():
+			items = append(items, item{name, "special"}) // a FIFO or device: never opened
 		}
 		return nil
 	})
@@ -113,6 +124,20 @@ func ContentHash(dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// fileDigest is the hex SHA-256 of the regular, singly linked file name under root.
+func fileDigest(root *fsafe.Root, name string) (string, error) {
+	f, err := root.Open(name, -1)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // Unchanged are the artifacts the registry judged (qualified or quarantined) whose
 // folders under dir (the harness folder) are as they were judged, path → content: not
 // built in the iteration now running, so another artifact's failure never quarantines
@@ -123,7 +148,7 @@ func (r *Registry) Unchanged(dir string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, e := range r.Artifacts {
-		if c, err := ContentHash(filepath.Join(dir, filepath.FromSlash(e.Path))); err == nil && c == e.Content {
+		if c, err := ContentHash(dir, e.Path); err == nil && c == e.Content {
 			out[e.Path] = c
 		}
 	}
@@ -162,7 +187,7 @@ func (r *Registry) Judge(dir string) (int, error) {
 		if !ok {
 			return Changed, nil
 		}
-		if c, err := ContentHash(filepath.Join(dir, filepath.FromSlash(a.Path))); err != nil || c != e.Content {
+		if c, err := ContentHash(dir, a.Path); err != nil || c != e.Content {
 			return Changed, nil
 		}
 		if e.Status != Qualified {

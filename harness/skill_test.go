@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgate/hgate/internal/fsafe"
+
 	"github.com/hgate/hgate/config"
 )
 
@@ -31,7 +33,12 @@ func TestSkillFrontMatter(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\n"+tt.fm+"\n---\nBody.\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, problem := readSkill(dir)
+		root, err := fsafe.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, problem := readSkill(root, ".")
+		root.Close()
 		if tt.problem == "" && problem != "" || !strings.Contains(problem, tt.problem) {
 			t.Errorf("%q: problem %q, want %q", tt.fm, problem, tt.problem)
 		}

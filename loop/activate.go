@@ -137,10 +137,10 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 		if !ok || e.Status != harness.Qualified || a.Problem != "" || e.Kind != a.Kind {
 			continue
 		}
-		if content, err := harness.ContentHash(filepath.Join(hdir, filepath.FromSlash(a.Path))); err != nil || content != e.Content {
+		if content, err := harness.ContentHash(hdir, a.Path); err != nil || content != e.Content {
 			continue // changed since it was judged: the next qualification judges it again
 		}
-		if content, err := harness.ContentHash(filepath.Join(mat, filepath.FromSlash(a.Path))); err != nil || content != e.Content {
+		if content, err := harness.ContentHash(mat, a.Path); err != nil || content != e.Content {
 			continue // the ref does not hold the bytes judged
 		}
 		switch a.Kind {

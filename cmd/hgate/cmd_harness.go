@@ -39,7 +39,7 @@ func (c *harnessListCmd) Run(g *Globals, env *gate.Env) error {
 		out.UpdatedAt, out.Commit = &reg.UpdatedAt, &reg.Commit
 		dir := filepath.Join(env.Repo.Root(), filepath.FromSlash(env.Config.Loop.Harness.Dir))
 		for _, en := range reg.Artifacts {
-			now, err := harness.ContentHash(filepath.Join(dir, filepath.FromSlash(en.Path)))
+			now, err := harness.ContentHash(dir, en.Path)
 			out.Artifacts = append(out.Artifacts, listedArtifact{Entry: en, Changed: err != nil || now != en.Content})
 		}
 	}

@@ -152,7 +152,7 @@ func Run(ctx context.Context, e *gate.Env, opts Options) (*Qualification, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		content, err := harness.ContentHash(filepath.Join(bundle, filepath.FromSlash(a.Path)))
+		content, err := harness.ContentHash(bundle, a.Path)
 		if err != nil {
 			return nil, fmt.Errorf("qualify: %w", err)
 		}

@@ -252,3 +252,33 @@ func TestReplaceNamesCannotBeGuessed(t *testing.T) {
 	}
 	untouched(t, outside)
 }
+
+// Lstat and Symlink act on the name itself, never through a link at a parent folder.
+func TestLstatSymlinkNeverFollowParent(t *testing.T) {
+	root, outside, r := fixture(t)
+	if err := os.Symlink(outside, filepath.Join(root, "via")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Symlink("target", "via/planted"); err == nil {
+		t.Error("Symlink made a link through a linked parent folder")
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "planted")); err == nil {
+		t.Error("a link appeared outside the root")
+	}
+	if _, err := r.Lstat("via/secret"); err == nil {
+		t.Error("Lstat described a file through a linked parent folder")
+	}
+	if err := r.Symlink("some/target", "d/l"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := r.Lstat("d/l")
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("Lstat(d/l) = %v, %v; want a link", fi, err)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "d", "l")); got != "some/target" {
+		t.Errorf("link target %q", got)
+	}
+	if fi, err := r.Lstat("d/f"); err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len("mine too")) {
+		t.Errorf("Lstat(d/f) = %v, %v", fi, err)
+	}
+}

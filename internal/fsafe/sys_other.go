@@ -4,6 +4,7 @@ package fsafe
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 )
 
@@ -30,3 +31,6 @@ func (r *Root) Readlink(name string) (string, error)                     { retur
 
 // NoFollow is O_NOFOLLOW where there is one; Windows has none (and no sandbox).
 const NoFollow = 0
+
+func (r *Root) Lstat(name string) (fs.FileInfo, error) { return nil, errUnsupported }
+func (r *Root) Symlink(target, name string) error      { return errUnsupported }

@@ -315,7 +315,7 @@ func (r *Root) openat(name string, flags int, mode uint32) (int, error) {
 	if err := checkName(name); err != nil {
 		return -1, err
 	}
-	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC | nonblock(flags)
 	fd, err := openat2(r.fd, name, flags, mode)
 	if err == errNoOpenat2 {
 		fd, err = r.walk(name, flags, mode)
@@ -374,3 +374,17 @@ func (r *Root) sameDev(fd int) error {
 // NoFollow is O_NOFOLLOW, for a caller's own os.OpenFile of a file that no sandbox can
 // reach (hgate's state under .git/hgate) and that must not be a link all the same.
 const NoFollow = unix.O_NOFOLLOW
+
+// Symlink makes the new link name pointing at target (which is never resolved here).
+func (r *Root) Symlink(target, name string) error {
+	record("symlink", r.path, name)
+	dfd, base, err := r.parent(name)
+	if err != nil {
+		return err
+	}
+	defer closeParent(r, dfd)
+	if err := unix.Symlinkat(target, dfd, base); err != nil {
+		return &os.LinkError{Op: "symlink", Old: target, New: r.Join(name), Err: err}
+	}
+	return nil
+}

@@ -169,3 +169,18 @@ func (d *dirHandle) hashFile(name string, size int64) (plumbing.Hash, error) {
 	}
 	return out, nil
 }
+
+// readlink is the target of the symlink name inside the directory.
+func (d *dirHandle) readlink(name string) (string, error) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Readlinkat(d.fd, name, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	}
+}

@@ -3,6 +3,8 @@
 package walk
 
 import (
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -57,5 +59,23 @@ func (d *dirHandle) stat(name string) (Stat, error) {
 
 // hashFile hashes the regular file name inside the directory as a blob.
 func (d *dirHandle) hashFile(name string, _ int64) (plumbing.Hash, error) {
-	return HashFile(d.path + "/" + name)
+	f, err := os.Open(d.path + "/" + name)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
+	if n, err := io.Copy(h, f); err != nil || n != fi.Size() {
+		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read (%v)", name, err)
+	}
+	return h.Sum(), nil
+}
+
+// readlink is the target of the symlink name inside the directory.
+func (d *dirHandle) readlink(name string) (string, error) {
+	return os.Readlink(d.path + "/" + name)
 }

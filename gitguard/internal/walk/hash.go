@@ -3,14 +3,18 @@ package walk
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/internal/fsafe"
 )
 
-// HashFile hashes a regular file as a blob.
-func HashFile(full string) (plumbing.Hash, error) {
-	f, err := os.Open(full)
+// HashFile hashes the regular file name under dir as a blob. fsafe opens it: a link at
+// any component of name is never followed, a FIFO never blocks, and anything but a
+// regular file with a single link is refused (a hard link to a file elsewhere is never
+// read).
+func HashFile(dir *fsafe.Root, name string) (plumbing.Hash, error) {
+	f, err := dir.Open(name, -1)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -25,14 +29,15 @@ func HashFile(full string) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	if n != fi.Size() {
-		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read", full)
+		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read", dir.Join(name))
 	}
 	return h.Sum(), nil
 }
 
-// HashLink is the blob id of the symlink at full, and its target.
-func HashLink(full string) (plumbing.Hash, string, error) {
-	t, err := os.Readlink(full)
+// HashLink is the blob id of the symlink name under dir, and its target (the link is
+// read itself, never through a link at a parent folder).
+func HashLink(dir *fsafe.Root, name string) (plumbing.Hash, string, error) {
+	t, err := dir.Readlink(name)
 	if err != nil {
 		return plumbing.ZeroHash, "", err
 	}

@@ -453,7 +453,9 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 			ws.Hash = e.Hash
 			return nil
 		}
-		ws.Hash, _, err = HashLink(full())
+		var t string
+		t, err = dh.readlink(e.Path[strings.LastIndexByte(e.Path, '/')+1:])
+		ws.Hash = plumbing.ComputeHash(plumbing.BlobObject, []byte(t))
 		if err != nil {
 			return fmt.Errorf("read symlink %s: %w", e.Path, err)
 		}
