@@ -32,12 +32,7 @@ func (r *Repo) EmptiedTree(tree plumbing.Hash, allow []string) (plumbing.Hash, [
 			paths = append(paths, p)
 		}
 	}
-	slices.Sort(paths)
-	if len(paths) == 0 {
-		return tree, nil, nil
-	}
-	out, err := tr.Apply(tree, ed)
-	return out, paths, err
+	return applyVariant(tr, tree, ed, paths)
 }
 
 // OverlayAllowed returns tree with the paths allow matches as they are in from (added,
@@ -67,6 +62,12 @@ func (r *Repo) OverlayAllowed(tree, from plumbing.Hash, allow []string) (plumbin
 			paths = append(paths, p)
 		}
 	}
+	return applyVariant(tr, tree, ed, paths)
+}
+
+// applyVariant stores tree with ed applied, and returns it with the paths ed changed
+// (sorted); tree itself when ed changed none.
+func applyVariant(tr *objstore.Trees, tree plumbing.Hash, ed *objstore.Edit, paths []string) (plumbing.Hash, []string, error) {
 	slices.Sort(paths)
 	if len(paths) == 0 {
 		return tree, nil, nil
