@@ -18,7 +18,7 @@ import (
 // Landlock domain so that, where signals are scoped, the tree cannot kill it to escape.
 //
 // unset passes on to the leader, which unsets those variables before the exec: they are
-// this shim's and the leader shim's alone (see raceEnv).
+// this shim's and the leader shim's alone (see shimOnly).
 //
 // death is the fd of the death pipe (see WrapDeath), 0 for none: used with Isolate alone,
 // where the shim cannot die of its leader's signal.

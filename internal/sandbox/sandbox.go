@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -124,7 +125,7 @@ const (
 // Wrap rewrites a not-yet-started cmd (from exec.Command/CommandContext) so that it runs under p: cmd.Path becomes
 // the hgate-sandbox binary next to this executable (see shimPath) or /proc/self/exe, cmd.Args becomes ["hgate-sandbox", <encoded policy>, "--", original path, original args...].
 // cmd.Dir, Stdin/Stdout/Stderr, SysProcAttr are left as the caller set them, and so is the command's environment:
-// in a race build the shim alone also gets GORACE (see raceEnv), which it unsets before the command starts. Relative
+// the shim alone also gets GOMAXPROCS, and GORACE in a race build (see shimOnly), which it unsets before the command starts. Relative
 // paths in p are taken from the caller's working directory. Returns an error when Available() does.
 func Wrap(cmd *exec.Cmd, p Policy) error { return wrap(cmd, p, 0) }
 
@@ -188,21 +189,37 @@ type wirePolicy struct {
 }
 
 // shimEnv returns the environment to start the shim with and the variables in it that are
-// the shim's alone: env itself outside race builds, and wherever env sets GORACE already.
+// the shim's alone (shimOnly), each added where env does not set it already.
 func shimEnv(env []string) ([]string, []string) {
-	if raceEnv == "" {
-		return env, nil
-	}
-	if env == nil {
-		env = os.Environ()
-	}
-	name, _, _ := strings.Cut(raceEnv, "=")
-	for _, kv := range env {
-		if strings.HasPrefix(kv, name+"=") {
-			return env, nil
+	var unset []string
+	for _, kv := range shimOnly() {
+		if env == nil {
+			env = os.Environ()
 		}
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") }) {
+			continue
+		}
+		env = append(slices.Clip(env), kv)
+		unset = append(unset, name)
 	}
-	return append(slices.Clip(env), raceEnv), []string{name}
+	return env, unset
+}
+
+// shimGOMAXPROCS runs the shim's Go runtime on one P. The shim computes nothing: it sets
+// up the sandbox, starts the command and waits, and with a P per CPU its runtime started
+// more threads and spun idle ones looking for work, at every task's start (about 10% of a
+// task's CPU, measured on the performance page). Every thread also costs the Landlock
+// calls, which the runtime makes on each thread in turn. The command never sees it.
+const shimGOMAXPROCS = "GOMAXPROCS=1"
+
+// shimOnly is what Wrap adds to the shim's environment alone, which the shim unsets
+// before the command starts: shimGOMAXPROCS, and raceEnv in a race build.
+func shimOnly() []string {
+	if raceEnv == "" {
+		return []string{shimGOMAXPROCS}
+	}
+	return []string{shimGOMAXPROCS, raceEnv}
 }
 
 // without returns environ less the variables named in unset.
@@ -289,11 +306,8 @@ func encodeWire(p Policy, unset []string, death int) (string, error) {
 
 func decodePolicy(s string) (wirePolicy, error) {
 	var w wirePolicy
-	// The protocol first: a policy of another one may hold fields this shim does not
-	// know, and the mismatch is the error to show.
-	var v struct{ Protocol int }
-	if err := json.Unmarshal([]byte(s), &v); err == nil && v.Protocol != Protocol {
-		return w, fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", v.Protocol, Protocol)
+	if err := checkProtocol(s); err != nil {
+		return w, err
 	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
@@ -314,6 +328,21 @@ func decodePolicy(s string) (wirePolicy, error) {
 		}
 	}
 	return w, nil
+}
+
+// checkProtocol fails when s is a policy of another protocol: it may hold fields this
+// shim does not know, and the mismatch is the error to show. encodeWire writes the
+// protocol first, so a policy of this one is known by its first bytes; anything else is
+// decoded once more to name its protocol (a second decode costs every task's start).
+func checkProtocol(s string) error {
+	if strings.HasPrefix(s, `{"Protocol":`+strconv.Itoa(Protocol)+`,`) {
+		return nil
+	}
+	var v struct{ Protocol int }
+	if err := json.Unmarshal([]byte(s), &v); err == nil && v.Protocol != Protocol {
+		return fmt.Errorf("decode policy: protocol %d, this shim speaks %d (hgate and hgate-sandbox are from different builds: go install ./cmd/...)", v.Protocol, Protocol)
+	}
+	return nil
 }
 
 // Main runs the shim when this process was started by Wrap (os.Args[0] == "hgate-sandbox") and never returns then;
