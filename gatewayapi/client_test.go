@@ -69,82 +69,106 @@ func provider(t *testing.T) *httptest.Server {
 	return s
 }
 
-// TestClientCountsThroughTheProcess: requests reach the gateway's process through a
-// listener of the test's, and the count comes back as events (each before its response
-// reaches the client), as scopes and as a total; a charge adds to the total, and the
-// budget refuses the request past it.
-func TestClientCountsThroughTheProcess(t *testing.T) {
-	var mu sync.Mutex
-	var events []gatewayapi.Scope
-	onUsage := func(u gatewayapi.Usage, count gatewayapi.Scope) {
-		mu.Lock()
-		events = append(events, count)
-		mu.Unlock()
+// usageLog records the events the client passes on: how many carried tokens, and the
+// last count.
+type usageLog struct {
+	mu     sync.Mutex
+	tokens int
+	last   gatewayapi.Scope
+}
+
+func (l *usageLog) on(u gatewayapi.Usage, count gatewayapi.Scope) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u.Tokens != (spend.Tokens{}) {
+		l.tokens++
 	}
-	cfg := gatewayapi.Config{AnthropicURL: provider(t).URL, Limits: gatewayapi.Limits{Tokens: 3000}}
-	c, err := gatewayapi.StartBinary(linkGateway(t), cfg, onUsage, os.Stderr)
+	l.last = count
+}
+
+func (l *usageLog) get() (int, gatewayapi.Scope) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.tokens, l.last
+}
+
+// post sends one message request to url and returns its status and body.
+func post(t *testing.T, url string) (int, string) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"model":"claude-sonnet-4-5"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// serveScope starts c on a listener of the test's and returns the base URL of scope.
+func serveScope(t *testing.T, c *gatewayapi.Client, scope string) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	c.Serve(l)
-	prefix, err := c.Scope("attempt/1/T")
+	prefix, err := c.Scope(scope)
 	if err != nil || !strings.HasPrefix(prefix, "/s/") {
 		t.Fatalf("Scope: %q %v", prefix, err)
 	}
-	url := "http://" + l.Addr().String() + prefix + "/v1/messages"
-	for i, want := range []int{200, 200, 403} {
-		if i == 2 {
-			if err := c.Charge(spend.Spend{Tokens: spend.Tokens{Input: 1000}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		resp, err := http.Post(url, "application/json", strings.NewReader(`{"model":"claude-sonnet-4-5"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.StatusCode != want {
-			t.Fatalf("request %d: status %d, want %d", i+1, resp.StatusCode, want)
-		}
-		mu.Lock()
-		n := len(events)
-		mu.Unlock()
-		// A stream's event is acked before its line is passed on: the client has it once
-		// the line arrived (the response's end may come later: a second event).
-		if want == 200 && (n < i+1 || !strings.Contains(string(body), "message_start")) {
-			t.Fatalf("after response %d (%q) the client had %d usage events", i+1, body, n)
+	return "http://" + l.Addr().String() + prefix
+}
+
+// TestClientCountsThroughTheProcess: requests reach the gateway's process through a
+// listener of the test's, and the count comes back as events (each before the stream's
+// line it counts reaches the client), as scopes and as a total; a charge adds to the
+// total, and the budget refuses the request past it.
+func TestClientCountsThroughTheProcess(t *testing.T) {
+	var log usageLog
+	cfg := gatewayapi.Config{AnthropicURL: provider(t).URL, Limits: gatewayapi.Limits{Tokens: 3000}}
+	c, err := gatewayapi.StartBinary(linkGateway(t), cfg, log.on, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	url := serveScope(t, c, "attempt/1/T") + "/v1/messages"
+	for i := 1; i <= 2; i++ {
+		status, body := post(t, url)
+		if n, _ := log.get(); status != 200 || !strings.Contains(body, "message_start") || n != i {
+			t.Fatalf("response %d: status %d (%q), and the client had %d events with tokens, want %d", i, status, body, n, i)
 		}
 	}
-	scopes, err := c.Scopes()
-	one := spend.Tokens{Input: 1000, Output: 200}
-	if got := scopes["attempt/1/T"]; err != nil || got.Tokens != one.Add(one) || got.Requests != 2 || got.Budget != 1 {
-		t.Fatalf("Scopes: %+v %v", scopes, err)
+	if err := c.Charge(spend.Spend{Tokens: spend.Tokens{Input: 1000}}); err != nil {
+		t.Fatal(err)
 	}
-	mu.Lock()
-	last := events[len(events)-1]
-	mu.Unlock()
-	if last.Tokens != one.Add(one) {
-		t.Fatalf("the last event's count is %+v, want both responses'", last)
+	if status, body := post(t, url); status != 403 {
+		t.Fatalf("past the budget: status %d (%q), want 403", status, body)
 	}
-	tot, err := c.Total()
-	if err != nil || tot.Tokens.Total() != 3400 {
-		t.Fatalf("Total: %+v %v, want 3400 tokens (2400 counted, 1000 charged)", tot, err)
-	}
+	checkCounts(t, c, &log)
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	if _, err := c.Total(); err == nil {
 		t.Fatal("a closed gateway answered")
+	}
+}
+
+// checkCounts: the scope counted two responses and refused one on the budget, the last
+// event said as much, and the total holds the charge too.
+func checkCounts(t *testing.T, c *gatewayapi.Client, log *usageLog) {
+	one := spend.Tokens{Input: 1000, Output: 200}
+	scopes, err := c.Scopes()
+	if got := scopes["attempt/1/T"]; err != nil || got.Tokens != one.Add(one) || got.Requests != 2 || got.Budget != 1 {
+		t.Fatalf("Scopes: %+v %v", scopes, err)
+	}
+	if _, last := log.get(); last.Tokens != one.Add(one) {
+		t.Fatalf("the last event's count is %+v, want both responses'", last)
+	}
+	tot, err := c.Total()
+	if err != nil || tot.Tokens.Total() != 3400 {
+		t.Fatalf("Total: %+v %v, want 3400 tokens (2400 counted, 1000 charged)", tot, err)
 	}
 }
 
