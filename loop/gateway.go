@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"strings"
@@ -9,18 +10,19 @@ import (
 	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
 	"github.com/hgate/hgate/config"
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/spend"
 )
 
-// modelGateway is the run's model gateway: one per run, on the host's loopback, started
-// with the run and closed with it. The agent's CLI (claude, codex: agentcli.Routed)
+// modelGateway is the run's model gateway: one per run, a process of hgate-gateway's
+// that the loop starts with the run and ends with it (and that ends with the loop if the
+// loop is killed), answering on the host's loopback. The agent's CLI (claude, codex: agentcli.Routed)
 // reaches its model through it, each session under a scope of its own; where it metered
 // a session, its count is that session's spend, and it refuses a request that would start
 // past the budget.
 type modelGateway struct {
-	gw     *gateway.Gateway
+	gw     *gatewayapi.Client
 	port   int // its host-side listener's: a jail may bind the same port inside its namespace
 	routed agentcli.Routed
 	up     agentcli.Upstream
@@ -67,26 +69,25 @@ func (r *runner) openGateway() (func(), error) {
 		return nil, nil
 	}
 	usd, tokens := r.spent()
-	cfg := gateway.Config{
-		Prices: gateway.DefaultPrices.Merge(gatewayPrices(r.cfg.Prices)),
-		Limits: gateway.Limits{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)},
-		Spent:  gateway.Scope{USD: usd, Tokens: spend.Tokens{Input: tokens}},
+	cfg := gatewayapi.Config{
+		Prices: gatewayapi.DefaultPrices.Merge(gatewayPrices(r.cfg.Prices)),
+		Limits: gatewayapi.Limits{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)},
+		Spent:  gatewayapi.Scope{USD: usd, Tokens: spend.Tokens{Input: tokens}},
 		// An agent kept off the network is kept off the provider's web tools too.
 		NoWebTools: r.cfg.Sandbox.Network.Isolated(),
-		OnUsage:    r.gatewayUsage,
-		Log:        r.log,
 	}
 	if up.API == "anthropic" {
 		cfg.AnthropicURL, cfg.AnthropicKey = up.URL, up.Key
 	} else {
 		cfg.OpenAIURL, cfg.OpenAIKey = up.URL, up.Key
 	}
-	gw, err := gateway.New(cfg)
+	gw, err := gatewayapi.Start(cfg, r.gatewayUsage, r.log)
 	if err != nil {
-		return nil, fmt.Errorf("loop: the model gateway: %w", err)
+		return nil, fmt.Errorf("loop: %w", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		_ = gw.Close()
 		return nil, fmt.Errorf("loop: the model gateway: %w", err)
 	}
 	gw.Serve(l)
@@ -96,19 +97,19 @@ func (r *runner) openGateway() (func(), error) {
 		key = "it holds the API key, the agent has a placeholder"
 	}
 	fmt.Fprintf(r.log, "[loop] the agent's model requests go through hgate's model gateway on 127.0.0.1:%d (%s API; %s)\n", r.mg.port, up.API, key)
-	return func() { _ = gw.Close(); _ = l.Close() }, nil
+	return func() { _ = l.Close(); _ = gw.Close() }, nil
 }
 
 // gatewayPrices is loop.prices as the gateway's table: a cache write at the input
 // price, a cache read at cached_input (input when unset), as the loop prices them.
-func gatewayPrices(prices map[string]config.Price) gateway.Prices {
-	out := gateway.Prices{}
+func gatewayPrices(prices map[string]config.Price) gatewayapi.Prices {
+	out := gatewayapi.Prices{}
 	for model, p := range prices {
 		cached := p.Input
 		if p.CachedInput != nil {
 			cached = *p.CachedInput
 		}
-		out[model] = gateway.Price{Input: p.Input, Output: p.Output, CacheRead: cached, CacheWrite: p.Input}
+		out[model] = gatewayapi.Price{Input: p.Input, Output: p.Output, CacheRead: cached, CacheWrite: p.Input}
 	}
 	return out
 }
@@ -133,7 +134,12 @@ func (r *runner) routeSession(spec sessionSpec, args []string) (out, env []strin
 		return args, nil, ""
 	}
 	name = fmt.Sprintf("%s/%d/%s", meterPhase(spec.Phase, spec.Repair), spec.Iteration, spec.Tag)
-	base := fmt.Sprintf("http://127.0.0.1:%d%s", r.mg.port, r.mg.gw.Scope(name))
+	prefix, err := r.mg.gw.Scope(name)
+	if err != nil {
+		// The gateway is gone: the session's requests fail, and its CLI says so.
+		fmt.Fprintf(r.log, "[loop] the model gateway: %v\n", err)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d%s", r.mg.port, prefix)
 	held := r.mg.up.Key != ""
 	out, env = r.mg.routed.Route(args, agentcli.Via{Base: base, Held: held, NoWebTools: r.cfg.Sandbox.Network.Isolated()})
 	if held && r.mg.up.KeyEnv != "" {
@@ -142,13 +148,14 @@ func (r *runner) routeSession(spec sessionSpec, args []string) (out, env []strin
 	return out, env, name
 }
 
-// gatewayUsage journals the count of the session a usage event belongs to (OnUsage, on
-// the gateway's goroutine), with the journal's own atomic write. The journal holds one
+// gatewayUsage journals count, the count of the session a usage event belongs to, with
+// the journal's own atomic write (on the gateway client's goroutine, which acks the event
+// after: the gateway holds the response until then). The journal holds one
 // such count, the session in flight's: it stays bounded however long the stream. While a
 // command served to the agent holds the journal (a gate), the event is not waited for:
 // the next one, or the session's end, journals the count (the stream is never held up).
-func (r *runner) gatewayUsage(u gateway.Usage) {
-	saved := r.genAgentUsage(u) || r.sessionUsage(u)
+func (r *runner) gatewayUsage(u gatewayapi.Usage, count gatewayapi.Scope) {
+	saved := r.genAgentUsage(u, count) || r.sessionUsage(u, count)
 	if saved && !u.Final {
 		fault.Point("loop-gateway-usage") // a stream's usage journaled, its end not seen
 	}
@@ -156,13 +163,13 @@ func (r *runner) gatewayUsage(u gateway.Usage) {
 
 // sessionUsage journals the count of the single session in flight when u is its: true
 // when saved.
-func (r *runner) sessionUsage(u gateway.Usage) bool {
+func (r *runner) sessionUsage(u gatewayapi.Usage, count gatewayapi.Scope) bool {
 	if !r.refsMu.TryLock() {
 		return false
 	}
 	defer r.refsMu.Unlock()
 	if m := r.j.Metering; m != nil && m.Scope == u.Scope && r.mg != nil {
-		m.Count = r.mg.gw.Book().Scopes()[u.Scope]
+		m.Count = count
 		return r.save() == nil
 	}
 	return false
@@ -171,7 +178,7 @@ func (r *runner) sessionUsage(u gateway.Usage) bool {
 // genAgentUsage journals the count of the generation's agent u belongs to, in its own
 // entry (genMu orders the agents' journal writes): true when saved. While another agent's
 // write holds the journal, the next event, or the agent's end, journals the count.
-func (r *runner) genAgentUsage(u gateway.Usage) bool {
+func (r *runner) genAgentUsage(u gatewayapi.Usage, count gatewayapi.Scope) bool {
 	if r.mg == nil || !r.genMu.TryLock() {
 		return false
 	}
@@ -181,7 +188,7 @@ func (r *runner) genAgentUsage(u gateway.Usage) bool {
 	}
 	for i := range r.j.Gen.Agents {
 		if m := r.j.Gen.Agents[i].Metering; m != nil && m.Scope == u.Scope {
-			m.Count = r.mg.gw.Book().Scopes()[u.Scope]
+			m.Count = count
 			return r.save() == nil
 		}
 	}
@@ -207,10 +214,10 @@ func (r *runner) meterSpend(it *Iteration, m *meterState, cli agentout.Run) agen
 	}
 	c := m.Count
 	if r.mg != nil {
-		if live, ok := r.mg.gw.Book().Scopes()[m.Scope]; ok {
+		if live, ok := r.mg.scopes()[m.Scope]; ok {
 			c = live
 		} else {
-			r.mg.gw.Book().Charge(c.Spend()) // a killed hgate's session: this gateway never saw it
+			r.mg.charge(c.Spend(), r.log) // a killed hgate's session: this gateway never saw it
 		}
 	}
 	r.addTelemetry(m.Scope, c)
@@ -231,12 +238,27 @@ func (r *runner) meterSpend(it *Iteration, m *meterState, cli agentout.Run) agen
 	return agentout.Run{Format: cli.Format, SessionID: cli.SessionID, CostUSD: &usd, Tokens: c.Tokens}
 }
 
-// total is the gateway's count over the run.
-func (mg *modelGateway) total() gateway.Scope {
+// total is the gateway's count over the run (zero once the gateway is gone).
+func (mg *modelGateway) total() gatewayapi.Scope {
 	if mg == nil {
-		return gateway.Scope{}
+		return gatewayapi.Scope{}
 	}
-	return mg.gw.Book().Total()
+	t, _ := mg.gw.Total()
+	return t
+}
+
+// scopes is the gateway's count by scope (none once the gateway is gone).
+func (mg *modelGateway) scopes() map[string]gatewayapi.Scope {
+	s, _ := mg.gw.Scopes()
+	return s
+}
+
+// charge tells the gateway of spend it did not see; a gateway gone forwards nothing more,
+// so only the log says it.
+func (mg *modelGateway) charge(s spend.Spend, log io.Writer) {
+	if err := mg.gw.Charge(s); err != nil {
+		fmt.Fprintf(log, "[loop] the model gateway: %v\n", err)
+	}
 }
 
 // chargeGateway tells the gateway of spend it did not see (the benchmark's, a session it
@@ -249,13 +271,13 @@ func (r *runner) chargeGateway(out agentout.Run) {
 	if out.CostUSD != nil {
 		s.USD = *out.CostUSD
 	}
-	r.mg.gw.Book().Charge(s)
+	r.mg.charge(s, r.log)
 }
 
 // keepCLIFigure keeps what the CLI reported beside the gateway's count, and shows a
 // disagreement above 2% or $0.01 (dollars, where the CLI reports them), or above 2% of
 // the tokens.
-func (r *runner) keepCLIFigure(it *Iteration, cli agentout.Run, c gateway.Scope) {
+func (r *runner) keepCLIFigure(it *Iteration, cli agentout.Run, c gatewayapi.Scope) {
 	it.Metered = true
 	if cli.CostUSD != nil {
 		v := spend.AddUSD(0, *cli.CostUSD)
@@ -282,16 +304,16 @@ func (r *runner) keepCLIFigure(it *Iteration, cli agentout.Run, c gateway.Scope)
 }
 
 // addTelemetry adds a session's count at the gateway to the run's, by phase.
-func (r *runner) addTelemetry(scope string, c gateway.Scope) {
+func (r *runner) addTelemetry(scope string, c gatewayapi.Scope) {
 	phase, _, _ := strings.Cut(scope, "/")
 	if r.j.Telemetry == nil {
-		r.j.Telemetry = map[string]gateway.Scope{}
+		r.j.Telemetry = map[string]gatewayapi.Scope{}
 	}
 	r.j.Telemetry[phase] = sumScope(r.j.Telemetry[phase], c)
 }
 
 // telemetry is the summary's view of the journal's count by phase; nil for none.
-func telemetry(phases map[string]gateway.Scope) *Telemetry {
+func telemetry(phases map[string]gatewayapi.Scope) *Telemetry {
 	if len(phases) == 0 {
 		return nil
 	}
@@ -303,7 +325,7 @@ func telemetry(phases map[string]gateway.Scope) *Telemetry {
 }
 
 // sumScope is a and b counted together, saturating.
-func sumScope(a, b gateway.Scope) gateway.Scope {
+func sumScope(a, b gatewayapi.Scope) gatewayapi.Scope {
 	a.Tokens, a.USD = a.Tokens.Add(b.Tokens), spend.AddUSD(a.USD, b.USD)
 	a.Requests += b.Requests
 	a.Refused += b.Refused

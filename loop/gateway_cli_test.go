@@ -191,6 +191,9 @@ func TestGatewayBudgetSetsAside(t *testing.T) {
 				t.Fatalf("%d requests reached the stub, want 1 (none after the budget)\n%s", n, log)
 			}
 			sum := readSummary(t, r, s.RunID)
+			if len(sum.Iterations) == 0 {
+				t.Fatalf("no iteration: stopped %s (%s)\n%s", sum.StopReason, sum.StopDetail, log)
+			}
 			it := sum.Iterations[0]
 			if len(sum.Iterations) != 1 || it.Outcome != loop.OutcomeSetAside || it.Verdict != nil || it.Agent == loop.AgentOK ||
 				!strings.Contains(it.BudgetCut, "1,200 tokens spent of the 1,000-token budget") {

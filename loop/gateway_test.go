@@ -4,27 +4,24 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/hgate/hgate/agentcli"
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 )
 
 // TestGatewaySecondListener: a session's base URL names the port of the host-side
 // listener; a listener the run's gateway is also given (as the jail's namespace will
 // hand one back, bound on that same port) answers the same scopes.
 func TestGatewaySecondListener(t *testing.T) {
-	gw, err := gateway.New(gateway.Config{AnthropicURL: "http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := startGateway(t, gatewayapi.Config{AnthropicURL: "http://127.0.0.1:1"})
 	host, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	gw.Serve(host)
 	r := &runner{mg: &modelGateway{gw: gw, port: host.Addr().(*net.TCPAddr).Port, routed: agentcli.Claude{}, up: agentcli.Upstream{API: "anthropic"}}}
-	defer gw.Close()
 	if r.gatewayPort() != r.mg.port || (&runner{}).gatewayPort() != 0 {
 		t.Fatalf("gatewayPort %d, want %d (0 without a gateway)", r.gatewayPort(), r.mg.port)
 	}
@@ -82,4 +79,16 @@ func TestBudgetCutIsNoCrash(t *testing.T) {
 	if (&step{r: r}).count(&cut); r.j.Crashes != 2 {
 		t.Fatalf("a crash moved the crash count from 1 to %d, want 2", r.j.Crashes)
 	}
+}
+
+// startGateway starts hgate-gateway as the loop does (the build shimtest put beside the
+// test binary), ended with the test.
+func startGateway(t *testing.T, cfg gatewayapi.Config) *gatewayapi.Client {
+	t.Helper()
+	gw, err := gatewayapi.Start(cfg, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	return gw
 }

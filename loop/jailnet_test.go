@@ -18,7 +18,7 @@ import (
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/modelstub"
@@ -84,11 +84,11 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 	host, other, hostLo := hostServer(t, ip, "host"), hostServer(t, ip, "other"), hostServer(t, "127.0.0.1", "host loopback")
 	// The model gateway as the loop runs it: on the host's loopback, its model a stub.
 	stub := modelstub.Anthropic(t, modelstub.Turn{Text: "unused: the agent's request has no tools"})
-	g, err := gateway.New(gateway.Config{AnthropicURL: stub.URL})
+	g := startGateway(t, gatewayapi.Config{AnthropicURL: stub.URL})
+	prefix, err := g.Scope("attempt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { g.Close() })
 	gw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 	if b, err := exec.Command("curl", "-s", "-m", "10", "http://"+host+"/").Output(); err != nil || string(b) != "host" {
 		t.Fatalf("unsandboxed curl of %s: %q %v", host, b, err)
 	}
-	for k, v := range map[string]string{"OUT": out, "HOST_ADDR": host, "OTHER_ADDR": other, "HOST_LO": hostLo, "GW_PORT": strconv.Itoa(gwPort), "GW_PREFIX": g.Scope("attempt")} {
+	for k, v := range map[string]string{"OUT": out, "HOST_ADDR": host, "OTHER_ADDR": other, "HOST_LO": hostLo, "GW_PORT": strconv.Itoa(gwPort), "GW_PREFIX": prefix} {
 		t.Setenv(k, v)
 	}
 	if nw.Mode == config.NetworkHosts {

@@ -42,7 +42,8 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("HGATE_LOOP_CHILD"); dir != "" {
 		os.Exit(child(dir, os.Getenv("HGATE_LOOP_RESUME") == "1"))
 	}
-	shimtest.Install() // the agents' and tasks' shim: hgate-sandbox as installed, not this test binary
+	shimtest.Install()        // the agents' and tasks' shim: hgate-sandbox as installed, not this test binary
+	shimtest.InstallGateway() // the model gateway the loop starts, as installed
 	os.Exit(m.Run())
 }
 

@@ -128,8 +128,8 @@ func (r *runner) addTestSpend(test, train benchmark.Spend) error {
 	r.test.Flight = nil // counted now, in the same write
 	// The gateway's budget check counts the benchmark's spend too.
 	if r.mg != nil {
-		r.mg.gw.Book().Charge(spend.Spend{USD: spend.AddUSD(test.CostUSD, train.CostUSD),
-			Tokens: spend.Tokens{Input: spend.AddTokens(test.Tokens(), train.Tokens())}})
+		r.mg.charge(spend.Spend{USD: spend.AddUSD(test.CostUSD, train.CostUSD),
+			Tokens: spend.Tokens{Input: spend.AddTokens(test.Tokens(), train.Tokens())}}, r.log)
 	}
 	r.test.CostUSD = spend.AddUSD(r.test.CostUSD, test.CostUSD)
 	r.test.Tokens = spend.AddTokens(r.test.Tokens, test.Tokens())

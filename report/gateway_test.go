@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/runlog"
 	"github.com/hgate/hgate/spend"
 )
@@ -12,8 +12,8 @@ import (
 // TestGatewayTable: a run's gateway count is shown in the loop's phase order, then the
 // total, with numbers as people read them; a run without one shows no table.
 func TestGatewayTable(t *testing.T) {
-	c := gateway.Scope{Tokens: spend.Tokens{Input: 1234567, Output: 200}, USD: 0.5, Requests: 3, Refused: 1, Budget: 1}
-	rows := gatewayRows(&runlog.Telemetry{Phases: map[string]gateway.Scope{"reflect": c, "attempt": c, "repair": c, "zz": c}, Total: c})
+	c := gatewayapi.Scope{Tokens: spend.Tokens{Input: 1234567, Output: 200}, USD: 0.5, Requests: 3, Refused: 1, Budget: 1}
+	rows := gatewayRows(&runlog.Telemetry{Phases: map[string]gatewayapi.Scope{"reflect": c, "attempt": c, "repair": c, "zz": c}, Total: c})
 	var got []string
 	for _, r := range rows {
 		got = append(got, r.Phase)

@@ -26,7 +26,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/gate"
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/ledger"
@@ -159,7 +159,7 @@ type Run struct {
 // GatewayRow is one phase's count at the model gateway ("total" for the run's).
 type GatewayRow struct {
 	Phase string `json:"phase"`
-	gateway.Scope
+	gatewayapi.Scope
 }
 
 // gatewayRows orders a run's telemetry as the loop's phases run: attempt, repair,

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/gate"
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/spend"
@@ -92,7 +92,7 @@ type Journal struct {
 	Metering *MeterState `json:"metering,omitempty"`
 	// Telemetry is the gateway's count over the run, by phase (attempt, repair, reflect,
 	// build, qualification).
-	Telemetry map[string]gateway.Scope `json:"telemetry,omitempty"`
+	Telemetry map[string]gatewayapi.Scope `json:"telemetry,omitempty"`
 	// Gen is the generation in progress (loop.agents > 1); Generations counts those done.
 	Gen         *Generation `json:"generation,omitempty"`
 	Generations int         `json:"generations,omitempty"`
@@ -153,8 +153,8 @@ type GenAgent struct {
 // MeterState is what the journal holds of the session in flight's count at the gateway,
 // rewritten at each usage event: a kill -9 mid-stream loses none of what was seen.
 type MeterState struct {
-	Scope string        `json:"scope"`
-	Count gateway.Scope `json:"count"`
+	Scope string           `json:"scope"`
+	Count gatewayapi.Scope `json:"count"`
 }
 
 // The harness phases (loop.harness.enabled), after the attempt's outcome is settled and

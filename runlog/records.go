@@ -2,7 +2,7 @@ package runlog
 
 import (
 	"github.com/hgate/hgate/gate"
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/spend"
 )
 
@@ -191,6 +191,6 @@ const SandboxOff = "off"
 // requests, refusals (budget ones apart), the provider's errors and of those the ones
 // the CLIs retry, by phase and in total.
 type Telemetry struct {
-	Phases map[string]gateway.Scope `json:"phases"`
-	Total  gateway.Scope            `json:"total"`
+	Phases map[string]gatewayapi.Scope `json:"phases"`
+	Total  gatewayapi.Scope            `json:"total"`
 }

@@ -37,11 +37,12 @@ export GIT_CONFIG_NOSYSTEM GIT_CONFIG_GLOBAL GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
 if [ -n "${HGATE:-}" ]; then
 	hgate=$HGATE
 else
-	echo "== building hgate, hgate-sandbox and hgate-mcp"
+	echo "== building hgate, hgate-sandbox, hgate-mcp and hgate-gateway"
 	hgate=$tmp/bin/hgate
 	# hgate-sandbox next to hgate is the shim of every sandboxed task (README, Install);
 	# hgate-mcp qualifies the agent's MCP servers and logs their calls (loop.harness).
-	(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/hgate ./cmd/hgate-sandbox ./cmd/hgate-mcp) || die "go build failed"
+	# hgate-gateway is the model gateway the loop starts for claude and codex.
+	(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/hgate ./cmd/hgate-sandbox ./cmd/hgate-mcp ./cmd/hgate-gateway) || die "go build failed"
 fi
 
 echo "== copying the example into $proj"

@@ -113,7 +113,7 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// scriptBinaries builds hgate, hgate-sandbox and hgate-mcp as `go install ./cmd/...` does,
+// scriptBinaries builds hgate, hgate-sandbox, hgate-mcp and hgate-gateway as `go install ./cmd/...` does,
 // into one folder the scripts find first on PATH, and returns it; "" when HGATE_UNDER_TEST
 // names the hgate to run (this test binary then execs it). Without them every hgate a
 // script ran, and every sandbox shim that hgate started (its own binary, with no
@@ -131,7 +131,7 @@ func scriptBinaries(t *testing.T) string {
 	if os.Getenv("HGATE_SCRIPTS_RACE") == "1" {
 		args, env = append(args, "-race"), os.Environ() // the race detector needs cgo
 	}
-	cmd := exec.Command("go", append(args, ".", "../hgate-sandbox", "../hgate-mcp")...)
+	cmd := exec.Command("go", append(args, ".", "../hgate-sandbox", "../hgate-mcp", "../hgate-gateway")...)
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)

@@ -14,7 +14,7 @@ import (
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/check"
 	"github.com/hgate/hgate/gate"
-	"github.com/hgate/hgate/gateway"
+	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/hooks"
 	"github.com/hgate/hgate/ledger"
@@ -28,7 +28,7 @@ import (
 func TestJSONKeys(t *testing.T) {
 	x, hash := 0.5, plumbing.NewHash("0123456789012345678901234567890123456789")
 	// The model gateway's count of a phase, every field set.
-	gwScope := gateway.Scope{Budget: 1, Unpriced: true, Open: 1}
+	gwScope := gatewayapi.Scope{Budget: 1, Unpriced: true, Open: 1}
 	gwKeys := "{tokens:{input output cache_read cache_write} usd requests refused budget errors retried unpriced open}"
 	violation := []gitguard.Violation{{Path: "a", Kind: "modified", Detail: "d", Hint: "h"}}
 	finalScore := &gate.FinalScore{ID: "0123456789abcdef", Pending: 1, Labels: []gate.LabelScore{{Train: gate.SplitScore{Best: &x, Baseline: &x}, Test: gate.SplitScore{Best: &x, Baseline: &x},
@@ -66,7 +66,7 @@ func TestJSONKeys(t *testing.T) {
 				SessionID: "s", CostUSD: &x, Tokens: &agentout.Tokens{}, CostPriced: true, BenchCostUSD: &x, BenchTokens: 1,
 				Generation: 1, AgentIndex: 1, Base: "b", ComparedWith: "c", Rebased: true, Row: 1,
 				Metered: true, CLICostUSD: &x, CLITokens: &agentout.Tokens{}, SpendDisagreement: "d", SpendOpen: true, BudgetCut: "b"}},
-			Gateway: &loop.Telemetry{Phases: map[string]gateway.Scope{"attempt": gwScope}, Total: gwScope}}},
+			Gateway: &loop.Telemetry{Phases: map[string]gatewayapi.Scope{"attempt": gwScope}, Total: gwScope}}},
 			"{summary:{run_id started finished baseline best_at_start best improvement kept rejected " +
 				"iterations:[{iteration outcome agent agent_detail verdict val_score best_before new_best commit message attempt_ref reasons repairs agent_seconds gate_seconds seconds resumed " +
 				"session_id cost_usd tokens:{input output cache_read cache_write} sandbox cost_priced " +

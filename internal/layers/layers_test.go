@@ -2,6 +2,7 @@ package layers
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -18,13 +19,13 @@ var layer = map[string]int{
 	"gitguard/internal/refs": 2, "gitguard/internal/index": 2, "gitguard/internal/records": 3, "gitguard/internal/walk": 3,
 	"gitguard":  4,
 	"workspace": 5, "spend": 5, "suite": 5, "split": 5, "record": 5, "config": 5, "finalscore": 5,
-	"ledger": 6, "benchmark": 6, "cleanroom": 6, "harness": 6,
+	"ledger": 6, "benchmark": 6, "cleanroom": 6, "harness": 6, "gatewayapi": 6,
 	"gate": 7, "answer": 7,
 	"agentapi": 8, "agentout": 8, "agentcli": 8, "gateway": 8, "egress": 8, "harness/qualify": 8,
 	"loop": 9, "hooks": 9, "runlog": 9,
 	"report": 10, "check": 10,
 	"mcpserver": 11,
-	"cmd/hgate": 12, "cmd/hgate-mcp": 12, "cmd/hgate-sandbox": 12,
+	"cmd/hgate": 12, "cmd/hgate-mcp": 12, "cmd/hgate-sandbox": 12, "cmd/hgate-gateway": 12,
 }
 
 // sameLayer are the imports the diagram allows inside one layer.
@@ -114,5 +115,38 @@ func TestImportsFollowTheDiagram(t *testing.T) {
 	}
 	if seen < len(layer) {
 		t.Errorf("go list showed %d of the diagram's %d packages", seen, len(layer))
+	}
+}
+
+// notLinked are packages hgate's own binary must not link, with the binary that has them:
+// their package initialisation is paid at the start of every command (--version, the
+// pre-commit hook).
+var notLinked = map[string]string{
+	"net/http":   "hgate-gateway (the model gateway) and hgate-mcp",
+	"crypto/tls": "hgate-gateway (the model gateway) and hgate-mcp",
+}
+
+// TestHgateDoesNotLinkHTTP: cmd/hgate's dependencies, tests left out, hold neither
+// net/http nor crypto/tls.
+func TestHgateDoesNotLinkHTTP(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot list the packages")
+	}
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		cmd := exec.Command("go", "list", "-deps", module+"cmd/hgate")
+		cmd.Env = append(os.Environ(), "GOOS="+goos)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list (GOOS=%s): %v", goos, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 50 {
+			t.Fatalf("go list (GOOS=%s) listed %d packages: %q", goos, len(deps), deps)
+		}
+		for _, d := range deps {
+			if where, ok := notLinked[d]; ok {
+				t.Errorf("GOOS=%s: hgate links %s, which belongs in %s: find the import with go list -deps -f '{{.ImportPath}} {{.Imports}}' ./cmd/hgate", goos, d, where)
+			}
+		}
 	}
 }

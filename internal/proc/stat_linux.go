@@ -3,6 +3,7 @@ package proc
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,12 +76,13 @@ func BecomeSubreaper() error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1,
 
 // ReapOrphans kills and reaps the processes whose parent is this process now: the
 // descendants of an ended command that were re-parented here (BecomeSubreaper), with
-// their groups. It is for a point where this process has no child of its own running.
+// their groups. It is for a point where this process has no child of its own running
+// but those it Owns.
 func ReapOrphans() {
 	self := os.Getpid()
 	quiet := 0
 	for range 200 {
-		pids := Children(self)
+		pids := slices.DeleteFunc(Children(self), isOwned)
 		if len(pids) == 0 {
 			if quiet++; quiet >= 3 {
 				return

@@ -29,12 +29,29 @@ func Install() {
 	}
 }
 
-func install() error {
+func install() error { return build(pkg, "hgate-sandbox") }
+
+// gatewayPkg is the model gateway's command, which the loop starts from beside its own
+// executable.
+const gatewayPkg = "github.com/hgate/hgate/cmd/hgate-gateway"
+
+// InstallGateway builds hgate-gateway into the folder of the running test binary, as
+// Install does hgate-sandbox: a test of the loop then starts the model gateway users
+// install. On failure it says why on stderr, and a loop routing a CLI through the gateway
+// fails to start.
+func InstallGateway() {
+	if err := build(gatewayPkg, "hgate-gateway"); err != nil {
+		fmt.Fprintf(os.Stderr, "shimtest: no hgate-gateway beside the test binary: %v\n", err)
+	}
+}
+
+// build builds pkg as name into the folder of the running test binary.
+func build(pkg, name string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	out := filepath.Join(filepath.Dir(exe), "hgate-sandbox")
+	out := filepath.Join(filepath.Dir(exe), name)
 	tmp := out + ".building"
 	cmd := exec.Command("go", "build", "-o", tmp, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")

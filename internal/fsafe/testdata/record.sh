@@ -7,7 +7,7 @@
 #
 #   sh internal/fsafe/testdata/record.sh [DIR]
 #
-# Builds hgate, hgate-sandbox and hgate-mcp with -tags fsafetrace into DIR/bin (DIR: a new
+# Builds hgate, hgate-sandbox, hgate-mcp and hgate-gateway with -tags fsafetrace into DIR/bin (DIR: a new
 # temporary folder, kept), runs loop.sh twice with HGATE_FSAFE_TRACE (loop.sh's own
 # verdicts are for one agent and eight iterations: only its exit status 2 fails here),
 # and prints on stderr the raw count of distinct (folder, name) pairs and on stdout the
@@ -31,7 +31,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -f "$out/harness.tsv" "$out/agents2.tsv"
 
-(cd "$root" && CGO_ENABLED=0 go build -tags fsafetrace -o "$out/bin/" ./cmd/hgate ./cmd/hgate-sandbox ./cmd/hgate-mcp)
+(cd "$root" && CGO_ENABLED=0 go build -tags fsafetrace -o "$out/bin/" ./cmd/hgate ./cmd/hgate-sandbox ./cmd/hgate-mcp ./cmd/hgate-gateway)
 run() { # run NAME [LOOP FLAGS]
 	st=0
 	rm -rf "${out:?}/$1"
