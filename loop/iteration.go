@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -197,11 +196,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if err != nil {
 		return err
 	}
-	if refused := out.Refused.String(); refused != "" {
-		it.Refused = refused
-	}
-	it.Agent, it.AgentDetail = res.Outcome, res.Detail
-	it.AgentSeconds += secs(res.Duration)
+	ranAgent(it, res, out)
 	if resumed && didNotStart(res.Detail) {
 		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
 	}
@@ -269,46 +264,27 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	spec := sessionSpec{Phase: c.Phase, Dir: c.Dir, Worktree: r.repo.Root(), Iteration: n, Repair: c.Repair,
 		Session: c.Session, Timeout: c.Timeout, Server: r.srv, Message: r.ws.Message(), Prompt: c.Prompt, Tools: act,
 		Jail: jailSpec{Harness: c.Harness, Files: []string{r.ws.Message()}, Learnings: true}}
-	// The tag reaches the journal before the agent starts, so a resumed run can end
-	// whatever a killed hgate left of it.
-	spec.Tag = rand.Text()
-	ss, err := r.openSession(spec)
+	if c.Answer != "" {
+		c.Keep = append(c.Keep, c.Answer)
+	}
+	slot := r.soloSlot(c.Phase)
+	j.AgentEnded = false
+	ss, res, out, err := r.runSession(ctx, spec, &slot, func(ss *session) (func(), error) {
+		if c.Answer != "" {
+			ss.run.Env = append(ss.run.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
+		}
+		if err := r.snapshotRefs(); err != nil {
+			return nil, err
+		}
+		r.unlock()
+		return r.watchAgent(n, ss.run.Stdout), nil
+	})
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	defer ss.close()
-	slot := r.soloSlot(c.Phase)
-	j.AgentEnded = false
-	if err := slot.begin(spec.Tag, ss.scope); err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	a := ss.run
-	a.Started = slot.started()
-	if c.Answer != "" {
-		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
-		c.Keep = append(c.Keep, c.Answer)
-	}
-	if err := r.snapshotRefs(); err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	r.unlock()
-	stopWatch := r.watchAgent(n, a.Stdout)
-	res, out, err := ss.wait(ctx, r.cli())
-	stopWatch()
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
 	fault.Point("loop-agent-" + c.Phase + "-ended") // the agent has ended, its output on disk, the journal not told
-	jl, dir := ss.jail, c.Dir
-	for _, name := range c.Keep {
-		// Files the agent wrote: read only as far as they are used.
-		if data, _, err := statefile.ReadHead(filepath.Join(jl.tmp, name), keepBound); err == nil {
-			_ = writeAtomic(filepath.Join(dir, name), data)
-		}
-	}
-	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {
-		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
-	}
+	keepFiles(ss.jail.tmp, c.Dir, c.Keep)
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
@@ -316,6 +292,19 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	}
 	j.AgentPID, j.AgentStart = 0, ""
 	return res, out, ss.resumed, nil
+}
+
+// keepFiles copies into dir the files keep names that the agent wrote in its TMPDIR tmp,
+// and the tail of its transcript: read only as far as they are used.
+func keepFiles(tmp, dir string, keep []string) {
+	for _, name := range keep {
+		if data, _, err := statefile.ReadHead(filepath.Join(tmp, name), keepBound); err == nil {
+			_ = writeAtomic(filepath.Join(dir, name), data)
+		}
+	}
+	if data, _, err := statefile.ReadTail(filepath.Join(tmp, transcriptName), transcriptBound); err == nil {
+		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
+	}
 }
 
 // snapshotRefs takes refs/hgate/* into the journal before the agent's phase: what moves
