@@ -89,9 +89,10 @@ type Worktree struct {
 func (r *runner) genServe(g *generation, a *genAgent) func(context.Context, []string, io.Writer, io.Writer) int {
 	at := &Worktree{Dir: a.Worktree, Base: g.Base, Traces: filepath.Join(r.iterDir(a.Iteration), tracesName)}
 	return r.serveAt(at, func(run func()) {
-		if err := r.putBackGenRefs(g); err != nil {
-			fmt.Fprintf(r.log, "[loop] %v\n", err)
-		}
+		w := r.genRefs(g)
+		w.mu.Lock()
+		r.refreshRefs(w)
+		w.mu.Unlock()
 		run()
 	})
 }

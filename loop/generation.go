@@ -92,12 +92,8 @@ func (r *runner) startGeneration() error {
 		g.Agents = append(g.Agents, genAgent{Index: k, Iteration: j.Next + k - 1, State: agentPending,
 			Worktree: filepath.Join(r.agentsDir(), strconv.Itoa(k))})
 	}
-	if g.Refs, err = r.repo.SnapshotRefs(gitguard.RefPrefix); err != nil {
-		return err
-	}
-	j.Gen = g
 	fmt.Fprintf(r.log, "[loop] generation %d: %d agent(s) from %s, iterations %d-%d, in %s\n", g.Number, n, head.String()[:7], j.Next, j.Next+n-1, r.agentsDir())
-	return r.save()
+	return r.watchRefs(r.genRefs(g), func() { j.Gen = g })
 }
 
 // sweepAgents removes the agent worktrees earlier runs left (a run stopped mid-generation
@@ -205,7 +201,9 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 			}
 		}
 	}
-	return r.checkGenRefs(g)
+	// What moved under refs/hgate/ while they ran is put back; the generation's
+	// candidates are then all rejected unscored.
+	return r.endRefs(r.genRefs(g), func() { g.Phase = genGating })
 }
 
 // killedResult is the outcome of an agent hgate died under: interrupted, with the spend
@@ -275,30 +273,6 @@ func (r *runner) candidateMessage(a *genAgent) string {
 		return l
 	}
 	return fmt.Sprintf("hgate loop %s iteration %d (agent %d)", r.j.RunID, a.Iteration, a.Index)
-}
-
-// checkGenRefs puts back what moved under refs/hgate/ while the agents ran; the
-// generation's candidates are then all rejected unscored.
-func (r *runner) checkGenRefs(g *generation) error {
-	if err := r.putBackGenRefs(g); err != nil {
-		return err
-	}
-	r.genMu.Lock()
-	defer r.genMu.Unlock()
-	g.Refs, g.Phase = nil, genGating
-	return r.save()
-}
-
-// putBackGenRefs compares refs/hgate/* with the snapshot taken before the agents
-// started: what moved is put back and counted against the generation (Tamper).
-func (r *runner) putBackGenRefs(g *generation) error {
-	r.genMu.Lock()
-	defer r.genMu.Unlock()
-	moved, err := r.putBackRefs(g.Refs, &g.Tamper, fmt.Sprintf("generation %d", g.Number), "an agent")
-	if err != nil || !moved {
-		return err
-	}
-	return r.save()
 }
 
 // gateCandidate gates agent a's candidate in the main worktree against the best as it

@@ -93,20 +93,15 @@ func (r *runner) phases(ctx context.Context, resumed bool) error {
 // snapshot of refs/hgate/* that the phase is checked against, so a resume that finds the
 // phase without one knows it was removed.
 func (r *runner) enterAgent() error {
-	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
-		return err
-	}
-	r.refsMu.Lock()
-	defer r.refsMu.Unlock()
 	j, it := r.j, r.j.Current
-	if it.Sandbox == "" || j.Sandbox == SandboxOff {
-		it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
-	}
-	// No tag yet: a resume that finds none knows this phase's agent never started (callAgent
-	// journals its tag before it starts it).
-	j.Refs, j.Phase, j.AgentTag = snap, phaseAgent, ""
-	return r.save()
+	return r.watchRefs(r.soloRefs(j.Next), func() {
+		if it.Sandbox == "" || j.Sandbox == SandboxOff {
+			it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
+		}
+		// No tag yet: a resume that finds none knows this phase's agent never started
+		// (runSession journals its tag before it starts it).
+		j.Phase, j.AgentTag = phaseAgent, ""
+	})
 }
 
 // report prints the iteration's line on the log and its object on the stream.
@@ -273,7 +268,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		if c.Answer != "" {
 			ss.run.Env = append(ss.run.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
 		}
-		if err := r.snapshotRefs(); err != nil {
+		if err := r.watchRefs(r.soloRefs(n), nil); err != nil {
 			return nil, err
 		}
 		r.unlock()
@@ -305,19 +300,6 @@ func keepFiles(tmp, dir string, keep []string) {
 	if data, _, err := statefile.ReadTail(filepath.Join(tmp, transcriptName), transcriptBound); err == nil {
 		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
 	}
-}
-
-// snapshotRefs takes refs/hgate/* into the journal before the agent's phase: what moves
-// them behind hgate's back is put back after it.
-func (r *runner) snapshotRefs() error {
-	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
-		return err
-	}
-	r.refsMu.Lock()
-	defer r.refsMu.Unlock()
-	r.j.Refs = snap
-	return r.save()
 }
 
 // addRunSpend adds one agent run's spend to the iteration's: a resumed session's
