@@ -27,16 +27,6 @@ func Command(agent []string, promptFile string) ([]string, error) {
 // cli is the configured agent's adapter.
 func (r *runner) cli() agentcli.CLI { return agentcli.For(r.cfg.Agent) }
 
-// command is the agent's command line for one run: without hgate's sandbox, as its CLI
-// runs without it.
-func (r *runner) command(promptFile string) ([]string, error) {
-	args, err := Command(r.cfg.Agent, promptFile)
-	if err == nil && r.j.Sandbox == SandboxOff {
-		args = r.cli().Unsandboxed(args)
-	}
-	return args, err
-}
-
 // notStarted begins the detail of an agent that crashed before it ran (its program not
 // found, the sandbox refused): the loop stops at once, trying again cannot help.
 const notStarted = "did not start: "

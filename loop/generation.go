@@ -231,7 +231,11 @@ func candidateIteration(g *generation, a *genAgent, sandbox string) *Iteration {
 // running and counts what its output reports, after it never again.
 func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	fault.Point("loop-generation-ended:" + strconv.Itoa(a.Index)) // ended, its candidate not taken, nothing journaled
-	msg := r.candidateMessage(a)
+	// The first line of the agent's own message file, else a generated one.
+	msg := firstLineOf(filepath.Join(r.iterDir(a.Iteration), messageName))
+	if msg == "" {
+		msg = fmt.Sprintf("hgate loop %s iteration %d (agent %d)", r.j.RunID, a.Iteration, a.Index)
+	}
 	cand, unread, err := r.takeCandidate(a.Worktree, g.Base, msg)
 	if err != nil {
 		return fmt.Errorf("iteration %d: agent %d's candidate: %w", a.Iteration, a.Index, err)
@@ -265,14 +269,6 @@ func (r *runner) takeCandidate(wt, base, msg string) (string, []string, error) {
 		return "", unread, err
 	}
 	return c.String(), nil, nil
-}
-
-// candidateMessage is the first line of the agent's own message file, else a generated one.
-func (r *runner) candidateMessage(a *genAgent) string {
-	if l := firstLineOf(filepath.Join(r.iterDir(a.Iteration), messageName)); l != "" {
-		return l
-	}
-	return fmt.Sprintf("hgate loop %s iteration %d (agent %d)", r.j.RunID, a.Iteration, a.Index)
 }
 
 // gateCandidate gates agent a's candidate in the main worktree against the best as it

@@ -26,6 +26,15 @@ func (r *runner) iterDir(n int) string {
 	return filepath.Join(r.dir, "iterations", strconv.Itoa(n))
 }
 
+// repairDir is the folder of an iteration's attempt (repair 0: the iteration's own) or
+// of one of its gate repairs, in the iteration's folder dir.
+func repairDir(dir string, repair int) string {
+	if repair > 0 {
+		return filepath.Join(dir, "repair-"+strconv.Itoa(repair))
+	}
+	return dir
+}
+
 func (r *runner) attemptRef(n int) string {
 	return gitguard.AttemptsRef + r.j.RunID + "/" + strconv.Itoa(n)
 }
@@ -153,12 +162,9 @@ func (r *runner) report(it Iteration) {
 // runAgent writes the prompt and runs the agent once (main attempt or repair).
 func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	j, it := r.j, r.j.Current
-	dir := r.iterDir(n)
-	if repair > 0 {
-		dir = filepath.Join(dir, "repair-"+strconv.Itoa(repair))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	dir := repairDir(r.iterDir(n), repair)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
 	in, err := r.promptInput(n, it.BestBefore, filepath.ToSlash(msgRel))
@@ -417,13 +423,10 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 
 // writeGateJSON keeps the gate's report in the iteration's folder (or its repair's).
 func (r *runner) writeGateJSON(n int, rep *gate.Answer) error {
-	dir := r.iterDir(n)
-	if r.j.Repair > 0 {
-		// A run resumed at a repair's agent phase may not have made the folder yet.
-		dir = filepath.Join(dir, "repair-"+strconv.Itoa(r.j.Repair))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	// A run resumed at a repair's agent phase may not have made the folder yet.
+	dir := repairDir(r.iterDir(n), r.j.Repair)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	return writeJSON(filepath.Join(dir, "gate.json"), rep)
 }

@@ -63,12 +63,15 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	args, err := r.command(s.prompt)
+	args, err := Command(r.cfg.Agent, s.prompt)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	cli := r.cli()
+	if r.j.Sandbox == SandboxOff {
+		args = cli.Unsandboxed(args) // as its CLI runs without hgate's sandbox
+	}
 	var toolEnv []string
 	if spec.Tools != nil {
 		args, toolEnv = spec.Tools.apply(cli, args)

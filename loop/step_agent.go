@@ -24,7 +24,7 @@ func (st *step) agent() (bool, error) {
 		// Counted before checkRefs, whose save closes the agent's phase: the spend
 		// reaches the journal in the same write, so a kill before it counts it
 		// again on the next resume, and one after finds it counted.
-		r.countKilledAgent(n)
+		r.countKilled(repairDir(r.iterDir(n), j.Repair))
 		if err := r.checkRefs(n); err != nil {
 			return false, err
 		}
