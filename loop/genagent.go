@@ -91,7 +91,7 @@ func (r *runner) genServe(g *generation, a *genAgent) func(context.Context, []st
 	return r.serveAt(at, func(run func()) {
 		w := r.genRefs(g)
 		w.mu.Lock()
-		r.refreshRefs(w)
+		w.refresh()
 		w.mu.Unlock()
 		run()
 	})

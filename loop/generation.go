@@ -93,7 +93,7 @@ func (r *runner) startGeneration() error {
 			Worktree: filepath.Join(r.agentsDir(), strconv.Itoa(k))})
 	}
 	fmt.Fprintf(r.log, "[loop] generation %d: %d agent(s) from %s, iterations %d-%d, in %s\n", g.Number, n, head.String()[:7], j.Next, j.Next+n-1, r.agentsDir())
-	return r.watchRefs(r.genRefs(g), func() { j.Gen = g })
+	return r.genRefs(g).take(func() { j.Gen = g })
 }
 
 // sweepAgents removes the agent worktrees earlier runs left (a run stopped mid-generation
@@ -203,7 +203,7 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 	}
 	// What moved under refs/hgate/ while they ran is put back; the generation's
 	// candidates are then all rejected unscored.
-	return r.endRefs(r.genRefs(g), func() { g.Phase = genGating })
+	return r.genRefs(g).end(func() { g.Phase = genGating })
 }
 
 // killedResult is the outcome of an agent hgate died under: interrupted, with the spend

@@ -103,7 +103,7 @@ func (r *runner) phases(ctx context.Context, resumed bool) error {
 // phase without one knows it was removed.
 func (r *runner) enterAgent() error {
 	j, it := r.j, r.j.Current
-	return r.watchRefs(r.soloRefs(j.Next), func() {
+	return r.soloRefs(j.Next).take(func() {
 		if it.Sandbox == "" || j.Sandbox == SandboxOff {
 			it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
 		}
@@ -274,7 +274,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 		if c.Answer != "" {
 			ss.run.Env = append(ss.run.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
 		}
-		if err := r.watchRefs(r.soloRefs(n), nil); err != nil {
+		if err := r.soloRefs(n).take(nil); err != nil {
 			return nil, err
 		}
 		r.unlock()
