@@ -121,13 +121,16 @@ func (r *runner) runSpend(usd float64, tokens int64) {
 	r.j.SpendTokens = spend.AddTokens(r.j.SpendTokens, tokens)
 }
 
-// countKilled adds the spend the single agent reported before hgate was killed under it
-// (an attempt, a repair or a harness phase; its output is on disk in dir), as a finished
-// run's would be (a resumed session's share only, where the CLI counts it cumulatively):
-// a resumed run does not forget what it cost. The caller saves the journal with it in
-// the write that closes the agent's phase.
-func (r *runner) countKilled(dir string) {
+// endKilled ends what is left of the single agent hgate was killed under in iteration n
+// (an attempt, a repair or a harness phase; its output is on disk in dir) and closes its
+// phase (checkRefs). What it reported it spent is counted as a finished run's would be (a
+// resumed session's share only, where the CLI counts it cumulatively), before checkRefs,
+// whose save closes the phase: the spend reaches the journal in the same write, so a
+// kill before it counts it again on the next resume, and one after finds it counted.
+func (r *runner) endKilled(n int, dir string) error {
+	r.soloSlot("").endLeftover()
 	r.addRunSpend(killedOutput(r.cli(), dir), true, r.j.Current.SessionID)
+	return r.checkRefs(n)
 }
 
 // spendNote is what an iteration's log line says of its spend: nothing when none was

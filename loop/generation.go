@@ -159,13 +159,13 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 		case agentEnded:
 		case agentRunning:
 			// hgate was killed while it ran: what is left of it goes first.
-			killLeftover(a.PID, a.Start, a.Tag)
+			r.genSlot(a).endLeftover()
 			if err := r.endAgent(g, a, r.killedResult(g, a)); err != nil {
 				return err
 			}
 		default:
 			// Never started (or hgate died before it said so): a fresh worktree.
-			killLeftover(0, "", a.Tag)
+			r.genSlot(a).endLeftover()
 			if err := r.addWorktree(a.Worktree, g.Base); err != nil {
 				return err
 			}

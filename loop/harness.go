@@ -96,12 +96,8 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 			// Killed after its agent's end was journaled: only the rest of the phase is left.
 		case resumed && j.AgentTag != "":
 			// (No tag: hgate died before it started the phase's agent, which runs below.)
-			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
-			j.AgentPID, j.AgentStart = 0, ""
 			it.Harness.Phases = append(it.Harness.Phases, PhaseRun{Phase: name, Agent: AgentInterrupted, Detail: killedDetail})
-			// What the killed agent reported reaches the journal with checkRefs' save.
-			r.countKilled(filepath.Join(r.iterDir(n), strings.ReplaceAll(name, "_", "-")))
-			if err := r.checkRefs(n); err != nil {
+			if err := r.endKilled(n, filepath.Join(r.iterDir(n), strings.ReplaceAll(name, "_", "-"))); err != nil {
 				return err
 			}
 		case r.stopping(ctx):
