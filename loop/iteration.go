@@ -557,32 +557,7 @@ func (r *runner) learn(it *Iteration) error {
 		Run:      r.j.RunID, Row: it.Row, Attempts: attempts(it),
 	}
 	l.Pattern, l.NeedsFromHuman = r.agentNotes(it)
-	switch it.Outcome {
-	case OutcomeKept:
-		l.WhatChanged = fmt.Sprintf("%s (commit %s)", it.Message, it.Commit[:7])
-		l.Worked = fmt.Sprintf("kept: the gate passed with val_score %.4f", after)
-		if it.NewBest {
-			l.Worked += " (new best)"
-		} else {
-			l.Worked += fmt.Sprintf("; not worse than the best (%.4f), not a confirmed new best", before)
-		}
-	case OutcomeSetAside:
-		l.WhatChanged = "attempt set aside in " + it.AttemptRef + " and reverted, not gated"
-		if it.AttemptRef == "" { // a generation's agent that left nothing
-			l.WhatChanged = "nothing: the agent left no change before the budget cut it"
-		}
-		l.Worked = "cut by the budget: " + it.BudgetCut
-	case OutcomeRejected:
-		l.WhatChanged = "attempt kept in " + it.AttemptRef + " and reverted"
-		l.Worked = "rejected: " + strings.Join(TrainReasons(it.Reasons, r.cfg.Train()), "; ")
-	default:
-		l.WhatChanged = "nothing: the agent left no change"
-		if didNotStart(it.AgentDetail) {
-			l.WhatChanged = "nothing: the agent did not start"
-		} else if it.Refused != "" {
-			l.WhatChanged = "nothing: " + it.Refused
-		}
-	}
+	l.WhatChanged, l.Worked = learned(it, before, after, r.cfg.Train())
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
 	}
@@ -594,4 +569,36 @@ func (r *runner) learn(it *Iteration) error {
 		return nil
 	}
 	return record.AppendLearning(path, l)
+}
+
+// learned is what an iteration's learnings.md entry says changed and how it went, by
+// its outcome, against the best before (before) and its score (after).
+func learned(it *Iteration, before, after float64, train string) (what, worked string) {
+	switch it.Outcome {
+	case OutcomeKept:
+		what = fmt.Sprintf("%s (commit %s)", it.Message, it.Commit[:7])
+		worked = fmt.Sprintf("kept: the gate passed with val_score %.4f", after)
+		if it.NewBest {
+			worked += " (new best)"
+		} else {
+			worked += fmt.Sprintf("; not worse than the best (%.4f), not a confirmed new best", before)
+		}
+	case OutcomeSetAside:
+		what = "attempt set aside in " + it.AttemptRef + " and reverted, not gated"
+		if it.AttemptRef == "" { // a generation's agent that left nothing
+			what = "nothing: the agent left no change before the budget cut it"
+		}
+		worked = "cut by the budget: " + it.BudgetCut
+	case OutcomeRejected:
+		what = "attempt kept in " + it.AttemptRef + " and reverted"
+		worked = "rejected: " + strings.Join(TrainReasons(it.Reasons, train), "; ")
+	default:
+		what = "nothing: the agent left no change"
+		if didNotStart(it.AgentDetail) {
+			what = "nothing: the agent did not start"
+		} else if it.Refused != "" {
+			what = "nothing: " + it.Refused
+		}
+	}
+	return what, worked
 }
