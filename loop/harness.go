@@ -87,10 +87,7 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 	}
 	switch p {
 	case phaseReflect, phaseBuild, phaseArtifactRepair:
-		name := string(p)
-		if p == phaseArtifactRepair {
-			name += "_" + strconv.Itoa(j.HarnessRepair)
-		}
+		name := harnessName(p, j.HarnessRepair)
 		switch {
 		case resumed && j.AgentEnded:
 			// Killed after its agent's end was journaled: only the rest of the phase is left.
@@ -118,6 +115,15 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 		return r.qualify(ctx, n)
 	}
 	return fmt.Errorf("phase %q is not a harness phase", p)
+}
+
+// harnessName is a harness phase's name in the iteration's outcome and its folder's: an
+// artifact repair's carries its number.
+func harnessName(p phase, repair int) string {
+	if p == phaseArtifactRepair {
+		return string(p) + "_" + strconv.Itoa(repair)
+	}
+	return string(p)
 }
 
 // harnessAgent runs the agent in its session for one harness phase.
