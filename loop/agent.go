@@ -27,16 +27,6 @@ func Command(agent []string, promptFile string) ([]string, error) {
 // cli is the configured agent's adapter.
 func (r *runner) cli() agentcli.CLI { return agentcli.For(r.cfg.Agent) }
 
-// command is the agent's command line for one run: without hgate's sandbox, as its CLI
-// runs without it.
-func (r *runner) command(promptFile string) ([]string, error) {
-	args, err := Command(r.cfg.Agent, promptFile)
-	if err == nil && r.j.Sandbox == SandboxOff {
-		args = r.cli().Unsandboxed(args)
-	}
-	return args, err
-}
-
 // notStarted begins the detail of an agent that crashed before it ran (its program not
 // found, the sandbox refused): the loop stops at once, trying again cannot help.
 const notStarted = "did not start: "
@@ -88,37 +78,21 @@ type agentResult struct {
 func (a *agentRun) run(ctx context.Context) agentResult {
 	start := time.Now()
 	res := agentResult{ExitCode: -1}
-	stdin, err := os.Open(a.Stdin)
-	if err != nil {
-		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: err.Error()}
-	}
-	defer stdin.Close()
-	stdout, err := os.Create(a.Stdout)
-	if err != nil {
-		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: err.Error()}
-	}
-	defer stdout.Close()
-	stderr, err := os.Create(a.Stderr)
-	if err != nil {
-		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: err.Error()}
-	}
-	defer stderr.Close()
-
 	cmd := exec.Command(a.Args[0], a.Args[1:]...)
 	cmd.Dir, cmd.Env = a.Dir, a.Env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	closeFiles, err := a.openFiles(cmd)
+	if err != nil {
+		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: err.Error()}
+	}
+	defer closeFiles()
+	stderr := cmd.Stderr
 	ch, err := a.wrap(cmd)
 	if err != nil {
 		fmt.Fprintf(stderr, "hgate: cannot sandbox the agent: %v\n", err)
 		return agentResult{Outcome: AgentCrashed, ExitCode: -1, Detail: notStarted + err.Error(), Duration: time.Since(start)}
 	}
 	defer ch.Signal() // closes the shim's channel
-	limit := a.Timeout
-	if !a.Deadline.IsZero() {
-		if d := time.Until(a.Deadline); limit <= 0 || d < limit {
-			limit = max(d, time.Nanosecond) // a deadline already past stops it at once, not never
-		}
-	}
+	limit := a.limit()
 	p, err := proc.Start(cmd, proc.Options{Timeout: limit, Grace: a.Grace})
 	ch.Started()
 	if err != nil {
@@ -147,36 +121,78 @@ func (a *agentRun) run(ctx context.Context) agentResult {
 		a.Started(p.Pid())
 	}
 	pr := p.Wait(ctx)
-	// Every process of the agent is killed before the loop waits for the commands they
-	// asked for (a daemon could hold one up by never reading its answer), and before
-	// anything it must not see runs. In the sandbox the shim was the init of the agent's
-	// PID namespace: the kernel killed the rest when it ended; gone checks.
-	if err := a.gone(ns); err != nil {
-		res.Err = err
-	}
+	res.Err = a.ended(ns)
+	res.Duration = time.Since(start)
+	res.Outcome, res.ExitCode, res.Detail = outcomeOf(pr, limit)
+	return res
+}
+
+// ended ends the rest of the agent once its process has ended. Every process of the
+// agent is killed before the loop waits for the commands they asked for (a daemon could
+// hold one up by never reading its answer), and before anything it must not see runs. In
+// the sandbox the shim was the init of the agent's PID namespace: the kernel killed the
+// rest when it ended; gone checks. An error: a process of it may still be alive.
+func (a *agentRun) ended(ns *sandbox.Namespace) error {
+	err := a.gone(ns)
 	if a.Ended != nil {
 		a.Ended()
 	}
 	if !a.KeepOrphans {
 		proc.ReapOrphans()
 	}
-	res.Duration = time.Since(start)
+	return err
+}
+
+// openFiles gives cmd the agent's stdin, stdout and stderr files, and returns what
+// closes them.
+func (a *agentRun) openFiles(cmd *exec.Cmd) (func(), error) {
+	stdin, err := os.Open(a.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := os.Create(a.Stdout)
+	if err != nil {
+		stdin.Close()
+		return nil, err
+	}
+	stderr, err := os.Create(a.Stderr)
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	return func() { stderr.Close(); stdout.Close(); stdin.Close() }, nil
+}
+
+// limit is how long the agent may run: its timeout, or less where the run's deadline
+// comes first.
+func (a *agentRun) limit() time.Duration {
+	limit := a.Timeout
+	if !a.Deadline.IsZero() {
+		if d := time.Until(a.Deadline); limit <= 0 || d < limit {
+			limit = max(d, time.Nanosecond) // a deadline already past stops it at once, not never
+		}
+	}
+	return limit
+}
+
+// outcomeOf is how the agent's process ended, stopped at limit: its outcome, its exit
+// status (-1 when killed or not started) and what the iteration's line says of it.
+func outcomeOf(pr proc.Result, limit time.Duration) (AgentOutcome, int, string) {
 	switch {
 	case pr.TimedOut:
-		res.Outcome, res.Detail = AgentTimeout, fmt.Sprintf("stopped after %s", limit.Round(time.Millisecond))
+		return AgentTimeout, -1, fmt.Sprintf("stopped after %s", limit.Round(time.Millisecond))
 	case pr.Cancelled:
-		res.Outcome, res.Detail = AgentInterrupted, "stopped: hgate was interrupted"
+		return AgentInterrupted, -1, "stopped: hgate was interrupted"
 	case pr.Err != nil:
-		res.Outcome, res.Detail = AgentCrashed, pr.Err.Error()
+		return AgentCrashed, -1, pr.Err.Error()
 	case pr.Signal != 0:
-		res.Outcome, res.Detail = AgentCrashed, "killed by signal "+pr.Signal.String()
+		return AgentCrashed, -1, "killed by signal " + pr.Signal.String()
 	case pr.ExitCode != 0:
-		res.Outcome, res.ExitCode = AgentCrashed, pr.ExitCode
-		res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
-	default:
-		res.Outcome, res.ExitCode = AgentOK, 0
+		return AgentCrashed, pr.ExitCode, fmt.Sprintf("exit status %d", pr.ExitCode)
 	}
-	return res
+	return AgentOK, 0, ""
 }
 
 // wrap puts cmd in the agent's sandbox, if any; the shim's channel comes back when the

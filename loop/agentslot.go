@@ -67,6 +67,13 @@ func (s agentSlot) started() func(pid int) {
 	}
 }
 
+// endLeftover ends what is left of the slot's agent when a killed hgate left it running
+// (killLeftover), and forgets its process.
+func (s agentSlot) endLeftover() {
+	killLeftover(*s.pid, *s.start, *s.tag)
+	*s.pid, *s.start = 0, ""
+}
+
 // killedDetail is the agent detail of an agent hgate died under, ended by the resume.
 const killedDetail = "hgate stopped while the agent ran; resumed"
 

@@ -3,8 +3,6 @@ package loop
 import (
 	"fmt"
 	"github.com/hgate/hgate/internal/human"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/hgate/hgate/agentcli"
@@ -110,15 +108,11 @@ func (r *runner) addTrainSpend(it *Iteration, s benchmark.Spend) {
 	}
 	it.BenchCostUSD = &usd
 	it.BenchTokens = spend.AddTokens(it.BenchTokens, s.Tokens())
-	r.spend(it, s.CostUSD, s.Tokens())
-}
-
-// spend adds to the iteration's and the run's totals, which the journal keeps: a resumed
-// run counts on from them.
-func (r *runner) spend(it *Iteration, usd float64, tokens int64) {
-	it.SpendUSD = spend.AddUSD(it.SpendUSD, usd)
-	it.SpendTokens = spend.AddTokens(it.SpendTokens, tokens)
-	r.runSpend(usd, tokens)
+	// The iteration's and the run's totals, which the journal keeps: a resumed run
+	// counts on from them.
+	it.SpendUSD = spend.AddUSD(it.SpendUSD, s.CostUSD)
+	it.SpendTokens = spend.AddTokens(it.SpendTokens, s.Tokens())
+	r.runSpend(s.CostUSD, s.Tokens())
 }
 
 // runSpend adds to the run's totals alone.
@@ -127,22 +121,16 @@ func (r *runner) runSpend(usd float64, tokens int64) {
 	r.j.SpendTokens = spend.AddTokens(r.j.SpendTokens, tokens)
 }
 
-// countKilledAgent adds the spend an agent reported before hgate was killed under it in
-// the iteration's attempt (its output is on disk): a resumed run does not forget what it
-// cost.
-func (r *runner) countKilledAgent(n int) {
-	dir := r.iterDir(n)
-	if r.j.Repair > 0 {
-		dir = filepath.Join(dir, "repair-"+strconv.Itoa(r.j.Repair))
-	}
-	r.countKilled(dir)
-}
-
-// countKilled adds what the agent's output in dir reports, as a finished run's would be
-// (a resumed session's share only, where the CLI counts it cumulatively). The caller
-// saves the journal with it in the write that closes the agent's phase.
-func (r *runner) countKilled(dir string) {
+// endKilled ends what is left of the single agent hgate was killed under in iteration n
+// (an attempt, a repair or a harness phase; its output is on disk in dir) and closes its
+// phase (checkRefs). What it reported it spent is counted as a finished run's would be (a
+// resumed session's share only, where the CLI counts it cumulatively), before checkRefs,
+// whose save closes the phase: the spend reaches the journal in the same write, so a
+// kill before it counts it again on the next resume, and one after finds it counted.
+func (r *runner) endKilled(n int, dir string) error {
+	r.soloSlot("").endLeftover()
 	r.addRunSpend(killedOutput(r.cli(), dir), true, r.j.Current.SessionID)
+	return r.checkRefs(n)
 }
 
 // spendNote is what an iteration's log line says of its spend: nothing when none was

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
@@ -49,28 +48,22 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	defer srv.Close()
 	// In its worktree, its .git file and the workspace are never granted; everywhere
 	// else it is hidden what a single agent's sandbox hides (unseen).
-	ss, err := r.openSession(sessionSpec{Phase: "attempt", Dir: dir, Worktree: a.Worktree, Iteration: a.Iteration,
-		Timeout: r.cfg.AttemptTimeout, Server: srv, Message: msg, Tag: rand.Text(), Prompt: func(string) string { return prompt },
+	spec := sessionSpec{Phase: "attempt", Dir: dir, Worktree: a.Worktree, Iteration: a.Iteration,
+		Timeout: r.cfg.AttemptTimeout, Server: srv, Message: msg, Prompt: func(string) string { return prompt },
 		Jail: jailSpec{Worktree: a.Worktree, Protected: []string{filepath.Join(a.Worktree, ".git"), string(r.ws)}, Files: []string{msg, notes},
 			Hidden: r.trainHidden(filepath.Join(dir, tracesName))},
-		Env: []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)}})
-	if err != nil {
-		return nil, err
-	}
-	defer ss.close()
-	// Its generation reaps the orphans once every agent has ended (another agent may
-	// still run).
+		Env: []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)},
+		// Its generation reaps the orphans once every agent has ended (another agent
+		// may still run).
+		KeepOrphans: true}
 	slot := r.genSlot(a)
-	ss.run.KeepOrphans, ss.run.Started = true, slot.started()
-	if err := slot.begin(ss.run.Tag, ss.scope); err != nil {
-		return nil, err
-	}
-	res, out, err := ss.wait(ctx, r.cli())
+	ss, res, out, err := r.runSession(ctx, spec, &slot, nil)
 	if err != nil {
 		return nil, err // a process of it may live: nothing else runs (fail closed)
 	}
+	defer ss.close()
 	it := candidateIteration(g, a, r.j.Sandbox)
-	it.Agent, it.AgentDetail, it.AgentSeconds, it.Refused = res.Outcome, res.Detail, secs(res.Duration), out.Refused.String()
+	ranAgent(it, res, out)
 	r.genMu.Lock()
 	if ss.scope != "" {
 		out = r.meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
@@ -96,9 +89,10 @@ type Worktree struct {
 func (r *runner) genServe(g *generation, a *genAgent) func(context.Context, []string, io.Writer, io.Writer) int {
 	at := &Worktree{Dir: a.Worktree, Base: g.Base, Traces: filepath.Join(r.iterDir(a.Iteration), tracesName)}
 	return r.serveAt(at, func(run func()) {
-		if err := r.putBackGenRefs(g); err != nil {
-			fmt.Fprintf(r.log, "[loop] %v\n", err)
-		}
+		w := r.genRefs(g)
+		w.mu.Lock()
+		w.refresh()
+		w.mu.Unlock()
 		run()
 	})
 }

@@ -92,12 +92,8 @@ func (r *runner) startGeneration() error {
 		g.Agents = append(g.Agents, genAgent{Index: k, Iteration: j.Next + k - 1, State: agentPending,
 			Worktree: filepath.Join(r.agentsDir(), strconv.Itoa(k))})
 	}
-	if g.Refs, err = r.repo.SnapshotRefs(gitguard.RefPrefix); err != nil {
-		return err
-	}
-	j.Gen = g
 	fmt.Fprintf(r.log, "[loop] generation %d: %d agent(s) from %s, iterations %d-%d, in %s\n", g.Number, n, head.String()[:7], j.Next, j.Next+n-1, r.agentsDir())
-	return r.save()
+	return r.genRefs(g).take(func() { j.Gen = g })
 }
 
 // sweepAgents removes the agent worktrees earlier runs left (a run stopped mid-generation
@@ -163,13 +159,13 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 		case agentEnded:
 		case agentRunning:
 			// hgate was killed while it ran: what is left of it goes first.
-			killLeftover(a.PID, a.Start, a.Tag)
+			r.genSlot(a).endLeftover()
 			if err := r.endAgent(g, a, r.killedResult(g, a)); err != nil {
 				return err
 			}
 		default:
 			// Never started (or hgate died before it said so): a fresh worktree.
-			killLeftover(0, "", a.Tag)
+			r.genSlot(a).endLeftover()
 			if err := r.addWorktree(a.Worktree, g.Base); err != nil {
 				return err
 			}
@@ -205,7 +201,9 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 			}
 		}
 	}
-	return r.checkGenRefs(g)
+	// What moved under refs/hgate/ while they ran is put back; the generation's
+	// candidates are then all rejected unscored.
+	return r.genRefs(g).end(func() { g.Phase = genGating })
 }
 
 // killedResult is the outcome of an agent hgate died under: interrupted, with the spend
@@ -233,7 +231,11 @@ func candidateIteration(g *generation, a *genAgent, sandbox string) *Iteration {
 // running and counts what its output reports, after it never again.
 func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	fault.Point("loop-generation-ended:" + strconv.Itoa(a.Index)) // ended, its candidate not taken, nothing journaled
-	msg := r.candidateMessage(a)
+	// The first line of the agent's own message file, else a generated one.
+	msg := firstLineOf(filepath.Join(r.iterDir(a.Iteration), messageName))
+	if msg == "" {
+		msg = fmt.Sprintf("hgate loop %s iteration %d (agent %d)", r.j.RunID, a.Iteration, a.Index)
+	}
 	cand, unread, err := r.takeCandidate(a.Worktree, g.Base, msg)
 	if err != nil {
 		return fmt.Errorf("iteration %d: agent %d's candidate: %w", a.Iteration, a.Index, err)
@@ -267,38 +269,6 @@ func (r *runner) takeCandidate(wt, base, msg string) (string, []string, error) {
 		return "", unread, err
 	}
 	return c.String(), nil, nil
-}
-
-// candidateMessage is the first line of the agent's own message file, else a generated one.
-func (r *runner) candidateMessage(a *genAgent) string {
-	if l := firstLineOf(filepath.Join(r.iterDir(a.Iteration), messageName)); l != "" {
-		return l
-	}
-	return fmt.Sprintf("hgate loop %s iteration %d (agent %d)", r.j.RunID, a.Iteration, a.Index)
-}
-
-// checkGenRefs puts back what moved under refs/hgate/ while the agents ran; the
-// generation's candidates are then all rejected unscored.
-func (r *runner) checkGenRefs(g *generation) error {
-	if err := r.putBackGenRefs(g); err != nil {
-		return err
-	}
-	r.genMu.Lock()
-	defer r.genMu.Unlock()
-	g.Refs, g.Phase = nil, genGating
-	return r.save()
-}
-
-// putBackGenRefs compares refs/hgate/* with the snapshot taken before the agents
-// started: what moved is put back and counted against the generation (Tamper).
-func (r *runner) putBackGenRefs(g *generation) error {
-	r.genMu.Lock()
-	defer r.genMu.Unlock()
-	moved, err := r.putBackRefs(g.Refs, &g.Tamper, fmt.Sprintf("generation %d", g.Number), "an agent")
-	if err != nil || !moved {
-		return err
-	}
-	return r.save()
 }
 
 // gateCandidate gates agent a's candidate in the main worktree against the best as it

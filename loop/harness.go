@@ -87,21 +87,14 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 	}
 	switch p {
 	case phaseReflect, phaseBuild, phaseArtifactRepair:
-		name := string(p)
-		if p == phaseArtifactRepair {
-			name += "_" + strconv.Itoa(j.HarnessRepair)
-		}
+		name := harnessName(p, j.HarnessRepair)
 		switch {
 		case resumed && j.AgentEnded:
 			// Killed after its agent's end was journaled: only the rest of the phase is left.
 		case resumed && j.AgentTag != "":
 			// (No tag: hgate died before it started the phase's agent, which runs below.)
-			killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
-			j.AgentPID, j.AgentStart = 0, ""
 			it.Harness.Phases = append(it.Harness.Phases, PhaseRun{Phase: name, Agent: AgentInterrupted, Detail: killedDetail})
-			// What the killed agent reported reaches the journal with checkRefs' save.
-			r.countKilled(filepath.Join(r.iterDir(n), strings.ReplaceAll(name, "_", "-")))
-			if err := r.checkRefs(n); err != nil {
+			if err := r.endKilled(n, filepath.Join(r.iterDir(n), strings.ReplaceAll(name, "_", "-"))); err != nil {
 				return err
 			}
 		case r.stopping(ctx):
@@ -122,6 +115,15 @@ func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool)
 		return r.qualify(ctx, n)
 	}
 	return fmt.Errorf("phase %q is not a harness phase", p)
+}
+
+// harnessName is a harness phase's name in the iteration's outcome and its folder's: an
+// artifact repair's carries its number.
+func harnessName(p phase, repair int) string {
+	if p == phaseArtifactRepair {
+		return string(p) + "_" + strconv.Itoa(repair)
+	}
+	return string(p)
 }
 
 // harnessAgent runs the agent in its session for one harness phase.
@@ -223,35 +225,17 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 	h := it.Harness
 	k := j.HarnessRepair
 	final := k >= r.cfg.Harness.ArtifactRepairs || it.SessionID == "" || h.Skipped != "" || r.stopping(ctx)
-	if !r.dead.IsZero() && !r.now().Before(r.dead) {
-		// Past the run's deadline: what was built waits, unactivated, for the next
-		// qualification (a later run's), as every unjudged artifact does.
-		h.Skipped = "the run reached its deadline: qualification left to the next run"
-		fmt.Fprintf(r.log, "[loop] iteration %d: %s\n", n, h.Skipped)
+	needed, retest, err := r.qualifyNeeded(n, k, h)
+	if err != nil {
+		return err
+	}
+	if !needed {
 		if err := r.standing(h); err != nil {
 			return err
 		}
 		return r.phase(phaseLearn)
 	}
-	if k == 0 {
-		judged, err := r.asJudged()
-		if err != nil {
-			return err
-		}
-		if judged == harness.Retest {
-			// Nothing built or changed in this iteration: the quarantined artifacts are
-			// judged again, and what still fails goes to no repair.
-			fmt.Fprintf(r.log, "[loop] iteration %d: %s unchanged: the quarantined artifacts are judged again\n", n, r.cfg.Harness.Dir)
-			final = true
-		}
-		if judged == harness.Settled {
-			fmt.Fprintf(r.log, "[loop] iteration %d: no qualification: %s is as hgate last judged it\n", n, r.cfg.Harness.Dir)
-			if err := r.standing(h); err != nil {
-				return err
-			}
-			return r.phase(phaseLearn)
-		}
-	}
+	final = final || retest
 	report := filepath.Join(r.iterDir(n), "qualification", "attempt_"+strconv.Itoa(k))
 	earlier := ""
 	if k := len(h.Qualifications); k > 0 {
@@ -280,6 +264,36 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 	}
 	j.HarnessRepair++
 	return r.phase(phaseArtifactRepair)
+}
+
+// qualifyNeeded says whether qualification k of iteration n runs: not past the run's
+// deadline, and not when the harness folder is as hgate last judged it. retest: nothing
+// was built or changed in this iteration, so the quarantined artifacts are judged again
+// and what still fails goes to no repair.
+func (r *runner) qualifyNeeded(n, k int, h *HarnessOutcome) (needed, retest bool, err error) {
+	if !r.dead.IsZero() && !r.now().Before(r.dead) {
+		// Past the run's deadline: what was built waits, unactivated, for the next
+		// qualification (a later run's), as every unjudged artifact does.
+		h.Skipped = "the run reached its deadline: qualification left to the next run"
+		fmt.Fprintf(r.log, "[loop] iteration %d: %s\n", n, h.Skipped)
+		return false, false, nil
+	}
+	if k > 0 {
+		return true, false, nil
+	}
+	judged, err := r.asJudged()
+	if err != nil {
+		return false, false, err
+	}
+	if judged == harness.Settled {
+		fmt.Fprintf(r.log, "[loop] iteration %d: no qualification: %s is as hgate last judged it\n", n, r.cfg.Harness.Dir)
+		return false, false, nil
+	}
+	if judged == harness.Retest {
+		fmt.Fprintf(r.log, "[loop] iteration %d: %s unchanged: the quarantined artifacts are judged again\n", n, r.cfg.Harness.Dir)
+		return true, true, nil
+	}
+	return true, false, nil
 }
 
 // standing copies the registry's verdicts into the iteration's outcome.

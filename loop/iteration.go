@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +24,15 @@ import (
 
 func (r *runner) iterDir(n int) string {
 	return filepath.Join(r.dir, "iterations", strconv.Itoa(n))
+}
+
+// repairDir is the folder of an iteration's attempt (repair 0: the iteration's own) or
+// of one of its gate repairs, in the iteration's folder dir.
+func repairDir(dir string, repair int) string {
+	if repair > 0 {
+		return filepath.Join(dir, "repair-"+strconv.Itoa(repair))
+	}
+	return dir
 }
 
 func (r *runner) attemptRef(n int) string {
@@ -94,20 +102,15 @@ func (r *runner) phases(ctx context.Context, resumed bool) error {
 // snapshot of refs/hgate/* that the phase is checked against, so a resume that finds the
 // phase without one knows it was removed.
 func (r *runner) enterAgent() error {
-	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
-		return err
-	}
-	r.refsMu.Lock()
-	defer r.refsMu.Unlock()
 	j, it := r.j, r.j.Current
-	if it.Sandbox == "" || j.Sandbox == SandboxOff {
-		it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
-	}
-	// No tag yet: a resume that finds none knows this phase's agent never started (callAgent
-	// journals its tag before it starts it).
-	j.Refs, j.Phase, j.AgentTag = snap, phaseAgent, ""
-	return r.save()
+	return r.soloRefs(j.Next).take(func() {
+		if it.Sandbox == "" || j.Sandbox == SandboxOff {
+			it.Sandbox = j.Sandbox // one unsandboxed attempt makes the iteration's label "off"
+		}
+		// No tag yet: a resume that finds none knows this phase's agent never started
+		// (runSession journals its tag before it starts it).
+		j.Phase, j.AgentTag = phaseAgent, ""
+	})
 }
 
 // report prints the iteration's line on the log and its object on the stream.
@@ -159,12 +162,9 @@ func (r *runner) report(it Iteration) {
 // runAgent writes the prompt and runs the agent once (main attempt or repair).
 func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	j, it := r.j, r.j.Current
-	dir := r.iterDir(n)
-	if repair > 0 {
-		dir = filepath.Join(dir, "repair-"+strconv.Itoa(repair))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	dir := repairDir(r.iterDir(n), repair)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
 	in, err := r.promptInput(n, it.BestBefore, filepath.ToSlash(msgRel))
@@ -197,11 +197,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 	if err != nil {
 		return err
 	}
-	if refused := out.Refused.String(); refused != "" {
-		it.Refused = refused
-	}
-	it.Agent, it.AgentDetail = res.Outcome, res.Detail
-	it.AgentSeconds += secs(res.Duration)
+	ranAgent(it, res, out)
 	if resumed && didNotStart(res.Detail) {
 		return r.resumeFailed(ctx, n, repair, dir, session, res.Detail)
 	}
@@ -269,46 +265,27 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	spec := sessionSpec{Phase: c.Phase, Dir: c.Dir, Worktree: r.repo.Root(), Iteration: n, Repair: c.Repair,
 		Session: c.Session, Timeout: c.Timeout, Server: r.srv, Message: r.ws.Message(), Prompt: c.Prompt, Tools: act,
 		Jail: jailSpec{Harness: c.Harness, Files: []string{r.ws.Message()}, Learnings: true}}
-	// The tag reaches the journal before the agent starts, so a resumed run can end
-	// whatever a killed hgate left of it.
-	spec.Tag = rand.Text()
-	ss, err := r.openSession(spec)
+	if c.Answer != "" {
+		c.Keep = append(c.Keep, c.Answer)
+	}
+	slot := r.soloSlot(c.Phase)
+	j.AgentEnded = false
+	ss, res, out, err := r.runSession(ctx, spec, &slot, func(ss *session) (func(), error) {
+		if c.Answer != "" {
+			ss.run.Env = append(ss.run.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
+		}
+		if err := r.soloRefs(n).take(nil); err != nil {
+			return nil, err
+		}
+		r.unlock()
+		return r.watchAgent(n, ss.run.Stdout), nil
+	})
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
 	defer ss.close()
-	slot := r.soloSlot(c.Phase)
-	j.AgentEnded = false
-	if err := slot.begin(spec.Tag, ss.scope); err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	a := ss.run
-	a.Started = slot.started()
-	if c.Answer != "" {
-		a.Env = append(a.Env, "HGATE_ANSWER_FILE="+filepath.Join(ss.jail.tmp, c.Answer))
-		c.Keep = append(c.Keep, c.Answer)
-	}
-	if err := r.snapshotRefs(); err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
-	r.unlock()
-	stopWatch := r.watchAgent(n, a.Stdout)
-	res, out, err := ss.wait(ctx, r.cli())
-	stopWatch()
-	if err != nil {
-		return agentResult{}, agentout.Run{}, false, err
-	}
 	fault.Point("loop-agent-" + c.Phase + "-ended") // the agent has ended, its output on disk, the journal not told
-	jl, dir := ss.jail, c.Dir
-	for _, name := range c.Keep {
-		// Files the agent wrote: read only as far as they are used.
-		if data, _, err := statefile.ReadHead(filepath.Join(jl.tmp, name), keepBound); err == nil {
-			_ = writeAtomic(filepath.Join(dir, name), data)
-		}
-	}
-	if data, _, err := statefile.ReadTail(filepath.Join(jl.tmp, transcriptName), transcriptBound); err == nil {
-		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
-	}
+	keepFiles(ss.jail.tmp, c.Dir, c.Keep)
 	// The agent's work is gated even when ctx was cancelled meanwhile: take the lock
 	// back without giving up on a cancelled ctx.
 	if err := r.lock(context.WithoutCancel(ctx)); err != nil {
@@ -318,17 +295,17 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	return res, out, ss.resumed, nil
 }
 
-// snapshotRefs takes refs/hgate/* into the journal before the agent's phase: what moves
-// them behind hgate's back is put back after it.
-func (r *runner) snapshotRefs() error {
-	snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
-	if err != nil {
-		return err
+// keepFiles copies into dir the files keep names that the agent wrote in its TMPDIR tmp,
+// and the tail of its transcript: read only as far as they are used.
+func keepFiles(tmp, dir string, keep []string) {
+	for _, name := range keep {
+		if data, _, err := statefile.ReadHead(filepath.Join(tmp, name), keepBound); err == nil {
+			_ = writeAtomic(filepath.Join(dir, name), data)
+		}
 	}
-	r.refsMu.Lock()
-	defer r.refsMu.Unlock()
-	r.j.Refs = snap
-	return r.save()
+	if data, _, err := statefile.ReadTail(filepath.Join(tmp, transcriptName), transcriptBound); err == nil {
+		_ = writeAtomic(filepath.Join(dir, transcriptName), data)
+	}
 }
 
 // addRunSpend adds one agent run's spend to the iteration's: a resumed session's
@@ -446,13 +423,10 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 
 // writeGateJSON keeps the gate's report in the iteration's folder (or its repair's).
 func (r *runner) writeGateJSON(n int, rep *gate.Answer) error {
-	dir := r.iterDir(n)
-	if r.j.Repair > 0 {
-		// A run resumed at a repair's agent phase may not have made the folder yet.
-		dir = filepath.Join(dir, "repair-"+strconv.Itoa(r.j.Repair))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	// A run resumed at a repair's agent phase may not have made the folder yet.
+	dir := repairDir(r.iterDir(n), r.j.Repair)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	return writeJSON(filepath.Join(dir, "gate.json"), rep)
 }
@@ -583,32 +557,7 @@ func (r *runner) learn(it *Iteration) error {
 		Run:      r.j.RunID, Row: it.Row, Attempts: attempts(it),
 	}
 	l.Pattern, l.NeedsFromHuman = r.agentNotes(it)
-	switch it.Outcome {
-	case OutcomeKept:
-		l.WhatChanged = fmt.Sprintf("%s (commit %s)", it.Message, it.Commit[:7])
-		l.Worked = fmt.Sprintf("kept: the gate passed with val_score %.4f", after)
-		if it.NewBest {
-			l.Worked += " (new best)"
-		} else {
-			l.Worked += fmt.Sprintf("; not worse than the best (%.4f), not a confirmed new best", before)
-		}
-	case OutcomeSetAside:
-		l.WhatChanged = "attempt set aside in " + it.AttemptRef + " and reverted, not gated"
-		if it.AttemptRef == "" { // a generation's agent that left nothing
-			l.WhatChanged = "nothing: the agent left no change before the budget cut it"
-		}
-		l.Worked = "cut by the budget: " + it.BudgetCut
-	case OutcomeRejected:
-		l.WhatChanged = "attempt kept in " + it.AttemptRef + " and reverted"
-		l.Worked = "rejected: " + strings.Join(TrainReasons(it.Reasons, r.cfg.Train()), "; ")
-	default:
-		l.WhatChanged = "nothing: the agent left no change"
-		if didNotStart(it.AgentDetail) {
-			l.WhatChanged = "nothing: the agent did not start"
-		} else if it.Refused != "" {
-			l.WhatChanged = "nothing: " + it.Refused
-		}
-	}
+	l.WhatChanged, l.Worked = learned(it, before, after, r.cfg.Train())
 	if it.Agent != AgentOK {
 		l.Worked += fmt.Sprintf(" (agent %s: %s)", it.Agent, it.AgentDetail)
 	}
@@ -620,4 +569,36 @@ func (r *runner) learn(it *Iteration) error {
 		return nil
 	}
 	return record.AppendLearning(path, l)
+}
+
+// learned is what an iteration's learnings.md entry says changed and how it went, by
+// its outcome, against the best before (before) and its score (after).
+func learned(it *Iteration, before, after float64, train string) (what, worked string) {
+	switch it.Outcome {
+	case OutcomeKept:
+		what = fmt.Sprintf("%s (commit %s)", it.Message, it.Commit[:7])
+		worked = fmt.Sprintf("kept: the gate passed with val_score %.4f", after)
+		if it.NewBest {
+			worked += " (new best)"
+		} else {
+			worked += fmt.Sprintf("; not worse than the best (%.4f), not a confirmed new best", before)
+		}
+	case OutcomeSetAside:
+		what = "attempt set aside in " + it.AttemptRef + " and reverted, not gated"
+		if it.AttemptRef == "" { // a generation's agent that left nothing
+			what = "nothing: the agent left no change before the budget cut it"
+		}
+		worked = "cut by the budget: " + it.BudgetCut
+	case OutcomeRejected:
+		what = "attempt kept in " + it.AttemptRef + " and reverted"
+		worked = "rejected: " + strings.Join(TrainReasons(it.Reasons, train), "; ")
+	default:
+		what = "nothing: the agent left no change"
+		if didNotStart(it.AgentDetail) {
+			what = "nothing: the agent did not start"
+		} else if it.Refused != "" {
+			what = "nothing: " + it.Refused
+		}
+	}
+	return what, worked
 }

@@ -3,7 +3,6 @@ package loop
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -159,17 +158,13 @@ func (r *runner) preflight(ctx context.Context, p *Preflight, wt string, head pl
 		}
 	}
 	msg := filepath.Join(r.dir, messageName)
-	ss, err := r.openSession(sessionSpec{Phase: "preflight", Dir: r.dir, Worktree: wt, Timeout: timeout, Server: srv,
-		Message: msg, Tag: rand.Text(), Prompt: func(string) string { return preflightPrompt },
-		Jail: jailSpec{Worktree: wt, Protected: []string{filepath.Join(wt, ".git"), string(r.ws)}, Files: []string{msg}}})
-	if err != nil {
-		return err
-	}
-	defer ss.close()
-	res, out, err := ss.wait(ctx, r.cli())
+	ss, res, out, err := r.runSession(ctx, sessionSpec{Phase: "preflight", Dir: r.dir, Worktree: wt, Timeout: timeout, Server: srv,
+		Message: msg, Prompt: func(string) string { return preflightPrompt },
+		Jail: jailSpec{Worktree: wt, Protected: []string{filepath.Join(wt, ".git"), string(r.ws)}, Files: []string{msg}}}, nil, nil)
 	if err != nil {
 		return err // a process of it may live: nothing else runs (fail closed)
 	}
+	defer ss.close()
 	p.Outcome, p.Detail, p.Message = res.Outcome, res.Detail, out.Message
 	p.ReachedModel, p.ReadOutput = reachedModel(res, out), readsTurns(out)
 	p.SpendUSD, p.Tokens = r.iterationSpend(&Iteration{}, out)

@@ -102,27 +102,10 @@ func failureReport(r *gate.Answer, train string) string {
 	fmt.Fprintf(&b, "Verdict: %s\n", r.Verdict)
 	s := r.Steps
 	if s.Step0 != nil && !s.Step0.OK {
-		b.WriteString("Step 0 (file guard) failed; paths changed outside the allowlist:\n")
-		for _, v := range s.Step0.Violations {
-			p := v.Path
-			if p == "" {
-				p = "(history)"
-			}
-			fmt.Fprintf(&b, "  - %s: %s", p, v.Kind)
-			if v.Hint != "" {
-				fmt.Fprintf(&b, " (revert: %s)", v.Hint)
-			}
-			b.WriteString("\n")
-		}
+		step0Report(&b, s.Step0.Violations)
 	}
-	if s.Step1 != nil && !s.Step1.Skipped && train == config.TrainNone {
-		fmt.Fprintf(&b, "Step 1 (regression suite, train split): %s\n", map[bool]string{true: "passed", false: "failed"}[s.Step1.OK])
-	} else if s.Step1 != nil && !s.Step1.Skipped {
-		fmt.Fprintf(&b, "Step 1 (regression suite, train split): %d/%d passed, threshold %.0f%%", s.Step1.Passed, s.Step1.Total, s.Step1.Threshold*100)
-		if len(s.Step1.Failed) > 0 {
-			fmt.Fprintf(&b, "; failing: %s", strings.Join(s.Step1.Failed, ", "))
-		}
-		b.WriteString("\n")
+	if s.Step1 != nil && !s.Step1.Skipped {
+		step1Report(&b, s.Step1, train)
 	}
 	if s.Step2 != nil {
 		fmt.Fprintf(&b, "Step 2 (held-out test split, aggregate only): val_score %.4f", s.Step2.ValScore)
@@ -145,6 +128,35 @@ func failureReport(r *gate.Answer, train string) string {
 		}
 	}
 	return b.String()
+}
+
+// step0Report is failureReport's Step 0: each path changed outside the allowlist.
+func step0Report(b *strings.Builder, violations []gitguard.Violation) {
+	b.WriteString("Step 0 (file guard) failed; paths changed outside the allowlist:\n")
+	for _, v := range violations {
+		p := v.Path
+		if p == "" {
+			p = "(history)"
+		}
+		fmt.Fprintf(b, "  - %s: %s", p, v.Kind)
+		if v.Hint != "" {
+			fmt.Fprintf(b, " (revert: %s)", v.Hint)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// step1Report is failureReport's Step 1: with train none, only whether it passed.
+func step1Report(b *strings.Builder, s1 *gate.Step1, train string) {
+	if train == config.TrainNone {
+		fmt.Fprintf(b, "Step 1 (regression suite, train split): %s\n", map[bool]string{true: "passed", false: "failed"}[s1.OK])
+		return
+	}
+	fmt.Fprintf(b, "Step 1 (regression suite, train split): %d/%d passed, threshold %.0f%%", s1.Passed, s1.Total, s1.Threshold*100)
+	if len(s1.Failed) > 0 {
+		fmt.Fprintf(b, "; failing: %s", strings.Join(s1.Failed, ", "))
+	}
+	b.WriteString("\n")
 }
 
 // tail returns the last n bytes of a file, starting at a line. Only those are read:

@@ -2,81 +2,101 @@ package loop
 
 import (
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 
 	"github.com/hgate/hgate/gitguard"
 )
 
-// checkRefs compares refs/hgate/* with the snapshot taken before the agent's phase (or
-// after the last command served to it). Anything else that moved them was the agent
-// working around hgate: they are put back, and the attempt is rejected.
-func (r *runner) checkRefs(n int) error {
-	r.refsMu.Lock()
-	defer r.refsMu.Unlock()
-	return r.checkRefsLocked(n)
+// refWatch is where the journal keeps the snapshot of refs/hgate/* an agents' phase is
+// checked against, and what moved behind hgate's back since (tamper, which rejects the
+// phase's attempts unscored): the journal's own fields for the single agent, the
+// generation's for its agents. Both are taken, checked and put back by its methods.
+type refWatch struct {
+	mu     *sync.Mutex // orders the watch's journal writes with the others of its kind
+	snap   *gitguard.RefSnapshot
+	tamper *[]string
+	who    string // for the log: "iteration 3", "generation 2"
+	agent  string // "the agent", "an agent"
+
+	repo  *gitguard.Repo
+	check func() error // the repository's config (runner.checkGit)
+	save  func() error // the journal
+	log   io.Writer
 }
 
-func (r *runner) checkRefsLocked(n int) error {
-	j := r.j
-	if j.Refs == nil {
-		return r.checkGit()
-	}
-	if _, err := r.putBackRefs(j.Refs, &j.Tamper, fmt.Sprintf("iteration %d", n), "the agent"); err != nil {
+// soloRefs is the single agent's watch, in iteration n.
+func (r *runner) soloRefs(n int) refWatch {
+	return refWatch{mu: &r.refsMu, snap: &r.j.Refs, tamper: &r.j.Tamper, who: fmt.Sprintf("iteration %d", n), agent: "the agent",
+		repo: r.repo, check: r.checkGit, save: r.save, log: r.log}
+}
+
+// genRefs is the watch of generation g's agents, which run side by side (genMu).
+func (r *runner) genRefs(g *generation) refWatch {
+	return refWatch{mu: &r.genMu, snap: &g.Refs, tamper: &g.Tamper, who: fmt.Sprintf("generation %d", g.Number), agent: "an agent",
+		repo: r.repo, check: r.checkGit, save: r.save, log: r.log}
+}
+
+// take takes refs/hgate/* into the snapshot before an agents' phase, with what also sets
+// (nil: nothing) in the same journal write: what moves them behind hgate's back is put
+// back after it, and a resume that finds the phase without a snapshot knows it was
+// removed.
+func (w refWatch) take(also func()) error {
+	snap, err := w.repo.SnapshotRefs(gitguard.RefPrefix)
+	if err != nil {
 		return err
 	}
-	if !r.serving {
-		// The agent's phase is over and checked: hgate's own work moves the refs from here
-		// on. The journal goes to the gate without the snapshot in one write, so none
-		// shows the agent's phase without it. A harness phase stays where it is until its
-		// worktree is put back; the journal says its agent has ended (and what it spent),
-		// so a resume neither counts that again nor takes the phase for the gate.
-		j.Refs = nil
-		if j.Phase == phaseAgent {
-			j.Phase = phaseGate
-		} else {
-			j.AgentEnded = true
-		}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	*w.snap = snap
+	if also != nil {
+		also()
 	}
-	return r.save()
+	return w.save()
 }
 
-// served runs fn, a command the agent asked the loop for, so that it sees hgate's refs
-// as hgate left them (what moved behind hgate's back first is put back and counted
-// against the attempt), and takes what the command itself wrote (the ledger) as the
-// new expected state.
-func (r *runner) served(fn func()) {
-	r.refsMu.Lock()
-	defer r.refsMu.Unlock()
-	if r.j != nil && r.j.Refs != nil {
-		r.serving = true
-		err := r.checkRefsLocked(r.j.Next)
-		r.serving = false
-		if err != nil {
-			fmt.Fprintf(r.log, "[loop] %v\n", err)
-		}
+// end compares refs/hgate/* with the snapshot once the agents of its phase have ended:
+// what moved is put back and counted against the phase. From here on hgate's own work
+// moves the refs, so the snapshot is dropped, and next moves the phase on, in the same
+// journal write. Without a snapshot (only a resume a human approved gets here without
+// one: its attempts are set aside unscored already) only the repository's config is
+// checked, and the phase moves on all the same.
+func (w refWatch) end(next func()) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.putBack(); err != nil {
+		return err
 	}
-	fn()
-	if r.j == nil || r.j.Refs == nil {
-		return
+	*w.snap = nil
+	next()
+	return w.save()
+}
+
+// refresh runs before each command served to an agent, so that it sees hgate's refs as
+// hgate left them: what moved behind hgate's back is put back and counted against the
+// phase, in the journal before the command runs. The caller holds w.mu.
+func (w refWatch) refresh() {
+	moved, err := w.putBack()
+	if err == nil && moved {
+		err = w.save()
 	}
-	if snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix); err == nil {
-		r.j.Refs = snap
-		_ = r.save()
+	if err != nil {
+		fmt.Fprintf(w.log, "[loop] %v\n", err)
 	}
 }
 
-// putBackRefs compares refs/hgate/* with snap, taken before the agents of a session
-// started (or after the last command served to them), for the single agent's iteration
-// and a generation alike: what moved behind hgate's back is put back, logged for who (an
-// iteration, a generation), and added to tamper, which rejects the attempts unscored;
-// moved says whether anything did. The caller saves the journal. Without a snapshot
-// (only a resume a human approved gets here without one: its attempts are set aside
-// unscored already) only the repository's config is checked.
-func (r *runner) putBackRefs(snap gitguard.RefSnapshot, tamper *[]string, who, agent string) (moved bool, err error) {
-	if err := r.checkGit(); err != nil || snap == nil {
+// putBack compares refs/hgate/* with the snapshot, taken before the agents of a phase
+// started (or after the last command served to them): what moved behind hgate's back is
+// put back, logged, and added to tamper; moved says whether anything did. The caller
+// holds w.mu and saves the journal. Without a snapshot only the repository's config is
+// checked.
+func (w refWatch) putBack() (moved bool, err error) {
+	snap := *w.snap
+	if err := w.check(); err != nil || snap == nil {
 		return false, err
 	}
-	now, err := r.repo.SnapshotRefs(gitguard.RefPrefix)
+	now, err := w.repo.SnapshotRefs(gitguard.RefPrefix)
 	if err != nil {
 		return false, err
 	}
@@ -84,12 +104,46 @@ func (r *runner) putBackRefs(snap gitguard.RefSnapshot, tamper *[]string, who, a
 	if len(changed) == 0 {
 		return false, nil
 	}
-	if err := r.repo.RestoreRefs(gitguard.RefPrefix, snap); err != nil {
-		return false, fmt.Errorf("%s: put back the refs %s changed: %w", who, agent, err)
+	if err := w.repo.RestoreRefs(gitguard.RefPrefix, snap); err != nil {
+		return false, fmt.Errorf("%s: put back the refs %s changed: %w", w.who, w.agent, err)
 	}
-	fmt.Fprintf(r.log, "[loop] %s: %s changed hgate's refs behind its back; put back: %s\n", who, agent, strings.Join(changed, "; "))
-	*tamper = append(*tamper, changed...)
+	fmt.Fprintf(w.log, "[loop] %s: %s changed hgate's refs behind its back; put back: %s\n", w.who, w.agent, strings.Join(changed, "; "))
+	*w.tamper = append(*w.tamper, changed...)
 	return true, nil
+}
+
+// checkRefs closes the single agent's phase of iteration n (the attempt, a repair, a
+// harness phase): see end. The journal goes to the gate without the snapshot in one
+// write, so none shows the agent's phase without it. A harness phase stays where it is
+// until its worktree is put back; the journal says its agent has ended (and what it
+// spent), so a resume neither counts that again nor takes the phase for the gate.
+func (r *runner) checkRefs(n int) error {
+	j := r.j
+	return r.soloRefs(n).end(func() {
+		if j.Phase == phaseAgent {
+			j.Phase = phaseGate
+		} else {
+			j.AgentEnded = true
+		}
+	})
+}
+
+// served runs fn, a command the single agent asked the loop for, so that it sees hgate's
+// refs as hgate left them (refresh), and takes what the command itself wrote (the
+// ledger) as the new expected state.
+func (r *runner) served(fn func()) {
+	r.refsMu.Lock()
+	defer r.refsMu.Unlock()
+	if r.j == nil || r.j.Refs == nil {
+		fn()
+		return
+	}
+	r.soloRefs(r.j.Next).refresh()
+	fn()
+	if snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix); err == nil {
+		r.j.Refs = snap
+		_ = r.save()
+	}
 }
 
 // checkGit stops the run when the repository's config or info/attributes changed since

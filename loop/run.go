@@ -107,8 +107,7 @@ type runner struct {
 
 	// refsMu orders the check of refs/hgate/* after the agent's phase with the
 	// commands the loop serves the agent meanwhile (they move the ledger).
-	refsMu  sync.Mutex
-	serving bool // checkRefs runs before a served command, in the agent's phase
+	refsMu sync.Mutex
 
 	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
 	unpriced bool   // the warning that the agent's tokens have no price was given

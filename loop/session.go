@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,7 +39,7 @@ type sessionSpec struct {
 	Jail      jailSpec
 	Server    *agentapi.Server // its socket
 	Message   string           // HGATE_MESSAGE_FILE
-	Tag       string           // HGATE_AGENT_TAG
+	Tag       string           // HGATE_AGENT_TAG: runSession draws it
 	// Prompt renders the prompt, given the agent's private TMPDIR (where a phase's
 	// answer file goes, the one place the sandboxed agent may write it).
 	Prompt func(tmp string) string
@@ -46,6 +47,8 @@ type sessionSpec struct {
 	Tools *activation
 	// Env is what this kind of session adds to every session's environment.
 	Env []string
+	// KeepOrphans leaves the loop's orphans to the caller (agentRun.KeepOrphans).
+	KeepOrphans bool
 }
 
 // openSession opens spec's sandbox, writes its prompt and builds its process: nothing is
@@ -60,12 +63,15 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	args, err := r.command(s.prompt)
+	args, err := Command(r.cfg.Agent, s.prompt)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	cli := r.cli()
+	if r.j.Sandbox == SandboxOff {
+		args = cli.Unsandboxed(args) // as its CLI runs without hgate's sandbox
+	}
 	var toolEnv []string
 	if spec.Tools != nil {
 		args, toolEnv = spec.Tools.apply(cli, args)
@@ -90,9 +96,47 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 	s.run = &agentRun{
 		Args: args, Dir: spec.Worktree, Sandbox: jl.policy, Net: jl.net, Env: env, Tag: spec.Tag, Ended: spec.Server.Drain,
 		Stdin: s.prompt, Stdout: filepath.Join(spec.Dir, "agent.stdout"), Stderr: filepath.Join(spec.Dir, "agent.stderr"),
-		Timeout: spec.Timeout, Deadline: r.dead, Grace: r.opts.Grace,
+		Timeout: spec.Timeout, Deadline: r.dead, Grace: r.opts.Grace, KeepOrphans: spec.KeepOrphans,
 	}
 	return s, nil
+}
+
+// runSession is one agent's run, the same for the single agent (the attempt, a repair, a
+// harness phase), each agent of a generation and the preflight's turn: it opens spec's
+// session with a fresh tag, journals the agent in its slot (nil: not journaled) before it
+// starts and its process once it runs, calls ready (nil: nothing), runs it to its end and
+// reads what it printed. ready's done (nil: nothing) runs as soon as the agent has ended. The caller
+// closes the session it returns (on an error there is none); an error once the agent was
+// started means a process of it may live: nothing else may run (fail closed).
+func (r *runner) runSession(ctx context.Context, spec sessionSpec, slot *agentSlot, ready func(*session) (done func(), err error)) (*session, agentResult, agentout.Run, error) {
+	// The tag reaches the journal before the agent starts, so a resumed run can end
+	// whatever a killed hgate left of it.
+	spec.Tag = rand.Text()
+	ss, err := r.openSession(spec)
+	if err != nil {
+		return nil, agentResult{}, agentout.Run{}, err
+	}
+	var done func()
+	if slot != nil {
+		ss.run.Started = slot.started()
+		err = slot.begin(spec.Tag, ss.scope)
+	}
+	if err == nil && ready != nil {
+		done, err = ready(ss)
+	}
+	if err != nil {
+		ss.close()
+		return nil, agentResult{}, agentout.Run{}, err
+	}
+	res, out, err := ss.wait(ctx, r.cli())
+	if done != nil {
+		done()
+	}
+	if err != nil {
+		ss.close()
+		return nil, agentResult{}, agentout.Run{}, err
+	}
+	return ss, res, out, nil
 }
 
 // wait runs the session's process to its end and reads what the agent printed, as its
@@ -115,6 +159,16 @@ func (s *session) wait(ctx context.Context, cli agentcli.CLI) (agentResult, agen
 		}
 	}
 	return judge(res, out, s.run.Stderr), out, nil
+}
+
+// ranAgent records on it how one agent run ended (its time added to the iteration's, for
+// an attempt and its repairs) and what the agent was refused, if anything.
+func ranAgent(it *Iteration, res agentResult, out agentout.Run) {
+	if refused := out.Refused.String(); refused != "" {
+		it.Refused = refused
+	}
+	it.Agent, it.AgentDetail = res.Outcome, res.Detail
+	it.AgentSeconds += secs(res.Duration)
 }
 
 // close removes the session's private TMPDIR.

@@ -18,14 +18,9 @@ func (st *step) agent() (bool, error) {
 	}
 	if st.resumed {
 		// hgate died while the agent ran: end what is left of it, gate its work.
-		killLeftover(j.AgentPID, j.AgentStart, j.AgentTag)
 		it.Agent, it.AgentDetail = AgentInterrupted, killedDetail
 		st.resumed = false
-		// Counted before checkRefs, whose save closes the agent's phase: the spend
-		// reaches the journal in the same write, so a kill before it counts it
-		// again on the next resume, and one after finds it counted.
-		r.countKilledAgent(n)
-		if err := r.checkRefs(n); err != nil {
+		if err := r.endKilled(n, repairDir(r.iterDir(n), j.Repair)); err != nil {
 			return false, err
 		}
 		fault.Point("loop-agent-resumed") // the killed agent's phase closed, the next not yet saved

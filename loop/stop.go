@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -78,11 +77,7 @@ func (r *runner) crashError() error {
 		return fmt.Errorf("loop: the agent did not start (%s): check loop.agent in hgate.yaml or --agent", why)
 	}
 	last := r.j.Iterations[len(r.j.Iterations)-1]
-	dir := r.iterDir(last.Iteration)
-	if last.Repairs > 0 {
-		dir = filepath.Join(dir, "repair-"+strconv.Itoa(last.Repairs))
-	}
-	path := filepath.Join(dir, "agent.stderr")
+	path := filepath.Join(repairDir(r.iterDir(last.Iteration), last.Repairs), "agent.stderr")
 	msg := fmt.Sprintf("loop: the agent failed %d time(s) in a row (last: %s %s); its stderr (%s) ends:", r.j.Crashes, last.Agent, last.AgentDetail, path)
 	t := strings.TrimRight(tail(path, 2000), "\n")
 	if t == "" {
