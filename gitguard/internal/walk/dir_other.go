@@ -3,6 +3,7 @@
 package walk
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -61,6 +62,19 @@ func (d *dirHandle) hashFile(name string, _ int64) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read (%v)", name, err)
 	}
 	return h.Sum(), nil
+}
+
+// openFile is never open here: see openStat.
+type openFile struct{ ok bool }
+
+func (openFile) close() {}
+
+func (openFile) hash(int64) (plumbing.Hash, error) { return plumbing.ZeroHash, errors.ErrUnsupported }
+
+// openStat is not done on these systems: without a descriptor-relative open that
+// refuses links, the walk states a name before it opens it (lookup falls back).
+func (d *dirHandle) openStat(string) (Stat, openFile, error) {
+	return Stat{}, openFile{}, errors.ErrUnsupported
 }
 
 // readlink is the target of the symlink name inside the directory.
