@@ -45,6 +45,17 @@ func retry(f func() (int, error)) (int, error) {
 
 func (d *fdDir) close() { unix.Close(d.fd) }
 
+// openSub opens the directory name inside d, without following a link.
+func (d *fdDir) openSub(name string) (*fdDir, error) {
+	fd, err := retry(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	return &fdDir{fd: fd}, nil
+}
+
 // entries appends the directory's entries to out, read through a duplicate of the
 // descriptor (os.File closes what it is given).
 func (d *fdDir) entries(_ []byte, out []dirent) ([]dirent, error) {

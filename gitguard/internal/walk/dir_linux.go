@@ -161,3 +161,17 @@ func (d *dirHandle) readlink(name string) (string, error) {
 		return string(buf[:n]), nil
 	}
 }
+
+// openDirAt opens the directory name inside parent, without following a link.
+func openDirAt(parent *dirHandle, name string) (*dirHandle, error) {
+	for {
+		fd, err := unix.Openat(parent.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &dirHandle{fd: fd}, nil
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -27,6 +28,11 @@ func openDir(path string) (*dirHandle, error) {
 }
 
 func (d *dirHandle) close() {}
+
+// openDirAt opens the directory name inside parent: by path on these systems.
+func openDirAt(parent *dirHandle, name string) (*dirHandle, error) {
+	return openDir(strings.TrimSuffix(parent.path, "/") + "/" + name)
+}
 
 // entries appends the directory's entries to out.
 func (d *dirHandle) entries(_ []byte, out []dirent) ([]dirent, error) {

@@ -80,3 +80,43 @@ func checkOpenStat(t *testing.T, d opener, data []byte) {
 		}
 	}
 }
+
+// TestOpenDirAt: a folder is opened inside its parent's handle, never through a link,
+// and inside the folder the parent was when it was opened, even after it was swapped
+// for a link to another.
+func TestOpenDirAt(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "p", "sub"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(root, "other", "sub", "theirs"), 0o755))
+	must(t, os.Symlink("sub", filepath.Join(root, "p", "link")))
+	dh, err := openDir(filepath.Join(root, "p"))
+	must(t, err)
+	defer dh.close()
+	fd, err := openFdDir(filepath.Join(root, "p"))
+	must(t, err)
+	defer fd.close()
+	must(t, os.Rename(filepath.Join(root, "p"), filepath.Join(root, "moved")))
+	must(t, os.Symlink("other", filepath.Join(root, "p")))
+	sub, err := openDirAt(dh, "sub")
+	must(t, err)
+	ents, err := sub.entries(make([]byte, 4096), nil)
+	sub.close()
+	if err != nil || len(ents) != 0 {
+		t.Errorf("sub holds %v (%v): opened by path through the link, not inside the parent", ents, err)
+	}
+	fsub, err := fd.openSub("sub")
+	must(t, err)
+	ents, err = fsub.entries(nil, nil)
+	fsub.close()
+	if err != nil || len(ents) != 0 {
+		t.Errorf("fdDir: sub holds %v (%v)", ents, err)
+	}
+	if d, err := openDirAt(dh, "link"); err == nil {
+		d.close()
+		t.Error("openDirAt followed a link")
+	}
+	if d, err := fd.openSub("link"); err == nil {
+		d.close()
+		t.Error("fdDir.openSub followed a link")
+	}
+}

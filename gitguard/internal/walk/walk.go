@@ -74,6 +74,7 @@ type walkJob struct {
 	lo, hi  int    // d's index entries
 	ignored bool   // d is ignored: only its tracked files matter
 	st      Stack
+	parent  *sharedDir // d's parent, open: d is opened inside it (nil for the root)
 
 	open  *sharedDir
 	stats []statItem
@@ -87,8 +88,8 @@ type statItem struct {
 	reg bool
 }
 
-// sharedDir is a directory handle used by several stat chunks; the last
-// one closes it.
+// sharedDir is a directory handle used by several jobs (stat chunks, and the
+// subdirectories opened inside it); the last one closes it.
 type sharedDir struct {
 	dh   *dirHandle
 	refs atomic.Int32
@@ -243,25 +244,40 @@ func find(ents []dirent, name string) int {
 // subdirectories are queued, its untracked entries judged, its tracked files stated.
 func (w *walker) dir(j walkJob, sc *walkScratch) {
 	full := w.in.Root + "/" + j.d
-	dh, ok := w.readDir(full, j.d, sc)
+	dh, ok := w.readDir(j, full, sc)
 	if !ok {
 		return
 	}
-	seen, stats := w.tracked(j, sc)
+	sd := &sharedDir{dh: dh}
+	sd.refs.Store(1) // this job's own hold, let go at the end of statAll
+	seen, stats := w.tracked(j, sd, sc)
 	for at := range sc.ents {
 		if !seen[at] {
-			w.untracked(j, full, sc.ents[at])
+			w.untracked(j, sd, full, sc.ents[at])
 		}
 	}
 	sc.stats = stats[:0]
-	w.statAll(dh, stats)
+	w.statAll(sd, stats)
 }
 
-// readDir opens directory full and reads its entries into sc.ents, sorted by name, each
+// openJobDir opens directory j.d: inside its parent's open handle, without following
+// a link, so a parent folder swapped for a link while the walk runs is never followed
+// (and the path is not looked up again from the root); the root by its path.
+func openJobDir(j walkJob, full string) (*dirHandle, error) {
+	if j.parent == nil {
+		return openDir(full)
+	}
+	defer j.parent.release()
+	name := strings.TrimSuffix(j.d, "/")
+	return openDirAt(j.parent.dh, name[strings.LastIndexByte(name, '/')+1:])
+}
+
+// readDir opens directory j.d (at full) and reads its entries into sc.ents, sorted by name, each
 // with its type; false when there is nothing to walk (a tracked directory that is gone
 // is no error: everything below it is deleted, and wt stays zero).
-func (w *walker) readDir(full, d string, sc *walkScratch) (*dirHandle, bool) {
-	dh, err := openDir(full)
+func (w *walker) readDir(j walkJob, full string, sc *walkScratch) (*dirHandle, bool) {
+	d := j.d
+	dh, err := openJobDir(j, full)
 	if err == nil {
 		sc.ents, err = dh.entries(sc.buf, sc.ents[:0])
 		if err != nil {
@@ -303,7 +319,7 @@ func resolveTypes(dh *dirHandle, ents []dirent) {
 // tracked matches the directory's index entries against its listing (sc.ents): it queues
 // each tracked subdirectory still a directory, and returns which entries are tracked
 // (seen) and the index entries of the tracked files present (to stat).
-func (w *walker) tracked(j walkJob, sc *walkScratch) ([]bool, []statItem) {
+func (w *walker) tracked(j walkJob, sd *sharedDir, sc *walkScratch) ([]bool, []statItem) {
 	ents, d, es := sc.ents, j.d, w.in.Entries
 	seen := sc.seen[:0]
 	for range ents {
@@ -322,7 +338,7 @@ func (w *walker) tracked(j walkJob, sc *walkScratch) ([]bool, []statItem) {
 			}
 			if at := find(ents, name); at >= 0 && ents[at].typ == dtDir {
 				seen[at] = true
-				subs = append(subs, w.subJob(j, es[i].Path[:len(d)+len(name)+1], i, k))
+				subs = append(subs, w.subJob(j, sd, es[i].Path[:len(d)+len(name)+1], i, k))
 			}
 			// Otherwise the tracked files below are gone (or behind a
 			// symlink, which git does not follow either) and whatever
@@ -344,17 +360,18 @@ func (w *walker) tracked(j walkJob, sc *walkScratch) ([]bool, []statItem) {
 	return seen, stats
 }
 
-// subJob is the job of tracked subdirectory sub (ending in '/') of j, whose index
+// subJob is the job of tracked subdirectory sub (ending in '/') of j (open as sd), whose index
 // entries are lo..hi.
-func (w *walker) subJob(j walkJob, sub string, lo, hi int) walkJob {
+func (w *walker) subJob(j walkJob, sd *sharedDir, sub string, lo, hi int) walkJob {
 	subIgnored := j.ignored || Ignored(w.in.Extra, j.st, sub[:len(sub)-1], true)
-	return walkJob{d: sub, lo: lo, hi: hi, ignored: subIgnored, st: Push(w.in.Rules, j.st, sub)}
+	sd.refs.Add(1) // released when the job has opened sub
+	return walkJob{d: sub, lo: lo, hi: hi, ignored: subIgnored, st: Push(w.in.Rules, j.st, sub), parent: sd}
 }
 
-// untracked judges one entry of directory j.d (at full) that the index does not track:
+// untracked judges one entry of directory j.d (at full, open as sd) that the index does not track:
 // a nested repository's .git is noted, an ignored entry skipped, a directory queued (or
 // reported whole when it holds a repository), anything else reported.
-func (w *walker) untracked(j walkJob, full string, ent dirent) {
+func (w *walker) untracked(j walkJob, sd *sharedDir, full string, ent dirent) {
 	name, typ := ent.name, ent.typ
 	d := j.d
 	if name == ".git" {
@@ -379,7 +396,8 @@ func (w *walker) untracked(j walkJob, full string, ent dirent) {
 			return
 		}
 		sub := p + "/"
-		w.push([]walkJob{{d: sub, ignored: false, st: Push(w.in.Rules, j.st, sub)}})
+		sd.refs.Add(1) // released when the job has opened sub
+		w.push([]walkJob{{d: sub, ignored: false, st: Push(w.in.Rules, j.st, sub), parent: sd}})
 	case dtReg, dtLink:
 		if Ignored(w.in.Extra, j.st, p, false) {
 			return
@@ -399,23 +417,18 @@ func (w *walker) untracked(j walkJob, full string, ent dirent) {
 	}
 }
 
-// statAll stats the directory's tracked files and closes its handle; a large
-// directory's are handed in chunks to the other workers, who share the handle.
-func (w *walker) statAll(dh *dirHandle, stats []statItem) {
-	if len(stats) <= statChunk {
-		w.statEntries(dh, stats)
-		dh.close()
-		return
-	}
-	sd := &sharedDir{dh: dh}
+// statAll stats the directory's tracked files and lets go of this job's hold on
+// its handle; a large directory's are handed in chunks to the other workers, who
+// share the handle.
+func (w *walker) statAll(sd *sharedDir, stats []statItem) {
 	var chunks []walkJob
 	for len(stats) > statChunk {
 		chunks = append(chunks, walkJob{open: sd, stats: slices.Clone(stats[:statChunk])})
 		stats = stats[statChunk:]
 	}
-	sd.refs.Store(int32(len(chunks) + 1))
+	sd.refs.Add(int32(len(chunks)))
 	w.push(chunks)
-	w.statEntries(dh, stats)
+	w.statEntries(sd.dh, stats)
 	sd.release()
 }
 
