@@ -6,3 +6,5 @@ package walk
 type dirHandle = fdDir
 
 func openDir(path string) (*dirHandle, error) { return openFdDir(path) }
+
+func openDirAt(parent *dirHandle, name string) (*dirHandle, error) { return parent.openSub(name) }

@@ -45,6 +45,17 @@ func retry(f func() (int, error)) (int, error) {
 
 func (d *fdDir) close() { unix.Close(d.fd) }
 
+// openSub opens the directory name inside d, without following a link.
+func (d *fdDir) openSub(name string) (*fdDir, error) {
+	fd, err := retry(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	return &fdDir{fd: fd}, nil
+}
+
 // entries appends the directory's entries to out, read through a duplicate of the
 // descriptor (os.File closes what it is given).
 func (d *fdDir) entries(_ []byte, out []dirent) ([]dirent, error) {
@@ -68,12 +79,33 @@ func (d *fdDir) stat(name string) (Stat, error) {
 	if _, err := retry(func() (int, error) { return 0, unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
 		return Stat{}, &fs.PathError{Op: "fstatat", Path: name, Err: err}
 	}
+	return fdStat(&st), nil
+}
+
+// fdStat takes the fields git keeps in the index from a stat struct.
+func fdStat(st *unix.Stat_t) Stat {
 	return Stat{
 		Mode:   uint32(st.Mode),
 		CtimeS: int64(st.Ctim.Sec), CtimeN: int64(st.Ctim.Nsec),
 		MtimeS: int64(st.Mtim.Sec), MtimeN: int64(st.Mtim.Nsec),
 		Ino: uint64(st.Ino), UID: st.Uid, GID: st.Gid, Size: int64(st.Size), Nlink: uint64(st.Nlink),
-	}, nil
+	}
+}
+
+// openStat opens the file name inside the directory for reading (without following a
+// link or blocking on a fifo) and returns its stat data from the descriptor, as
+// Linux's dirHandle does.
+func (d *fdDir) openStat(name string) (Stat, openFile, error) {
+	fd, err := retry(func() (int, error) { return unix.Openat(d.fd, name, fdOpenFlags, 0) })
+	if err != nil {
+		return Stat{}, openFile{}, &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	var st unix.Stat_t
+	if _, err := retry(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
+		unix.Close(fd)
+		return Stat{}, openFile{}, &fs.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	return fdStat(&st), openFile{fd: fd, name: name, ok: true}, nil
 }
 
 // hashFile hashes the regular file name inside the directory as a blob of size bytes

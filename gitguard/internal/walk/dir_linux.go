@@ -3,11 +3,6 @@
 package walk
 
 import (
-	"crypto/sha1"
-	"fmt"
-	"hash"
-	"strconv"
-	"sync"
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -101,73 +96,55 @@ func (d *dirHandle) stat(name string) (Stat, error) {
 		}
 		break
 	}
+	return unixStat(&st), nil
+}
+
+// unixStat takes the fields git keeps in the index from a stat struct.
+func unixStat(st *unix.Stat_t) Stat {
 	return Stat{
 		Mode:   st.Mode,
 		CtimeS: int64(st.Ctim.Sec), CtimeN: int64(st.Ctim.Nsec), // int32 on 32-bit platforms
 		MtimeS: int64(st.Mtim.Sec), MtimeN: int64(st.Mtim.Nsec),
 		Ino: uint64(st.Ino), UID: st.Uid, GID: st.Gid, Size: int64(st.Size), Nlink: uint64(st.Nlink),
-	}, nil
+	}
 }
 
 const openFlags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 
-var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
 // hashFile hashes the regular file name inside the directory as a blob of
 // size bytes (its lstat size). It opens without following a symlink and
 // never blocks on a fifo planted in the file's place; content of another
-// size is an error. Small files cost openat, one read and a close, with
-// no allocation: this runs once per tracked file the guard counts.
+// size is an error.
 func (d *dirHandle) hashFile(name string, size int64) (plumbing.Hash, error) {
 	fd, err := openat(d.fd, name)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	defer unix.Close(fd)
-	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
-	buf := *bp
-	hdr := append(buf[:0], "blob "...)
-	hdr = strconv.AppendInt(hdr, size, 10)
-	hdr = append(hdr, 0)
-	off := len(hdr)
-	var h hash.Hash // only for files larger than the buffer
-	var n int64
+	return hashFd(fd, name, size)
+}
+
+// openStat opens the file name inside the directory for reading (without following
+// a symlink or blocking on a fifo) and returns its stat data from the descriptor:
+// one path lookup for a file the walk is going to hash, where stat then open took two.
+// The stat data is the opened file's, so what is judged is what is read.
+func (d *dirHandle) openStat(name string) (Stat, openFile, error) {
+	fd, err := openat(d.fd, name)
+	if err != nil {
+		return Stat{}, openFile{}, err
+	}
+	var st unix.Stat_t
 	for {
-		if off == len(buf) {
-			if h == nil {
-				h = sha1.New()
-			}
-			h.Write(buf)
-			off = 0
-		}
-		want := len(buf) - off
-		k, err := unix.Read(fd, buf[off:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if k == 0 {
+		err = unix.Fstat(fd, &st)
+		if err != unix.EINTR {
 			break
 		}
-		off += k
-		if n += int64(k); n > size || n == size && k < want {
-			break // a short read of a regular file ends at its end: no second read
-		}
 	}
-	if n != size {
-		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read", name)
+	if err != nil {
+		unix.Close(fd)
+		return Stat{}, openFile{}, err
 	}
-	var out plumbing.Hash
-	if h == nil {
-		out = sha1.Sum(buf[:off])
-	} else {
-		h.Write(buf[:off])
-		h.Sum(out[:0])
-	}
-	return out, nil
+	return unixStat(&st), openFile{fd: fd, name: name, ok: true}, nil
 }
 
 // readlink is the target of the symlink name inside the directory.
@@ -182,5 +159,19 @@ func (d *dirHandle) readlink(name string) (string, error) {
 			return "", err
 		}
 		return string(buf[:n]), nil
+	}
+}
+
+// openDirAt opens the directory name inside parent, without following a link.
+func openDirAt(parent *dirHandle, name string) (*dirHandle, error) {
+	for {
+		fd, err := unix.Openat(parent.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &dirHandle{fd: fd}, nil
 	}
 }

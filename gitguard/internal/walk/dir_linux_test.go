@@ -107,3 +107,24 @@ func TestDirHashFile(t *testing.T) {
 		t.Errorf("fifo accepted")
 	}
 }
+
+// TestOpenStatAllocs: opening and stating a file the walk hashes allocates nothing.
+func TestOpenStatAllocs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dh, err := openDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dh.close()
+	n := testing.AllocsPerRun(100, func() {
+		if _, f, err := dh.openStat("file"); err == nil {
+			f.close()
+		}
+	})
+	if n != 0 {
+		t.Errorf("openStat allocates %v times per call, want 0", n)
+	}
+}

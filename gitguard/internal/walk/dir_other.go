@@ -3,10 +3,12 @@
 package walk
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -26,6 +28,11 @@ func openDir(path string) (*dirHandle, error) {
 }
 
 func (d *dirHandle) close() {}
+
+// openDirAt opens the directory name inside parent: by path on these systems.
+func openDirAt(parent *dirHandle, name string) (*dirHandle, error) {
+	return openDir(strings.TrimSuffix(parent.path, "/") + "/" + name)
+}
 
 // entries appends the directory's entries to out.
 func (d *dirHandle) entries(_ []byte, out []dirent) ([]dirent, error) {
@@ -61,6 +68,19 @@ func (d *dirHandle) hashFile(name string, _ int64) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("%s changed while it was read (%v)", name, err)
 	}
 	return h.Sum(), nil
+}
+
+// openFile is never open here: see openStat.
+type openFile struct{ ok bool }
+
+func (openFile) close() {}
+
+func (openFile) hash(int64) (plumbing.Hash, error) { return plumbing.ZeroHash, errors.ErrUnsupported }
+
+// openStat is not done on these systems: without a descriptor-relative open that
+// refuses links, the walk states a name before it opens it (lookup falls back).
+func (d *dirHandle) openStat(string) (Stat, openFile, error) {
+	return Stat{}, openFile{}, errors.ErrUnsupported
 }
 
 // readlink is the target of the symlink name inside the directory.

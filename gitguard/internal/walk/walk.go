@@ -74,13 +74,22 @@ type walkJob struct {
 	lo, hi  int    // d's index entries
 	ignored bool   // d is ignored: only its tracked files matter
 	st      Stack
+	parent  *sharedDir // d's parent, open: d is opened inside it (nil for the root)
 
 	open  *sharedDir
-	stats []int
+	stats []statItem
 }
 
-// sharedDir is a directory handle used by several stat chunks; the last
-// one closes it.
+// statItem is a tracked file found in its directory's listing: its index entry, and
+// whether the listing says it is a regular file (which may be opened before it is
+// stated).
+type statItem struct {
+	k   int
+	reg bool
+}
+
+// sharedDir is a directory handle used by several jobs (stat chunks, and the
+// subdirectories opened inside it); the last one closes it.
 type sharedDir struct {
 	dh   *dirHandle
 	refs atomic.Int32
@@ -97,7 +106,7 @@ type walkScratch struct {
 	buf   []byte
 	ents  []dirent
 	seen  []bool
-	stats []int
+	stats []statItem
 	subs  []walkJob
 }
 
@@ -235,25 +244,40 @@ func find(ents []dirent, name string) int {
 // subdirectories are queued, its untracked entries judged, its tracked files stated.
 func (w *walker) dir(j walkJob, sc *walkScratch) {
 	full := w.in.Root + "/" + j.d
-	dh, ok := w.readDir(full, j.d, sc)
+	dh, ok := w.readDir(j, full, sc)
 	if !ok {
 		return
 	}
-	seen, stats := w.tracked(j, sc)
+	sd := &sharedDir{dh: dh}
+	sd.refs.Store(1) // this job's own hold, let go at the end of statAll
+	seen, stats := w.tracked(j, sd, sc)
 	for at := range sc.ents {
 		if !seen[at] {
-			w.untracked(j, full, sc.ents[at])
+			w.untracked(j, sd, full, sc.ents[at])
 		}
 	}
 	sc.stats = stats[:0]
-	w.statAll(dh, stats)
+	w.statAll(sd, stats)
 }
 
-// readDir opens directory full and reads its entries into sc.ents, sorted by name, each
+// openJobDir opens directory j.d: inside its parent's open handle, without following
+// a link, so a parent folder swapped for a link while the walk runs is never followed
+// (and the path is not looked up again from the root); the root by its path.
+func openJobDir(j walkJob, full string) (*dirHandle, error) {
+	if j.parent == nil {
+		return openDir(full)
+	}
+	defer j.parent.release()
+	name := strings.TrimSuffix(j.d, "/")
+	return openDirAt(j.parent.dh, name[strings.LastIndexByte(name, '/')+1:])
+}
+
+// readDir opens directory j.d (at full) and reads its entries into sc.ents, sorted by name, each
 // with its type; false when there is nothing to walk (a tracked directory that is gone
 // is no error: everything below it is deleted, and wt stays zero).
-func (w *walker) readDir(full, d string, sc *walkScratch) (*dirHandle, bool) {
-	dh, err := openDir(full)
+func (w *walker) readDir(j walkJob, full string, sc *walkScratch) (*dirHandle, bool) {
+	d := j.d
+	dh, err := openJobDir(j, full)
 	if err == nil {
 		sc.ents, err = dh.entries(sc.buf, sc.ents[:0])
 		if err != nil {
@@ -295,7 +319,7 @@ func resolveTypes(dh *dirHandle, ents []dirent) {
 // tracked matches the directory's index entries against its listing (sc.ents): it queues
 // each tracked subdirectory still a directory, and returns which entries are tracked
 // (seen) and the index entries of the tracked files present (to stat).
-func (w *walker) tracked(j walkJob, sc *walkScratch) ([]bool, []int) {
+func (w *walker) tracked(j walkJob, sd *sharedDir, sc *walkScratch) ([]bool, []statItem) {
 	ents, d, es := sc.ents, j.d, w.in.Entries
 	seen := sc.seen[:0]
 	for range ents {
@@ -314,7 +338,7 @@ func (w *walker) tracked(j walkJob, sc *walkScratch) ([]bool, []int) {
 			}
 			if at := find(ents, name); at >= 0 && ents[at].typ == dtDir {
 				seen[at] = true
-				subs = append(subs, w.subJob(j, es[i].Path[:len(d)+len(name)+1], i, k))
+				subs = append(subs, w.subJob(j, sd, es[i].Path[:len(d)+len(name)+1], i, k))
 			}
 			// Otherwise the tracked files below are gone (or behind a
 			// symlink, which git does not follow either) and whatever
@@ -325,7 +349,7 @@ func (w *walker) tracked(j walkJob, sc *walkScratch) ([]bool, []int) {
 		if at := find(ents, rest); at >= 0 {
 			seen[at] = true
 			for ; i < j.hi && es[i].Path[len(d):] == rest; i++ {
-				stats = append(stats, i)
+				stats = append(stats, statItem{k: i, reg: ents[at].typ == dtReg})
 			}
 			continue
 		}
@@ -336,17 +360,18 @@ func (w *walker) tracked(j walkJob, sc *walkScratch) ([]bool, []int) {
 	return seen, stats
 }
 
-// subJob is the job of tracked subdirectory sub (ending in '/') of j, whose index
+// subJob is the job of tracked subdirectory sub (ending in '/') of j (open as sd), whose index
 // entries are lo..hi.
-func (w *walker) subJob(j walkJob, sub string, lo, hi int) walkJob {
+func (w *walker) subJob(j walkJob, sd *sharedDir, sub string, lo, hi int) walkJob {
 	subIgnored := j.ignored || Ignored(w.in.Extra, j.st, sub[:len(sub)-1], true)
-	return walkJob{d: sub, lo: lo, hi: hi, ignored: subIgnored, st: Push(w.in.Rules, j.st, sub)}
+	sd.refs.Add(1) // released when the job has opened sub
+	return walkJob{d: sub, lo: lo, hi: hi, ignored: subIgnored, st: Push(w.in.Rules, j.st, sub), parent: sd}
 }
 
-// untracked judges one entry of directory j.d (at full) that the index does not track:
+// untracked judges one entry of directory j.d (at full, open as sd) that the index does not track:
 // a nested repository's .git is noted, an ignored entry skipped, a directory queued (or
 // reported whole when it holds a repository), anything else reported.
-func (w *walker) untracked(j walkJob, full string, ent dirent) {
+func (w *walker) untracked(j walkJob, sd *sharedDir, full string, ent dirent) {
 	name, typ := ent.name, ent.typ
 	d := j.d
 	if name == ".git" {
@@ -371,7 +396,8 @@ func (w *walker) untracked(j walkJob, full string, ent dirent) {
 			return
 		}
 		sub := p + "/"
-		w.push([]walkJob{{d: sub, ignored: false, st: Push(w.in.Rules, j.st, sub)}})
+		sd.refs.Add(1) // released when the job has opened sub
+		w.push([]walkJob{{d: sub, ignored: false, st: Push(w.in.Rules, j.st, sub), parent: sd}})
 	case dtReg, dtLink:
 		if Ignored(w.in.Extra, j.st, p, false) {
 			return
@@ -391,23 +417,18 @@ func (w *walker) untracked(j walkJob, full string, ent dirent) {
 	}
 }
 
-// statAll stats the directory's tracked files and closes its handle; a large
-// directory's are handed in chunks to the other workers, who share the handle.
-func (w *walker) statAll(dh *dirHandle, stats []int) {
-	if len(stats) <= statChunk {
-		w.statEntries(dh, stats)
-		dh.close()
-		return
-	}
-	sd := &sharedDir{dh: dh}
+// statAll stats the directory's tracked files and lets go of this job's hold on
+// its handle; a large directory's are handed in chunks to the other workers, who
+// share the handle.
+func (w *walker) statAll(sd *sharedDir, stats []statItem) {
 	var chunks []walkJob
 	for len(stats) > statChunk {
 		chunks = append(chunks, walkJob{open: sd, stats: slices.Clone(stats[:statChunk])})
 		stats = stats[statChunk:]
 	}
-	sd.refs.Store(int32(len(chunks) + 1))
+	sd.refs.Add(int32(len(chunks)))
 	w.push(chunks)
-	w.statEntries(dh, stats)
+	w.statEntries(sd.dh, stats)
 	sd.release()
 }
 
@@ -417,9 +438,9 @@ func (w *walker) addUntracked(u Untracked) {
 	w.mu.Unlock()
 }
 
-func (w *walker) statEntries(dh *dirHandle, idxs []int) {
-	for _, k := range idxs {
-		if err := w.statEntry(dh, k); err != nil {
+func (w *walker) statEntries(dh *dirHandle, items []statItem) {
+	for _, it := range items {
+		if err := w.statEntry(dh, it); err != nil {
 			w.fail(err)
 		}
 	}
@@ -435,20 +456,10 @@ func (w *walker) huge(e *index.Entry, size int64) bool {
 
 var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775a8c2d48c53391")
 
-// statEntry fills wt[k] for a tracked path present in its directory.
-func (w *walker) statEntry(dh *dirHandle, k int) error {
-	e := &w.in.Entries[k]
-	st, err := dh.stat(e.Path[strings.LastIndexByte(e.Path, '/')+1:])
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil
-		}
-		return fmt.Errorf("stat %s: %w", e.Path, err)
-	}
-	full := func() string { return w.in.Root + "/" + e.Path }
-	ws := &w.WT[k]
-	ws.Present = true
-	em := e.FileMode()
+// statEntry fills wt[it.k] for a tracked path present in its directory.
+func (w *walker) statEntry(dh *dirHandle, it statItem) error {
+	e := &w.in.Entries[it.k]
+	name := e.Path[strings.LastIndexByte(e.Path, '/')+1:]
 	// The stat data vouches for the content only for a path the guard does
 	// not count (an allowed one: its edits are no violation) and a merged
 	// entry of the same type whose cached stat matches and which is not
@@ -456,63 +467,116 @@ func (w *walker) statEntry(dh *dirHandle, k int) error {
 	// edit of equal size could carry the same times). Index flags play no
 	// part. Every other path is hashed: the agent runs as the same user and
 	// can rewrite the index's stat fields, or put an edited file's mtime back.
-	cacheOK := e.Stage == 0 && w.in.Allow.Match(e.Path, false) && st.Matches(e) && !w.racy(e) && (e.Size != 0 || e.Hash == emptyBlob)
+	allowed := e.Stage == 0 && w.in.Allow.Match(e.Path, false)
+	st, f, err := lookup(dh, name, it.reg && !allowed)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		return fmt.Errorf("stat %s: %w", e.Path, err)
+	}
+	if f.ok {
+		defer f.close()
+	}
+	ws := &w.WT[it.k]
+	ws.Present = true
+	cacheOK := allowed && st.Matches(e) && !w.racy(e) && (e.Size != 0 || e.Hash == emptyBlob)
 	switch {
 	case st.IsReg():
-		ws.Mode = filemode.Regular
-		if st.Mode&0o100 != 0 {
-			ws.Mode = filemode.Executable
-		}
-		if st.Mode&0o400 == 0 {
-			ws.Unreadable = true // a mode change git cannot record: refused, not read
-			return nil
-		}
-		if cacheOK && (em == filemode.Regular || em == filemode.Executable) {
-			ws.Hash = e.Hash
-			return nil
-		}
-		if w.huge(e, st.Size) {
-			ws.Huge = st.Size // never read: a sparse 64 GB file would take minutes
-			return nil
-		}
-		ws.Hash, err = dh.hashFile(e.Path[strings.LastIndexByte(e.Path, '/')+1:], st.Size)
-		if errors.Is(err, fs.ErrPermission) {
-			ws.Unreadable = true
-			return nil
-		}
-		if err == nil && st.Nlink > 1 && ws.Hash != e.Hash {
-			ws.Hardlink, ws.Hash = true, plumbing.ZeroHash
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("hash %s: %w", e.Path, err)
-		}
+		return w.regState(dh, e, ws, &st, f, cacheOK)
 	case st.IsLink():
-		ws.Mode = filemode.Symlink
-		if cacheOK && em == filemode.Symlink {
-			ws.Hash = e.Hash
-			return nil
-		}
-		var t string
-		t, err = dh.readlink(e.Path[strings.LastIndexByte(e.Path, '/')+1:])
-		ws.Hash = plumbing.ComputeHash(plumbing.BlobObject, []byte(t))
-		if err != nil {
-			return fmt.Errorf("read symlink %s: %w", e.Path, err)
-		}
+		return linkState(dh, e, ws, cacheOK)
 	case st.IsDir():
-		if em != filemode.Submodule {
-			ws.Mode = filemode.Dir
-			if _, err := Lstat(full() + "/.git"); err == nil {
-				ws.Nested = true
-			}
-			return nil
-		}
-		ws.Mode = filemode.Submodule
-		ws.Hash = w.in.Submodule(full(), e.Hash)
+		w.dirState(e, ws)
 	default:
 		ws.Mode = filemode.Empty
 	}
 	return nil
+}
+
+// lookup is the stat data of name in dh. A regular file the walk will hash is opened
+// first and stated through its descriptor (f.ok; the caller closes it): one path
+// lookup where stat and open took two, and the stat data is that of the file read. A
+// name that cannot be opened so (gone, replaced by a link since the listing, one its
+// owner may not read) is stated by name, as is every other entry.
+func lookup(dh *dirHandle, name string, open bool) (Stat, openFile, error) {
+	if open {
+		if st, f, err := dh.openStat(name); err == nil {
+			return st, f, nil
+		}
+	}
+	st, err := dh.stat(name)
+	return st, openFile{}, err
+}
+
+// regState fills ws, the state of tracked entry e, a regular file on disk of stat data st
+// (open as f when f.ok): hashed unless cacheOK lets the index vouch, refused unread
+// when its owner may not read it or it grew over the size bound.
+func (w *walker) regState(dh *dirHandle, e *index.Entry, ws *State, st *Stat, f openFile, cacheOK bool) error {
+	ws.Mode = filemode.Regular
+	if st.Mode&0o100 != 0 {
+		ws.Mode = filemode.Executable
+	}
+	if st.Mode&0o400 == 0 {
+		ws.Unreadable = true // a mode change git cannot record: refused, not read
+		return nil
+	}
+	if em := e.FileMode(); cacheOK && (em == filemode.Regular || em == filemode.Executable) {
+		ws.Hash = e.Hash
+		return nil
+	}
+	if w.huge(e, st.Size) {
+		ws.Huge = st.Size // never read: a sparse 64 GB file would take minutes
+		return nil
+	}
+	var err error
+	if f.ok {
+		ws.Hash, err = f.hash(st.Size)
+	} else {
+		ws.Hash, err = dh.hashFile(e.Path[strings.LastIndexByte(e.Path, '/')+1:], st.Size)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		ws.Unreadable = true
+		return nil
+	}
+	if err == nil && st.Nlink > 1 && ws.Hash != e.Hash {
+		ws.Hardlink, ws.Hash = true, plumbing.ZeroHash
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("hash %s: %w", e.Path, err)
+	}
+	return nil
+}
+
+// linkState fills ws, the state of tracked entry e, a symlink on disk: its target's hash.
+func linkState(dh *dirHandle, e *index.Entry, ws *State, cacheOK bool) error {
+	ws.Mode = filemode.Symlink
+	if cacheOK && e.FileMode() == filemode.Symlink {
+		ws.Hash = e.Hash
+		return nil
+	}
+	t, err := dh.readlink(e.Path[strings.LastIndexByte(e.Path, '/')+1:])
+	ws.Hash = plumbing.ComputeHash(plumbing.BlobObject, []byte(t))
+	if err != nil {
+		return fmt.Errorf("read symlink %s: %w", e.Path, err)
+	}
+	return nil
+}
+
+// dirState fills ws, the state of tracked entry e, a directory on disk: a submodule's
+// checked-out commit, or a directory where a file was (noting a repository inside).
+func (w *walker) dirState(e *index.Entry, ws *State) {
+	full := w.in.Root + "/" + e.Path
+	if e.FileMode() != filemode.Submodule {
+		ws.Mode = filemode.Dir
+		if _, err := Lstat(full + "/.git"); err == nil {
+			ws.Nested = true
+		}
+		return
+	}
+	ws.Mode = filemode.Submodule
+	ws.Hash = w.in.Submodule(full, e.Hash)
 }
 
 // racy is git's is_racy_timestamp: the file changed no earlier than the

@@ -1,0 +1,75 @@
+//go:build linux
+
+package walk
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/hgate/hgate/gitguard/internal/index"
+	"github.com/hgate/hgate/gitguard/internal/pattern"
+)
+
+// TestWalkClosesFolders: every folder the walk opens (each inside its parent's open
+// handle, held until its subfolders are open) is closed when it ends, and each tracked
+// file is hashed; a tracked folder replaced by a link is not followed.
+func TestWalkClosesFolders(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	var es []index.Entry
+	for i := 0; i < 600; i++ { // more than statChunk files in one folder, and deep folders
+		p := fmt.Sprintf("a/b%d/c/f%03d", i%3, i)
+		if i >= 300 {
+			p = fmt.Sprintf("flat/f%03d", i)
+		}
+		data := []byte(p + "\n")
+		must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, p), data, 0o644))
+		es = append(es, index.Entry{Path: p, Mode: 0o100644, Hash: plumbing.ComputeHash(plumbing.BlobObject, data)})
+	}
+	es = append(es, index.Entry{Path: "gone/f", Mode: 0o100644})
+	must(t, os.WriteFile(filepath.Join(outside, "f"), []byte("outside\n"), 0o644))
+	must(t, os.Symlink(outside, filepath.Join(root, "gone")))
+	sortEntries(es)
+	before := openFds(t)
+	res, err := Walk(&Input{Root: root, Entries: es, Allow: pattern.NewMatcher(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := openFds(t); after != before {
+		t.Errorf("%d descriptors open after the walk, %d before", after, before)
+	}
+	for k, e := range es {
+		ws := res.WT[k]
+		if e.Path == "gone/f" {
+			if ws.Present {
+				t.Errorf("gone/f read through the link at gone: %+v", ws)
+			}
+			continue
+		}
+		if !ws.Present || ws.Hash != e.Hash {
+			t.Errorf("%s: %+v, want hash %s", e.Path, ws, e.Hash)
+		}
+	}
+}
+
+func sortEntries(es []index.Entry) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].Path < es[j-1].Path; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+func openFds(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
+}
