@@ -19,12 +19,13 @@ type ran struct {
 	suiteDone    bool               // interrupted: Step 1's tasks had all finished (or there were none)
 	ff           *decider
 	guard        *benchmark.Outcome // gate.keep_passing's first run, made beside Steps 1 and 2
+	early        *early3            // Step 3's first run, when it may start before the steps end
 }
 
 // runSteps runs Step 1 (the suite, when it has tasks) and Step 2 (the test split, unless
 // its score is reused or Step 2 is deferred) at the same time on one pool, each in a lane of its own: the test
 // split shares nothing writable with the train tasks.
-func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool) (*ran, error) {
+func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool) (rr *ran, err error) {
 	cfg, traces := e.Config, e.traces()
 	s, test := in.st.suite, in.sp.Test
 	r := &ran{pool: benchmark.NewPool(cfg.Benchmark.Concurrency)}
@@ -38,8 +39,16 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	if err := os.MkdirAll(traces, 0o755); err != nil {
 		return nil, err
 	}
+	if r.early, err = e.earlyStep3(ctx, rm, r, in); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if rr == nil {
+			r.early.stop() // no step 3 after a gate that could not answer
+		}
+	}()
+	r.ff.follow(r.early, in, cfg.Benchmark.TimeoutPolicy)
 	var run1, run2 *benchmark.Runner
-	var err error
 	if len(s.Tasks) > 0 {
 		if run1, err = rm.Runner(r.pool, cleanroom.Train); err != nil {
 			return nil, err
@@ -53,6 +62,9 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	var wg sync.WaitGroup
 	var err1, err2 error
 	errG := e.runGuarded(runCtx, rm, r, in, &wg)
+	r.ff.mu.Lock()
+	r.ff.startStep3() // nothing to wait for: a deferred Step 2 and no Step 1 tasks
+	r.ff.mu.Unlock()
 	if run1 != nil {
 		wg.Go(func() {
 			r.suite, err1 = run1.Run(runCtx, benchmark.Request{
@@ -105,12 +117,31 @@ func (e *Env) runGuarded(ctx context.Context, rm *cleanroom.Room, r *ran, in *in
 	if err != nil {
 		return &err // the gate cannot answer: said once Steps 1 and 2 are done
 	}
-	req := benchmark.Request{Split: "train", Tasks: in.guarded, Trial: 1, TraceDir: e.traces()}
+	// Step 3 starting early waits for every guarded task; the suite and the test split may
+	// be decided before their last task ends. So the guarded tasks go first, unless
+	// --fail-fast wants the test split's rejections seen as early as before.
+	req := benchmark.Request{Split: "train", Tasks: in.guarded, Trial: 1, TraceDir: e.traces(), Ahead: r.early != nil && !r.ff.failFast}
+	var bar func(done, total int, r benchmark.Result)
 	if !benchmark.IsTerminal(e.Progress) {
-		req.Progress = e.progress("step 1, passing before", len(in.guarded))
+		bar = e.progress("step 1, passing before", len(in.guarded))
+	}
+	req.Progress = func(done, total int, res benchmark.Result) {
+		if bar != nil {
+			bar(done, total, res)
+		}
+		r.ff.onGuard(done, total, res)
 	}
 	wg.Go(func() { r.guard, err = run.Run(ctx, req) })
 	return &err
+}
+
+// follow has d start e3 (nil: none) once Steps 1 and 2 are certain to pass.
+func (d *decider) follow(e3 *early3, in *inputs, policy string) {
+	if e3 == nil {
+		return
+	}
+	d.onCertain, d.guardTotal = e3.start, len(in.guarded)
+	d.testResults, d.step2Certain = map[string]benchmark.Result{}, in.step2Certain(policy)
 }
 
 // decider follows the steps that run; a reused Step 2 is decided already (a deferred one
