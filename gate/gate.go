@@ -103,6 +103,7 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	timeline.Mark("gate: step 2 scored")
 	in.judge(sc)
 	if s1.OK && sc.s2.OK {
+		fault.Point("gate-step3") // Steps 1 and 2 done, Step 3's first run started or not
 		if in.rep.Steps.Step3, err = e.step3(ctx, rm, in, r.early); err != nil {
 			return in.interrupted(ctx, err, "step 3"), err
 		}
