@@ -28,12 +28,14 @@ type early3 struct {
 	out    *benchmark.Outcome
 	err    error
 	begun  bool
+	pool   *benchmark.Pool // the steps' (decider.follow)
 }
 
-// earlyStep3 prepares Step 3's first run for the decider to start, on r's pool, under ctx
-// (the gate's, not the steps' own, which ends with them). Not when Step 2's answer comes
-// from trials (decided after the steps), from a reused score, or when nothing is re-run.
-func (e *Env) earlyStep3(ctx context.Context, rm *cleanroom.Room, r *ran, in *inputs) (*early3, error) {
+// earlyStep3 prepares Step 3's first run for the decider to start, on the steps' pool,
+// under ctx (the gate's, not the steps' own, which ends with them). Not when Step 2's answer
+// comes from trials (decided after the steps), from a reused score, or when nothing is
+// re-run. The caller stops it (stop) on every way out.
+func (e *Env) earlyStep3(ctx context.Context, rm *cleanroom.Room, in *inputs) (*early3, error) {
 	if in.cached || in.noisy && !in.pending {
 		return nil, nil
 	}
@@ -48,7 +50,7 @@ func (e *Env) earlyStep3(ctx context.Context, rm *cleanroom.Room, r *ran, in *in
 			e3.begun = true
 			timeline.Mark("gate: step 3 started early")
 			e3.wg.Go(func() {
-				run, err := rm.Runner(r.pool, cleanroom.Train)
+				run, err := rm.Runner(e3.pool, cleanroom.Train)
 				if err != nil {
 					e3.err = err
 					return

@@ -78,10 +78,12 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	defer func() { rm.Close(); timeline.Mark("gate: room removed") }()
 	timeline.Mark("gate: room written")
 	traces := e.display(e.traces())
-	r, err := e.runSteps(ctx, rm, in, opts.FailFast)
-	if r != nil {
-		defer r.early.stop() // unless Step 3 used it: a gate that stopped early
+	early, err := e.earlyStep3(ctx, rm, in)
+	if err != nil {
+		return nil, err
 	}
+	defer early.stop() // unless Step 3 waited for it: a gate that ended before Step 3
+	r, err := e.runSteps(ctx, rm, in, opts.FailFast, early)
 	if err != nil {
 		during := "steps 1 and 2"
 		if r != nil && r.suiteDone {
@@ -103,14 +105,8 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	timeline.Mark("gate: step 2 scored")
 	in.judge(sc)
 	if s1.OK && sc.s2.OK {
-		fault.Point("gate-step3") // Steps 1 and 2 done, Step 3's first run started or not
-		if in.rep.Steps.Step3, err = e.step3(ctx, rm, in, r.early); err != nil {
+		if err := e.pass(ctx, rm, in, r.early); err != nil {
 			return in.interrupted(ctx, err, "step 3"), err
-		}
-		timeline.Mark("gate: step 3 done")
-		in.rep.Verdict = "pass"
-		if in.pending {
-			in.rep.Verdict = "pending"
 		}
 	}
 	if in.pending {
@@ -124,6 +120,20 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	}
 	timeline.Mark("gate: saved")
 	return in.rep, nil
+}
+
+// pass runs Step 3 after Steps 1 and 2 passed, and gives the verdict.
+func (e *Env) pass(ctx context.Context, rm *cleanroom.Room, in *inputs, early *early3) (err error) {
+	fault.Point("gate-step3") // Steps 1 and 2 done, Step 3's first run started or not
+	if in.rep.Steps.Step3, err = e.step3(ctx, rm, in, early); err != nil {
+		return err
+	}
+	timeline.Mark("gate: step 3 done")
+	in.rep.Verdict = "pass"
+	if in.pending {
+		in.rep.Verdict = "pending"
+	}
+	return nil
 }
 
 // interrupted is the report of a gate that ctx cut short during a step: the steps it
@@ -385,11 +395,22 @@ func (d *decider) tick(r benchmark.Result) {
 	d.startStep3()
 }
 
+// onStart starts Step 3's first run at once when there is nothing to wait for: Step 2
+// deferred, no suite or guarded task.
+func (d *decider) onStart() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.startStep3()
+}
+
 // startStep3 starts Step 3's first run once Steps 1 and 2 are certain to pass: the suite
 // has its passes, every guarded task passed, and Step 2 can neither fail (step2Certain)
 // nor be stopped by --fail-fast (testCertain's bound). Called with d.mu held.
 func (d *decider) startStep3() {
-	if d.onCertain == nil || d.decided || d.suitePassed < d.needed || d.guardPassed < d.guardTotal {
+	if d.onCertain == nil {
+		return
+	}
+	if d.decided || d.suitePassed < d.needed || d.guardPassed < d.guardTotal {
 		return
 	}
 	if !d.step2Certain(d.testResults) {

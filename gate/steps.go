@@ -25,7 +25,8 @@ type ran struct {
 // runSteps runs Step 1 (the suite, when it has tasks) and Step 2 (the test split, unless
 // its score is reused or Step 2 is deferred) at the same time on one pool, each in a lane of its own: the test
 // split shares nothing writable with the train tasks.
-func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool) (rr *ran, err error) {
+// early is Step 3's first run, started once the steps are certain to pass (nil: not early).
+func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool, early *early3) (*ran, error) {
 	cfg, traces := e.Config, e.traces()
 	s, test := in.st.suite, in.sp.Test
 	r := &ran{pool: benchmark.NewPool(cfg.Benchmark.Concurrency)}
@@ -39,16 +40,10 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	if err := os.MkdirAll(traces, 0o755); err != nil {
 		return nil, err
 	}
-	if r.early, err = e.earlyStep3(ctx, rm, r, in); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if rr == nil {
-			r.early.stop() // no step 3 after a gate that could not answer
-		}
-	}()
-	r.ff.follow(r.early, in, cfg.Benchmark.TimeoutPolicy)
+	r.early = early
+	r.ff.follow(early, r.pool, in, cfg.Benchmark.TimeoutPolicy)
 	var run1, run2 *benchmark.Runner
+	var err error
 	if len(s.Tasks) > 0 {
 		if run1, err = rm.Runner(r.pool, cleanroom.Train); err != nil {
 			return nil, err
@@ -62,9 +57,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	var wg sync.WaitGroup
 	var err1, err2 error
 	errG := e.runGuarded(runCtx, rm, r, in, &wg)
-	r.ff.mu.Lock()
-	r.ff.startStep3() // nothing to wait for: a deferred Step 2 and no Step 1 tasks
-	r.ff.mu.Unlock()
+	r.ff.onStart()
 	if run1 != nil {
 		wg.Go(func() {
 			r.suite, err1 = run1.Run(runCtx, benchmark.Request{
@@ -91,14 +84,19 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 			return nil, err
 		}
 	}
-	for _, out := range []*benchmark.Outcome{r.suite, r.test} {
+	e.warnProblems(r.suite, r.test)
+	return r, nil
+}
+
+// warnProblems prints the runs' problems not tied to one task.
+func (e *Env) warnProblems(outs ...*benchmark.Outcome) {
+	for _, out := range outs {
 		if out != nil {
 			for _, p := range out.Problems {
 				fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
 			}
 		}
 	}
-	return r, nil
 }
 
 // runGuarded starts gate.keep_passing's first run of the guarded train tasks on r's pool,
@@ -135,11 +133,12 @@ func (e *Env) runGuarded(ctx context.Context, rm *cleanroom.Room, r *ran, in *in
 	return &err
 }
 
-// follow has d start e3 (nil: none) once Steps 1 and 2 are certain to pass.
-func (d *decider) follow(e3 *early3, in *inputs, policy string) {
+// follow has d start e3 (nil: none) on pool once Steps 1 and 2 are certain to pass.
+func (d *decider) follow(e3 *early3, pool *benchmark.Pool, in *inputs, policy string) {
 	if e3 == nil {
 		return
 	}
+	e3.pool = pool
 	d.onCertain, d.guardTotal = e3.start, len(in.guarded)
 	d.testResults, d.step2Certain = map[string]benchmark.Result{}, in.step2Certain(policy)
 }
