@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -54,6 +53,7 @@ import (
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/scratch"
+	"github.com/hgate/hgate/internal/timeline"
 	"github.com/hgate/hgate/suite"
 )
 
@@ -87,39 +87,6 @@ const (
 
 // Passed reports whether r meets the pass mark (suite.Passed).
 func (r Result) Passed() bool { return suite.Passed(r.Reward) }
-
-// Pool bounds how many commands run at once. One Pool may serve several
-// concurrent Run calls (the gate runs the suite and the test split at the
-// same time); waiting callers are served in arrival order.
-type Pool struct{ sem chan struct{} }
-
-// NewPool returns a pool of n slots; n < 1 means runtime.NumCPU().
-func NewPool(n int) *Pool {
-	if n < 1 {
-		n = runtime.NumCPU()
-	}
-	return &Pool{sem: make(chan struct{}, n)}
-}
-
-func (p *Pool) acquire(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	select {
-	case p.sem <- struct{}{}:
-		// A slot and a cancellation may both be ready; cancellation wins
-		// so that no task starts after it.
-		if err := ctx.Err(); err != nil {
-			<-p.sem
-			return err
-		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (p *Pool) release() { <-p.sem }
 
 // Runner runs a benchmark's commands.
 type Runner struct {
@@ -159,6 +126,10 @@ type Request struct {
 	// Trial numbers repeated runs of the same tasks on one tree (the gate's trials),
 	// from 1; it fills HGATE_TRIAL (0 is shown as 1).
 	Trial int
+	// Ahead gives this run's tasks a pool slot before the tasks of other runs waiting on
+	// the same pool (per-task commands only): the gate runs first the tasks whose every
+	// result its next step waits for.
+	Ahead bool
 }
 
 // Outcome is what a Run produced.
@@ -302,10 +273,11 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 	}
 	var stopped error
 	for _, id := range req.Tasks {
-		if err := pool.acquire(ctx); err != nil {
+		if err := pool.acquireAs(ctx, req.Ahead); err != nil {
 			stopped = err
 			break
 		}
+		timeline.Mark("task %s %s trial %d: slot", req.Split, id, max(req.Trial, 1))
 		t, p, cleanup, err := r.start(r.Config.Run, id, id, req, traceDir)
 		if err != nil {
 			cleanup()
@@ -313,10 +285,12 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 			finish(Result{Task: id, Null: NullInfra, Reason: "cannot start: " + err.Error()}, t.finish())
 			continue
 		}
+		timeline.Mark("task %s %s trial %d: started", req.Split, id, max(req.Trial, 1))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			pr := p.Wait(ctx)
+			timeline.Mark("task %s %s trial %d: processes gone", req.Split, id, max(req.Trial, 1))
 			// The task's processes are gone: its slot goes to the next task now, whose
 			// start (its shim's) overlaps what is left of this one (removing its TMPDIR
 			// and cache layer, publishing its trace, scoring it).
@@ -325,6 +299,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 			t.endTimedOut(pr, r.Config.TaskTimeout, r.timeoutKey())
 			problem := t.finish()
 			finish(r.score(id, pr, t.tail.Bytes()), problem)
+			timeline.Mark("task %s %s trial %d: scored", req.Split, id, max(req.Trial, 1))
 		}()
 	}
 	wg.Wait()

@@ -576,4 +576,4 @@ func TestRunEscapedChatterbox(t *testing.T) {
 }
 
 // Size is the number of slots.
-func (p *Pool) Size() int { return cap(p.sem) }
+func (p *Pool) Size() int { return p.size }

@@ -12,6 +12,7 @@ import (
 	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/statefile"
+	"github.com/hgate/hgate/internal/timeline"
 	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
 )
@@ -64,17 +65,25 @@ func Run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 }
 
 func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
+	timeline.Mark("gate: start")
 	in, err := e.readInputs(ctx, opts)
 	if err != nil || !in.rep.Steps.Step0.OK {
 		return reportOf(in), err
 	}
+	timeline.Mark("gate: inputs read (step 0, state)")
 	rm, err := e.openVerifiedRoom(in.tree)
 	if err != nil {
 		return nil, err
 	}
-	defer rm.Close()
+	defer func() { rm.Close(); timeline.Mark("gate: room removed") }()
+	timeline.Mark("gate: room written")
 	traces := e.display(e.traces())
-	r, err := e.runSteps(ctx, rm, in, opts.FailFast)
+	early, err := e.earlyStep3(ctx, rm, in)
+	if err != nil {
+		return nil, err
+	}
+	defer early.stop() // unless Step 3 waited for it: a gate that ended before Step 3
+	r, err := e.runSteps(ctx, rm, in, opts.FailFast, early)
 	if err != nil {
 		during := "steps 1 and 2"
 		if r != nil && r.suiteDone {
@@ -83,22 +92,21 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 		}
 		return in.interrupted(ctx, err, during), err
 	}
+	timeline.Mark("gate: steps 1 and 2 done")
 	if err := e.guardPassing(ctx, rm, in, r); err != nil {
 		return in.interrupted(ctx, err, "step 1"), err
 	}
+	timeline.Mark("gate: keep_passing's reruns done")
 	s1 := in.step1(r, traces)
 	sc, err := in.scorer().score(ctx, e, rm, in, r, s1.OK)
 	if err != nil {
 		return in.interrupted(ctx, err, "step 2"), err
 	}
+	timeline.Mark("gate: step 2 scored")
 	in.judge(sc)
 	if s1.OK && sc.s2.OK {
-		if in.rep.Steps.Step3, err = e.step3(ctx, rm, in); err != nil {
+		if err := e.pass(ctx, rm, in, r.early); err != nil {
 			return in.interrupted(ctx, err, "step 3"), err
-		}
-		in.rep.Verdict = "pass"
-		if in.pending {
-			in.rep.Verdict = "pending"
 		}
 	}
 	if in.pending {
@@ -110,7 +118,22 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	if err := e.save(in, rc, opts); err != nil {
 		return nil, err
 	}
+	timeline.Mark("gate: saved")
 	return in.rep, nil
+}
+
+// pass runs Step 3 after Steps 1 and 2 passed, and gives the verdict.
+func (e *Env) pass(ctx context.Context, rm *cleanroom.Room, in *inputs, early *early3) (err error) {
+	fault.Point("gate-step3") // Steps 1 and 2 done, Step 3's first run started or not
+	if in.rep.Steps.Step3, err = e.step3(ctx, rm, in, early); err != nil {
+		return err
+	}
+	timeline.Mark("gate: step 3 done")
+	in.rep.Verdict = "pass"
+	if in.pending {
+		in.rep.Verdict = "pending"
+	}
+	return nil
 }
 
 // interrupted is the report of a gate that ctx cut short during a step: the steps it
@@ -132,13 +155,20 @@ func reportOf(in *inputs) *Answer {
 }
 
 // step3 promotes the train tasks that failed before and pass now. The suite never shrinks.
-func (e *Env) step3(ctx context.Context, rm *cleanroom.Room, in *inputs) (*Step3, error) {
-	base, err := e.ledgerBaseline()
+// early is its first run when the decider started it before the steps ended (early.go).
+func (e *Env) step3(ctx context.Context, rm *cleanroom.Room, in *inputs, early *early3) (*Step3, error) {
+	first, err := early.first()
 	if err != nil {
 		return nil, err
 	}
-	s := in.st.suite
-	return e.promote(ctx, rm, s, promotionCandidates(base, in.st.train.Results, s.Tasks, in.sp.Train), e.Config.Gate.TrialsMax)
+	if first != nil {
+		return e.promote(ctx, rm, in.st.suite, early.tasks, e.Config.Gate.TrialsMax, first)
+	}
+	cands, err := e.step3Candidates(in)
+	if err != nil {
+		return nil, err
+	}
+	return e.promote(ctx, rm, in.st.suite, cands, e.Config.Gate.TrialsMax, nil)
 }
 
 // receipt is the gate's verdict bound to its tree, with the test split's score for later
@@ -207,20 +237,22 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 // last_results, next to Step 1's.
 // With trials, a task that passed is run again, up to trials times in all, and joins
 // the suite only when it passed every one; one that passed some and failed one is flaky.
-func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, rerun []string, trials int) (*Step3, error) {
+// out is the first run's outcome when it was made already (early.go); nil: run it here.
+func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, rerun []string, trials int, out *benchmark.Outcome) (*Step3, error) {
 	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}, Failed: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
 	}
-	run, err := rm.Runner(nil, cleanroom.Train)
-	if err != nil {
-		return nil, err
-	}
-	out, err := run.Run(ctx, benchmark.Request{
-		Split: "train", Tasks: rerun, TraceDir: e.traces(), Progress: e.progress("promotion", len(rerun)),
-	})
-	if err != nil {
-		return nil, err
+	if out == nil {
+		run, err := rm.Runner(nil, cleanroom.Train)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = run.Run(ctx, benchmark.Request{
+			Split: "train", Tasks: rerun, TraceDir: e.traces(), Progress: e.progress("promotion", len(rerun)),
+		}); err != nil {
+			return nil, err
+		}
 	}
 	var now []string
 	for _, id := range rerun {
@@ -290,6 +322,14 @@ type decider struct {
 	bar         func(done, total int, r benchmark.Result)
 	done, total int
 	decided     bool // the verdict is known; later results are of stopped tasks
+
+	// Step 3's early start (early.go): onCertain is called once, when Steps 1 and 2 are
+	// certain to pass; nil when Step 3 cannot start early.
+	onCertain               func()
+	suitePassed             int
+	guardTotal, guardPassed int
+	testResults             map[string]benchmark.Result
+	step2Certain            func(done map[string]benchmark.Result) bool
 }
 
 func (d *decider) onSuite(_, _ int, r benchmark.Result) {
@@ -300,8 +340,21 @@ func (d *decider) onSuite(_, _ int, r benchmark.Result) {
 	}
 	if !r.Passed() {
 		d.suiteFailed++
+	} else {
+		d.suitePassed++
 	}
 	d.tick(r)
+}
+
+// onGuard follows gate.keep_passing's first run: it shows on a bar of its own, and only
+// the early start of Step 3 waits for it.
+func (d *decider) onGuard(_, _ int, r benchmark.Result) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r.Passed() {
+		d.guardPassed++
+	}
+	d.startStep3()
 }
 
 func (d *decider) onTest(_, _ int, r benchmark.Result) {
@@ -313,6 +366,9 @@ func (d *decider) onTest(_, _ int, r benchmark.Result) {
 	// The progress line counts a test task as done, never as passed: a count that moved
 	// with one held-out task's result would name it.
 	shown := benchmark.Result{Task: r.Task}
+	if d.testResults != nil {
+		d.testResults[r.Task] = r
+	}
 	if r.Reward == nil && r.Null == benchmark.NullInfra {
 		d.tick(shown) // for Step 2 still to come: runRetrying runs it again, with no progress
 		return
@@ -336,6 +392,39 @@ func (d *decider) tick(r benchmark.Result) {
 		d.decided = true
 		d.cancel(errDecided)
 	}
+	d.startStep3()
+}
+
+// onStart starts Step 3's first run at once when there is nothing to wait for: Step 2
+// deferred, no suite or guarded task.
+func (d *decider) onStart() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.startStep3()
+}
+
+// startStep3 starts Step 3's first run once Steps 1 and 2 are certain to pass: the suite
+// has its passes, every guarded task passed, and Step 2 can neither fail (step2Certain)
+// nor be stopped by --fail-fast (testCertain's bound). Called with d.mu held.
+func (d *decider) startStep3() {
+	if d.onCertain == nil {
+		return
+	}
+	if d.decided || d.suitePassed < d.needed || d.guardPassed < d.guardTotal {
+		return
+	}
+	if !d.step2Certain(d.testResults) {
+		return
+	}
+	if d.hasBest {
+		left := d.testTotal - d.testDone
+		if denom := d.testCounted + left; denom > 0 && round4(d.testSum/float64(denom)) < d.best {
+			return // --fail-fast's own count could still stop Step 2
+		}
+	}
+	start := d.onCertain
+	d.onCertain = nil
+	start()
 }
 
 // rejectionCertain reports whether Step 1 or Step 2 fails even if every remaining task

@@ -502,7 +502,7 @@ func TestRunSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rm.Close()
-			r, err := g.env.runSteps(context.Background(), rm, in, tt.failFast)
+			r, err := g.env.runSteps(context.Background(), rm, in, tt.failFast, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

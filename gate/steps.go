@@ -19,12 +19,14 @@ type ran struct {
 	suiteDone    bool               // interrupted: Step 1's tasks had all finished (or there were none)
 	ff           *decider
 	guard        *benchmark.Outcome // gate.keep_passing's first run, made beside Steps 1 and 2
+	early        *early3            // Step 3's first run, when it may start before the steps end
 }
 
 // runSteps runs Step 1 (the suite, when it has tasks) and Step 2 (the test split, unless
 // its score is reused or Step 2 is deferred) at the same time on one pool, each in a lane of its own: the test
 // split shares nothing writable with the train tasks.
-func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool) (*ran, error) {
+// early is Step 3's first run, started once the steps are certain to pass (nil: not early).
+func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool, early *early3) (*ran, error) {
 	cfg, traces := e.Config, e.traces()
 	s, test := in.st.suite, in.sp.Test
 	r := &ran{pool: benchmark.NewPool(cfg.Benchmark.Concurrency)}
@@ -38,6 +40,8 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	if err := os.MkdirAll(traces, 0o755); err != nil {
 		return nil, err
 	}
+	r.early = early
+	r.ff.follow(early, r.pool, in, cfg.Benchmark.TimeoutPolicy)
 	var run1, run2 *benchmark.Runner
 	var err error
 	if len(s.Tasks) > 0 {
@@ -53,6 +57,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	var wg sync.WaitGroup
 	var err1, err2 error
 	errG := e.runGuarded(runCtx, rm, r, in, &wg)
+	r.ff.onStart()
 	if run1 != nil {
 		wg.Go(func() {
 			r.suite, err1 = run1.Run(runCtx, benchmark.Request{
@@ -79,14 +84,19 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 			return nil, err
 		}
 	}
-	for _, out := range []*benchmark.Outcome{r.suite, r.test} {
+	e.warnProblems(r.suite, r.test)
+	return r, nil
+}
+
+// warnProblems prints the runs' problems not tied to one task.
+func (e *Env) warnProblems(outs ...*benchmark.Outcome) {
+	for _, out := range outs {
 		if out != nil {
 			for _, p := range out.Problems {
 				fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
 			}
 		}
 	}
-	return r, nil
 }
 
 // runGuarded starts gate.keep_passing's first run of the guarded train tasks on r's pool,
@@ -105,12 +115,32 @@ func (e *Env) runGuarded(ctx context.Context, rm *cleanroom.Room, r *ran, in *in
 	if err != nil {
 		return &err // the gate cannot answer: said once Steps 1 and 2 are done
 	}
-	req := benchmark.Request{Split: "train", Tasks: in.guarded, Trial: 1, TraceDir: e.traces()}
+	// Step 3 starting early waits for every guarded task; the suite and the test split may
+	// be decided before their last task ends. So the guarded tasks go first, unless
+	// --fail-fast wants the test split's rejections seen as early as before.
+	req := benchmark.Request{Split: "train", Tasks: in.guarded, Trial: 1, TraceDir: e.traces(), Ahead: r.early != nil && !r.ff.failFast}
+	var bar func(done, total int, r benchmark.Result)
 	if !benchmark.IsTerminal(e.Progress) {
-		req.Progress = e.progress("step 1, passing before", len(in.guarded))
+		bar = e.progress("step 1, passing before", len(in.guarded))
+	}
+	req.Progress = func(done, total int, res benchmark.Result) {
+		if bar != nil {
+			bar(done, total, res)
+		}
+		r.ff.onGuard(done, total, res)
 	}
 	wg.Go(func() { r.guard, err = run.Run(ctx, req) })
 	return &err
+}
+
+// follow has d start e3 (nil: none) on pool once Steps 1 and 2 are certain to pass.
+func (d *decider) follow(e3 *early3, pool *benchmark.Pool, in *inputs, policy string) {
+	if e3 == nil {
+		return
+	}
+	e3.pool = pool
+	d.onCertain, d.guardTotal = e3.start, len(in.guarded)
+	d.testResults, d.step2Certain = map[string]benchmark.Result{}, in.step2Certain(policy)
 }
 
 // decider follows the steps that run; a reused Step 2 is decided already (a deferred one
