@@ -83,7 +83,10 @@ func (r *runner) openGateway() (func(), error) {
 	}
 	gw, err := gatewayapi.Start(cfg, r.gatewayUsage, r.log)
 	if err != nil {
-		return nil, fmt.Errorf("loop: %w", err)
+		// Its prices, the upstream's URL, or hgate-gateway missing beside hgate: the user's
+		// to correct, a refusal (its errors say which, "the model gateway: ...").
+		where := "loop.prices, the " + up.API + " base URL in the environment or the agent's config, or hgate-gateway beside hgate"
+		return nil, RefusalLines(err.Error(), where, "correct it, then run hgate loop again")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/workspace"
@@ -177,15 +178,28 @@ func sandboxState(cfg config.Sandbox) (string, error) {
 		return SandboxOff, nil
 	}
 	abi, err := sandbox.Available()
-	if err != nil {
-		return "", fmt.Errorf("loop: the agent cannot be sandboxed here (%v): run hgate loop --no-sandbox to run it as your own user, able to write anything you can (see docs/security/threat-model.md)", err)
+	if fault.Denied("landlock") {
+		abi, err = 0, errors.New("denied by "+fault.Env+"="+fault.DenyPrefix+"landlock")
 	}
-	if err := sandbox.Namespaces(); err != nil {
+	if err != nil {
+		// The callers give it the refusals' shape, or hgate check's, with the fix that fits.
+		return "", fmt.Errorf("the agent cannot be sandboxed here (%v)", err)
+	}
+	if err := namespaces(); err != nil {
 		// Landlock still holds; the agent's processes are then found through hgate
 		// being their subreaper and their tag, not checked gone (README, Threat model).
 		return fmt.Sprintf("landlock ABI %d, no namespaces (%v)", abi, err), nil
 	}
 	return fmt.Sprintf("landlock ABI %d", abi), nil
+}
+
+// namespaces is sandbox.Namespaces, failing where a test denies it (fault.Denied): the
+// smallest seam to a kernel without them.
+func namespaces() error {
+	if fault.Denied("namespaces") {
+		return errors.New("denied by " + fault.Env + "=" + fault.DenyPrefix + "namespaces")
+	}
+	return sandbox.Namespaces()
 }
 
 // jailSpec is what differs between the sandboxes of a session: the attempt's and its

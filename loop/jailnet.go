@@ -11,7 +11,6 @@ import (
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/egress"
-	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // netServer is a server of hgate's that the agent reaches from its network namespace
@@ -56,7 +55,7 @@ func networkState(cfg config.Sandbox) error {
 	if !cfg.Enabled {
 		return &NotStarted{Reason: "network " + cfg.Network.Mode + " needs the agent's sandbox, which is off", Where: "loop.sandbox.network", Fix: fix}
 	}
-	if err := sandbox.Namespaces(); err != nil {
+	if err := namespaces(); err != nil {
 		return &NotStarted{Reason: fmt.Sprintf("network %s needs a network namespace, which this system does not give (%v)", cfg.Network.Mode, err), Where: "loop.sandbox.network", Fix: fix}
 	}
 	return nil

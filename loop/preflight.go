@@ -98,6 +98,9 @@ func RunPreflight(ctx context.Context, opts PreflightOptions) (*Preflight, error
 		env: opts.Env, cfg: opts.Loop, repo: opts.Env.Repo, log: opts.Log, trust: gate.NewTrust()}
 	r.defaults()
 	state, err := sandboxState(r.cfg.Sandbox)
+	if ns := (*NotStarted)(nil); err != nil && !errors.As(err, &ns) {
+		return nil, fmt.Errorf("loop: %w: run hgate loop --no-sandbox to run it as your own user, able to write anything you can (see docs/security/threat-model.md)", err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,13 @@ func (r *runner) openGit() error {
 	case errors.Is(err, gitguard.ErrNoGit):
 		return nil
 	case err != nil:
-		return fmt.Errorf("loop: %w", err)
+		// A key or attribute hgate's git may not obey (or a config git cannot read) is the
+		// user's to remove: a refusal, about the file it names.
+		where, fix := filepath.Join(r.repo.CommonDir(), "config"), "git config --unset each key it names"
+		if attrs := filepath.Join(r.repo.CommonDir(), "info", "attributes"); strings.HasPrefix(err.Error(), attrs) {
+			where, fix = attrs, "delete each attribute it names from "+attrs
+		}
+		return RefusalLines(err.Error(), where, fix+", then run hgate loop again")
 	}
 	r.wts = w
 	return nil

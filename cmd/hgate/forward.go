@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/loop"
 )
 
 // outsideOnly says, for each command the sandboxed agent may not run, why the loop
@@ -28,6 +29,10 @@ var outsideOnly = map[string]string{
 func forward(ctx context.Context, socket, command string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	name, _, _ := strings.Cut(command, " ")
 	if why, refused := outsideOnly[name]; refused {
+		if name == "loop" { // in the shape of every refusal of hgate loop to start
+			fmt.Fprintf(stderr, "hgate: %v\n", &loop.NotStarted{Reason: why, Where: agentapi.EnvSocket, Fix: "run hgate loop outside the loop's sandbox"})
+			return exitCannot, true
+		}
 		fmt.Fprintf(stderr, "hgate: %s runs only outside the loop's sandbox: %s\n", name, why)
 		return exitCannot, true
 	}

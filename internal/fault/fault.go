@@ -53,3 +53,11 @@ func pause(dir string) {
 		f.Close()
 	}
 }
+
+// DenyPrefix marks a point that is not a crash but a facility the system denies:
+// HGATE_FAULT=deny:<what> makes Denied(what) true, so that a test can see what hgate says
+// where the kernel lacks something this machine has (Landlock, namespaces).
+const DenyPrefix = "deny:"
+
+// Denied reports whether HGATE_FAULT denies what; unset, it never does.
+func Denied(what string) bool { return os.Getenv(Env) == DenyPrefix+what }
