@@ -45,3 +45,19 @@ func TestPause(t *testing.T) {
 	<-done
 	Point("ref-locked:refs/hgate/gated") // once only: returns at once
 }
+
+// Denied is true only for the facility HGATE_FAULT denies, and never for a crash point.
+func TestDenied(t *testing.T) {
+	t.Setenv(Env, "")
+	if Denied("landlock") {
+		t.Fatal("denied with HGATE_FAULT unset")
+	}
+	t.Setenv(Env, DenyPrefix+"landlock")
+	if !Denied("landlock") || Denied("namespaces") {
+		t.Fatal("deny:landlock must deny landlock and nothing else")
+	}
+	t.Setenv(Env, "landlock")
+	if Denied("landlock") {
+		t.Fatal("a crash point's name is not a denial")
+	}
+}
