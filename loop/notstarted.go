@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -73,4 +74,24 @@ func (r *runner) userWorkFix() string {
 		}
 	}
 	return "gate them first (hgate gate, then git commit), or set them aside (git stash)"
+}
+
+// agentProgram refuses a new run whose agent has no program to run: its first iteration
+// would find it out only after the run began (stopped as "did not start"), and the
+// preflight, when on, later and slower. A relative path is the repository root's, where
+// the agent runs.
+func (r *runner) agentProgram() error {
+	fix := "install it, or name another agent with loop.agent in " + r.env.Config.File + " or --agent"
+	args, err := Command(r.cfg.Agent, "prompt")
+	if err != nil || len(args) == 0 {
+		return &NotStarted{Reason: "no agent is configured", Where: "loop.agent", Fix: fix}
+	}
+	prog := args[0]
+	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
+		prog = filepath.Join(r.repo.Root(), prog)
+	}
+	if _, err := exec.LookPath(prog); err != nil {
+		return &NotStarted{Reason: fmt.Sprintf("the agent's program %s cannot be run (%v)", args[0], err), Where: "loop.agent", Fix: fix}
+	}
+	return nil
 }

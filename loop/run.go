@@ -486,6 +486,9 @@ func (r *runner) mayStart(ctx context.Context) (string, error) {
 		return "", &NotStarted{Reason: "the program file does not exist", Where: r.cfg.Program,
 			Fix: "write the agent's instructions there, or name another file with loop.program in " + r.env.Config.File}
 	}
+	if err := r.agentProgram(); err != nil {
+		return "", err
+	}
 	sb, err := sandboxState(r.cfg.Sandbox)
 	if err != nil {
 		return "", refuseStart(err, "loop.sandbox", "hgate loop --no-sandbox, knowing the agent then runs as your own user")

@@ -76,6 +76,8 @@ var refusals = []refusal{
 		must(t, os.Remove(filepath.Join(dir, "PROGRAM.md")))
 		return []string{"loop", "--no-sandbox"}, nil
 	}, `the program file does not exist \(PROGRAM.md\): write the agent's instructions there`},
+	{"the agent's program not found", plain("loop", "--no-sandbox", "--agent", "no-such-agent-xyz"),
+		`the agent's program no-such-agent-xyz cannot be run \(.*\) \(loop.agent\): install it`},
 	// No Landlock: this machine has it, so the kernel's answer is denied at its seam.
 	{"no sandbox (seam: HGATE_FAULT=deny:landlock)", func(t *testing.T, dir string) ([]string, []string) {
 		return []string{"loop", "--iterations", "1"}, []string{"HGATE_FAULT=deny:landlock"}
