@@ -68,9 +68,6 @@ loop:
 		t.Fatal(err)
 	}
 	lc := cfg.Loop
-	if agent != nil {
-		lc.Agent = agent
-	}
 	if _, err := sandbox.Available(); err != nil {
 		lc.Sandbox.Enabled = false
 	}
@@ -79,6 +76,11 @@ loop:
 		t.Fatal(err)
 	}
 	t.Cleanup(done)
+	// Set after the start, which refuses an agent whose program it cannot find: as if the
+	// program went away while the run went on.
+	if agent != nil {
+		r.cfg.Agent = agent
+	}
 	if err := r.begin(); err != nil {
 		t.Fatal(err)
 	}

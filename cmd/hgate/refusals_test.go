@@ -28,8 +28,8 @@ type refusal struct {
 	want  string
 }
 
-// refusals is every refusal docs/guide/loop.md's "Refusals to start" lists, one row each,
-// in that table's order.
+// refusals is every refusal docs/reference/exit-codes.md's "Refusals of hgate loop to start"
+// lists, in that table's order: a row each (no Landlock has two, a new run and a resume).
 var refusals = []refusal{
 	{"a bad flag", plain("loop", "--no-sandbox", "--iterations=-1"),
 		`--iterations: .* \(the command line\): hgate loop --help`},
