@@ -97,7 +97,7 @@ var refusals = []refusal{
 		`preflight: the agent \(custom\) crashed: .* \(loop.agent\): hgate check --level agent`},
 	{"the model gateway's upstream", func(t *testing.T, dir string) ([]string, []string) {
 		return []string{"loop", "--no-sandbox", "--no-preflight", "--agent", "claude"}, []string{"ANTHROPIC_BASE_URL=ftp://x"}
-	}, `the model gateway: .*"ftp://x" is not an http\(s\) URL \(loop.prices, or the anthropic base URL .*\): correct it`},
+	}, `the model gateway: .*"ftp://x" is not an http\(s\) URL \(loop.prices, the anthropic base URL .*\): correct it`},
 	{"inside the loop's sandbox", func(t *testing.T, dir string) ([]string, []string) {
 		return []string{"loop", "--no-sandbox"}, []string{"HGATE_LOOP_SOCKET=" + filepath.Join(dir, "no.sock")}
 	}, `a loop does not start inside another \(HGATE_LOOP_SOCKET\): run hgate loop outside`},
