@@ -220,6 +220,9 @@ func (r *runner) defaults() {
 	if r.log == nil {
 		r.log = io.Discard
 	}
+	// The model gateway's process writes its refusals to the log from exec's copying
+	// goroutine, beside the loop's own lines: one lock keeps each Write whole.
+	r.log = &lockedWriter{w: r.log}
 	if r.opts.Grace <= 0 {
 		r.opts.Grace = 5 * time.Second
 	}
@@ -844,3 +847,15 @@ func (r *runner) exactScores(best, start float64) (float64, float64, bool) {
 }
 
 func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
+
+// lockedWriter serializes Writes to w, which several goroutines share.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
