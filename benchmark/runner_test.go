@@ -420,22 +420,24 @@ func TestRunCancel(t *testing.T) {
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{
 		"slow":  "echo $$ > slow.pid; exec sleep 1000\n",
-		"quick": "while [ ! -s slow.pid ]; do sleep 0.01; done; echo 1\n",
+		"quick": "while [ ! -s slow.pid ]; do sleep 0.01; done; echo $$ > quick.pid; exec sleep 1000\n",
 		"later": "echo 1\n",
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	r := runner(dir, config.Benchmark{Concurrency: 2})
-	out, err := r.Run(ctx, Request{
-		Tasks: []string{"slow", "quick", "later"},
-		// quick finishes while slow runs, and holds its pool slot until
-		// this returns, so "later" cannot start before the cancellation.
-		Progress: func(done, total int, res Result) {
-			if res.Task == "quick" {
+	// Both slots are held (slow and quick running) when the run is cancelled, so "later"
+	// cannot start before it: a slot is freed as soon as its task's processes are gone.
+	go func() {
+		for ctx.Err() == nil {
+			if b, err := os.ReadFile(filepath.Join(dir, "quick.pid")); err == nil && len(b) > 0 {
 				cancel()
+				return
 			}
-		},
-	})
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	r := runner(dir, config.Benchmark{Concurrency: 2})
+	out, err := r.Run(ctx, Request{Tasks: []string{"slow", "quick", "later"}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
