@@ -145,7 +145,7 @@ func (e *Env) adoptCarry(m *ledger.Manifest) error {
 	if m.Outside != nil {
 		fmt.Fprintf(e.log(), "hgate: clean_room.read/test_only: recorded %d file(s) outside the repository in the ledger; a later change to them stops hgate until `hgate prepare --reset`\n", len(m.Outside.Files))
 	}
-	return e.commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
+	return store{e}.commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
 }
 
 // verifyCarry is checkCarry for a command that runs the benchmark after prepare: a manifest

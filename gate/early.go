@@ -135,7 +135,7 @@ func (in *inputs) step2Certain(policy string) func(done map[string]benchmark.Res
 
 // step3Candidates are the train tasks Step 3 re-runs.
 func (e *Env) step3Candidates(in *inputs) ([]string, error) {
-	base, err := e.ledgerBaseline()
+	base, err := store{e}.baseline()
 	if err != nil {
 		return nil, err
 	}

@@ -134,7 +134,7 @@ func (e *Env) ScoreFinal(ctx context.Context, by string) (*FinalScore, error) {
 		}
 		return nil, err
 	}
-	best, err := e.bestRecord()
+	best, err := store{e}.bestRecord()
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (e *Env) finalScore(base, got Trials, best *bestRecord, ids []string, by st
 	fs.BaselineFinal, _ = base.scoreMean(ids, policy)
 	fs.BestFinal, _ = got.scoreMean(ids, policy)
 	fs.FinalGain = finalscore.Gain(got, base, ids)
-	b, err := e.ledgerBaseline()
+	b, err := store{e}.baseline()
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (e *Env) keepFinal(fs *FinalScore) error {
 		return err
 	}
 	fault.Point("final-scored")
-	return e.commit(ledger.Update{Message: scoredMessage(fs, tag, "")})
+	return store{e}.commit(ledger.Update{Message: scoredMessage(fs, tag, "")})
 }
 
 // FinalScores reads every kept scoring, oldest first; none without a final folder.

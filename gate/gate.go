@@ -223,7 +223,7 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 		return err
 	}
 	msg += switched
-	if err := e.apply(msg, in.c); err != nil {
+	if err := (store{e}).apply(msg, in.c); err != nil {
 		return err
 	}
 	if opts.Trust != nil {

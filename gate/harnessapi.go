@@ -15,7 +15,7 @@ import (
 
 // CheckState is verify for qualification: the trust anchors and state files as the
 // ledger last left them.
-func (e *Env) CheckState() error { return e.verify() }
+func (e *Env) CheckState() error { return store{e}.verify() }
 
 // GatedTree is the tree of the gated commit.
 func (e *Env) GatedTree() (plumbing.Hash, error) {
@@ -38,7 +38,7 @@ func (e *Env) ApplyState(message, name string, marshal func() ([]byte, error)) e
 	if err := c.add(name, marshal); err != nil {
 		return err
 	}
-	return e.apply(message, c)
+	return store{e}.apply(message, c)
 }
 
 // Registry reads harness.json: nil when no qualification has run.

@@ -50,7 +50,7 @@ type inputs struct {
 // readInputs reads the gate's inputs. With a Step 0 violation it returns at once, Step 0
 // in its report, without reading more.
 func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
-	if err := e.verify(); err != nil {
+	if err := (store{e}).verify(); err != nil {
 		return nil, err
 	}
 	repo, gopts := e.candidate()
@@ -124,7 +124,7 @@ func (in *inputs) step0(guard bool, v []gitguard.Violation) bool {
 // readState reads the split and the state files, and the best on record in results.tsv.
 func (e *Env) readState(in *inputs) error {
 	ws := e.ws()
-	sp, err := e.loadSplit()
+	sp, err := store{e}.loadSplit()
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (e *Env) readState(in *inputs) error {
 func (e *Env) bestToBeat(ctx context.Context, in *inputs) error {
 	in.noisy = e.Config.Gate.Noisy()
 	if in.noisy {
-		br, err := e.bestRecord()
+		br, err := store{e}.bestRecord()
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func (e *Env) bestToBeat(ctx context.Context, in *inputs) error {
 		in.rep.Best = &in.best
 	}
 	// Step 2 must not lose to the commit the candidate replaces either.
-	g, err := e.gatedFor(in.sp.Test, in.st.rows, in.noisy)
+	g, err := store{e}.gatedFor(in.sp.Test, in.st.rows, in.noisy)
 	in.gated = g
 	return err
 }

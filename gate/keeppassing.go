@@ -39,7 +39,7 @@ func keepPassing(cfg *config.Config, base *Baseline) bool {
 
 // readGuarded finds the train tasks Step 1 guards besides the suite (guarded).
 func (e *Env) readGuarded(in *inputs) error {
-	base, err := e.ledgerBaseline()
+	base, err := store{e}.baseline()
 	if err != nil || !keepPassing(e.Config, base) {
 		return err
 	}

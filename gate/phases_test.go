@@ -72,7 +72,7 @@ func openGateRepo(t *testing.T, repo *gittest.Repo) *gateRepo {
 	t.Helper()
 	g := &gateRepo{repo: repo, env: openEnv(t, repo)}
 	var err error
-	if g.sp, err = g.env.loadSplit(); err != nil {
+	if g.sp, err = (store{g.env}).loadSplit(); err != nil {
 		t.Fatal(err)
 	}
 	return g
@@ -105,7 +105,7 @@ func makeGateRepo(t *testing.T, gateYAML string) *gateRepo {
 	if _, err := Prepare(context.Background(), g.env); err != nil {
 		t.Fatal(err)
 	}
-	if g.sp, err = g.env.loadSplit(); err != nil {
+	if g.sp, err = (store{g.env}).loadSplit(); err != nil {
 		t.Fatal(err)
 	}
 	g.solve(g.all(), "promote")
@@ -155,7 +155,7 @@ func TestPromotionsAtRecord(t *testing.T) {
 			if _, err := Prepare(context.Background(), g.env); err != nil {
 				t.Fatal(err)
 			}
-			if g.sp, err = g.env.loadSplit(); err != nil {
+			if g.sp, err = (store{g.env}).loadSplit(); err != nil {
 				t.Fatal(err)
 			}
 			g.solve(g.all(), "fix")

@@ -186,7 +186,7 @@ func (e *Env) markGated(head plumbing.Hash) error {
 	if err != nil || refs == nil {
 		return err
 	}
-	return e.commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
+	return store{e}.commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
 }
 
 // MarkGated is markGated for the loop, which starts from HEAD when nothing was gated yet.

@@ -131,7 +131,7 @@ func (p *prep) readInputs(context.Context) error {
 	if p.tree, err = e.Repo.CandidateTree(e.guardOptions()); err != nil {
 		return err
 	}
-	for _, check := range []func() error{e.verify, e.checkHead, e.noteUnrecorded} {
+	for _, check := range []func() error{store{e}.verify, e.checkHead, e.noteUnrecorded} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -419,7 +419,7 @@ func (p *prep) commit(context.Context) error {
 		return err
 	}
 	if len(p.c) > 0 || u.Refs != nil || p.carried != nil {
-		if err := e.commit(u); err != nil {
+		if err := (store{e}).commit(u); err != nil {
 			return err
 		}
 	}

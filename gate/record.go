@@ -55,7 +55,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 		return nil, err
 	}
 	short := head.String()[:7]
-	if err := e.verify(); err != nil {
+	if err := (store{e}).verify(); err != nil {
 		return nil, err
 	}
 	data, rows, err := recordedRows(e)
@@ -91,7 +91,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 // holds them, and must still match the disk: a file swapped after verify is not taken on
 // trust.
 func recordedRows(e *Env) ([]byte, []record.Row, error) {
-	data, err := e.ledgerCopy(workspace.Results)
+	data, err := store{e}.stored(workspace.Results)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +105,7 @@ func recordedRows(e *Env) ([]byte, []record.Row, error) {
 // passingReceipt is the ledger's receipt of HEAD's tree, refused when there is none or
 // the gate rejected it.
 func passingReceipt(e *Env, tree plumbing.Hash, short string) (*Receipt, error) {
-	rc, err := e.ledgerReceipt(tree.String())
+	rc, err := store{e}.receipt(tree.String())
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func commitRecord(e *Env, rep *RecordReport, rc *Receipt, c changes, gated, head
 		u.Message += fmt.Sprintf(", promoted %d", added)
 	}
 	if len(c) > 0 || len(refs) > 0 {
-		return e.commit(u)
+		return store{e}.commit(u)
 	}
 	return nil
 }
@@ -213,7 +213,7 @@ func (e *Env) promoteRecorded(rc *Receipt, c changes) (int, error) {
 	if len(rc.Promoted) == 0 {
 		return 0, nil
 	}
-	data, err := e.ledgerCopy(workspace.Suite)
+	data, err := store{e}.stored(workspace.Suite)
 	if err != nil {
 		return 0, err
 	}
@@ -254,15 +254,15 @@ func (e *Env) checkRange(gated, head plumbing.Hash) error {
 	return nil
 }
 
-// ledgerCopy returns a state file as the ledger tip holds it (nil when it holds none),
+// stored returns a state file as the ledger tip holds it (nil when it holds none),
 // after checking that the workspace still has the same bytes.
-func (e *Env) ledgerCopy(name string) ([]byte, error) {
-	l := e.ledger()
+func (s store) stored(name string) ([]byte, error) {
+	l := s.ledger()
 	want, err := l.File(name)
 	if err != nil {
 		return nil, err
 	}
-	got, err := os.ReadFile(e.ws().Path(name))
+	got, err := os.ReadFile(s.ws().Path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		got, err = nil, nil
 	}
@@ -275,18 +275,18 @@ func (e *Env) ledgerCopy(name string) ([]byte, error) {
 	return want, nil
 }
 
-// ledgerReceipt is loadReceipt through ledgerCopy: the receipt record keeps a tree by.
-func (e *Env) ledgerReceipt(tree string) (*Receipt, error) {
-	data, err := e.ledgerCopy(workspace.Receipt(tree))
+// receipt is loadReceipt through stored: the receipt record keeps a tree by.
+func (s store) receipt(tree string) (*Receipt, error) {
+	data, err := s.stored(workspace.Receipt(tree))
 	if err != nil || data == nil {
 		return nil, err
 	}
 	var r Receipt
-	path := e.ws().Receipt(tree)
+	path := s.ws().Receipt(tree)
 	if err := statefile.DecodeJSON(path, data, &r); err != nil {
 		return nil, err
 	}
-	return &r, r.unseal(e.heldOut(), path)
+	return &r, r.unseal(s.heldOut(), path)
 }
 
 // passedUncommitted is the worktree's candidate tree when it is not head's tree and the
@@ -297,7 +297,7 @@ func (e *Env) passedUncommitted(head plumbing.Hash) string {
 	if err != nil || cand == head {
 		return ""
 	}
-	if rc, err := e.ledgerReceipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
+	if rc, err := (store{e}).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
 		return ""
 	}
 	return cand.String()

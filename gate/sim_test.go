@@ -79,7 +79,7 @@ func newSimRepo(b testing.TB, gateSection string, seed int) *simRepo {
 	if _, err := Prepare(context.Background(), r.env); err != nil {
 		b.Fatal(err)
 	}
-	sp, err := r.env.loadSplit()
+	sp, err := store{r.env}.loadSplit()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestTrialsAutoMissRate(t *testing.T) {
 		return // the end-to-end part below runs prepare over 100 tasks, eight times
 	}
 	r := newSimRepo(t, "", 7)
-	base, err := r.env.ledgerBaseline()
+	base, err := store{r.env}.baseline()
 	if err != nil || base == nil || base.Trials == nil {
 		t.Fatalf("baseline %+v: %v", base, err)
 	}

@@ -279,23 +279,23 @@ type bestRecord struct {
 
 // bestRecord finds the best's record; nil when there is none at all (a workspace prepared
 // by an hgate without baseline.json and no new best since).
-func (e *Env) bestRecord() (*bestRecord, error) {
-	ref, err := e.Repo.Ref(gitguard.BestRef)
+func (s store) bestRecord() (*bestRecord, error) {
+	ref, err := s.Repo.Ref(gitguard.BestRef)
 	if err != nil {
 		return nil, err
 	}
 	if !ref.IsZero() {
-		tree, err := e.Repo.TreeOf(ref)
+		tree, err := s.Repo.TreeOf(ref)
 		if err != nil {
 			return nil, err
 		}
-		rc, err := e.ledgerReceipt(tree.String())
+		rc, err := s.receipt(tree.String())
 		if err != nil || rc == nil {
 			return nil, err
 		}
 		return &bestRecord{trials: rc.TestResults, tree: tree, receipt: rc}, nil
 	}
-	base, err := e.ledgerBaseline()
+	base, err := s.baseline()
 	if err != nil || base == nil {
 		return nil, err
 	}

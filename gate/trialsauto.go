@@ -175,7 +175,7 @@ func (e *Env) switchNoisy(in *inputs, rc *Receipt) (string, error) {
 	if n == 0 {
 		return "", nil
 	}
-	base, err := e.ledgerBaseline()
+	base, err := store{e}.baseline()
 	if err != nil || base == nil {
 		return "", err
 	}
