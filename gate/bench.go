@@ -43,10 +43,10 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := (store{e}).verify(); err != nil {
 		return nil, err
 	}
-	if err := e.checkHead(); err != nil {
+	if err := (measuredCheck{e}).checkHead(); err != nil {
 		return nil, err
 	}
-	if err := e.noteUnrecorded(); err != nil {
+	if err := (measuredCheck{e}).noteUnrecorded(); err != nil {
 		return nil, err
 	}
 	sp, err := store{e}.loadSplit()
@@ -89,7 +89,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm, err := e.openVerifiedRoom(tree)
+	rm, err := carry{e}.openVerifiedRoom(tree)
 	if err != nil {
 		return nil, err
 	}

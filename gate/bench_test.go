@@ -99,7 +99,7 @@ func newGateFixture(b *testing.B, n int, duration func(i int) time.Duration) *ga
 		b.Fatal(err)
 	}
 	// Step 3 takes its candidates from the gate's baseline record.
-	if err := c.add(workspace.Baseline, sealedBaseline(f.env.heldOut(), &Baseline{TrainFailing: f.rerun})); err != nil {
+	if err := c.add(workspace.Baseline, sealedBaseline(heldOut(f.env), &Baseline{TrainFailing: f.rerun})); err != nil {
 		b.Fatal(err)
 	}
 	if err := (store{f.env}).apply("benchmark set-up", c); err != nil {

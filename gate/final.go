@@ -96,7 +96,7 @@ func (p *prep) finalTrials(ctx context.Context) error {
 			return err
 		}
 	}
-	sum, err := sealTrials(e.heldOut(), t)
+	sum, err := sealTrials(heldOut(e), t)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (e *Env) FinalBaseline() (Trials, error) {
 	if err != nil || sp.FinalSHA == "" {
 		return nil, err
 	}
-	return openTrials(e.heldOut(), e.ws().Split(), sp.FinalSHA)
+	return openTrials(heldOut(e), e.ws().Split(), sp.FinalSHA)
 }
 
 // ErrNoFinal says the workspace has no final split (prepared too small, or before
@@ -142,7 +142,7 @@ func (e *Env) ScoreFinal(ctx context.Context, by string) (*FinalScore, error) {
 		return nil, ErrBestIsBaseline
 	}
 	ids := slices.Sorted(maps.Keys(base))
-	rm, err := e.openVerifiedRoom(best.tree)
+	rm, err := carry{e}.openVerifiedRoom(best.tree)
 	if err != nil {
 		return nil, err
 	}

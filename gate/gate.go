@@ -71,7 +71,7 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 		return reportOf(in), err
 	}
 	timeline.Mark("gate: inputs read (step 0, state)")
-	rm, err := e.openVerifiedRoom(in.tree)
+	rm, err := carry{e}.openVerifiedRoom(in.tree)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 	if err := in.c.add(workspace.Suite, in.st.suite.Marshal); err != nil {
 		return err
 	}
-	if err := in.c.add(workspace.Receipt(rc.Tree), sealedReceipt(e.heldOut(), rc)); err != nil {
+	if err := in.c.add(workspace.Receipt(rc.Tree), sealedReceipt(heldOut(e), rc)); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("gate: tree %s %s, val_score %.4f, promoted %d", rc.Tree[:7], rc.Verdict, rc.ValScore, len(rc.Promoted))

@@ -94,7 +94,7 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 	}
 	// No second look at the test split: a tree scored before keeps its score, so an agent
 	// cannot fish for a lucky run by gating the same candidate again.
-	prior, err := loadReceipt(e.ws(), e.heldOut(), in.rep.Tree)
+	prior, err := loadReceipt(e.ws(), heldOut(e), in.rep.Tree)
 	if err != nil {
 		return nil, err
 	}

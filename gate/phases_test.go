@@ -497,7 +497,7 @@ func TestRunSteps(t *testing.T) {
 			if in.cached != tt.cached {
 				t.Fatalf("cached %v, want %v", in.cached, tt.cached)
 			}
-			rm, err := g.env.openVerifiedRoom(in.tree)
+			rm, err := carry{g.env}.openVerifiedRoom(in.tree)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -654,7 +654,7 @@ func TestPending(t *testing.T) {
 			if suiteAfter, _ := os.ReadFile(g.env.ws().Suite()); string(suiteAfter) != string(suiteBefore) {
 				t.Error("a pending gate changed suite.json")
 			}
-			if rc, _ := loadReceipt(g.env.ws(), g.env.heldOut(), rep.Tree); rc != nil != tt.scoredFirst {
+			if rc, _ := loadReceipt(g.env.ws(), heldOut(g.env), rep.Tree); rc != nil != tt.scoredFirst {
 				t.Errorf("receipt %+v after a pending gate", rc)
 			}
 			var text strings.Builder

@@ -122,7 +122,7 @@ type ResetReport struct {
 // workspace as new, which the next hgate prepare prepares.
 func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetReport, *PrepareReport, error) {
 	e.rooms().Probe() // the sandbox's probes run while the state is reset
-	head, err := e.preparedHead()
+	head, err := preparedHead(e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +166,7 @@ func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetRe
 
 // preparedHead is the commit prepare starts from, HEAD; it refuses a repository with no
 // commit and a workspace folder a commit could carry.
-func (e *Env) preparedHead() (plumbing.Hash, error) {
+func preparedHead(e *Env) (plumbing.Hash, error) {
 	rel := filepath.ToSlash(e.Config.Workspace)
 	head, _, err := e.Repo.Head()
 	if err != nil {
@@ -179,14 +179,17 @@ func (e *Env) preparedHead() (plumbing.Hash, error) {
 	return head, nil
 }
 
+// anchors moves refs/hgate/gated for prepare and the loop, through the ledger.
+type anchors struct{ *Env }
+
 // markGated makes the prepared commit the guard's base when no commit was gated yet, so
 // commits made after prepare are checked by Step 0. The move is recorded in the ledger.
-func (e *Env) markGated(head plumbing.Hash) error {
-	refs, err := e.gatedMove(head)
+func (a anchors) markGated(head plumbing.Hash) error {
+	refs, err := a.gatedMove(head)
 	if err != nil || refs == nil {
 		return err
 	}
-	return store{e}.commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
+	return store{a.Env}.commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
 }
 
 // MarkGated is markGated for the loop, which starts from HEAD when nothing was gated yet.
@@ -195,13 +198,13 @@ func (e *Env) MarkGated() error {
 	if err != nil {
 		return err
 	}
-	return e.markGated(head)
+	return anchors{e}.markGated(head)
 }
 
 // gatedMove is the anchor move that makes head the first gated commit; nil when a commit
 // was gated already.
-func (e *Env) gatedMove(head plumbing.Hash) (map[string]plumbing.Hash, error) {
-	cur, err := e.Repo.Ref(gitguard.GatedRef)
+func (a anchors) gatedMove(head plumbing.Hash) (map[string]plumbing.Hash, error) {
+	cur, err := a.Repo.Ref(gitguard.GatedRef)
 	if err != nil || !cur.IsZero() {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func prepare(ctx context.Context, e *Env, opts PrepareOptions) (*PrepareReport, 
 	if err := p.runPhases(ctx, preparePhases); err != nil {
 		return nil, err
 	}
-	return p.rep, e.markGated(p.head)
+	return p.rep, anchors{e}.markGated(p.head)
 }
 
 // runPhases runs phases in order until one fails or one marks the preparation done.
@@ -125,13 +125,13 @@ func (p *prep) close() {
 func (p *prep) readInputs(context.Context) error {
 	e := p.e
 	var err error
-	if p.head, err = e.preparedHead(); err != nil {
+	if p.head, err = preparedHead(e); err != nil {
 		return err
 	}
 	if p.tree, err = e.Repo.CandidateTree(e.guardOptions()); err != nil {
 		return err
 	}
-	for _, check := range []func() error{store{e}.verify, e.checkHead, e.noteUnrecorded} {
+	for _, check := range []func() error{store{e}.verify, measuredCheck{e}.checkHead, measuredCheck{e}.noteUnrecorded} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func (p *prep) complete(context.Context) error {
 	if st.split == nil || st.suite == nil || st.train == nil || len(st.rows) == 0 || p.needTraces || !exists(p.e.ws().Learnings()) {
 		return nil
 	}
-	if err := p.e.verifyCarry(p.e.Repo.Root()); err != nil {
+	if err := (carry{p.e}).verify(p.e.Repo.Root()); err != nil {
 		return err
 	}
 	p.rep.Train, p.rep.Test = st.split.Train, st.split.Test
@@ -175,7 +175,7 @@ func (p *prep) openRoom(context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.carried, err = p.e.checkCarry(full); err != nil {
+	if p.carried, err = (carry{p.e}).check(full); err != nil {
 		return err
 	}
 	p.lanes = &baselineLanes{rm: rm, sp: p.st.split}
@@ -381,7 +381,7 @@ func (p *prep) trainResults(context.Context) error {
 			base.Test[id] = p.trials[id]
 		}
 	}
-	return p.c.add(workspace.Baseline, sealedBaseline(e.heldOut(), base))
+	return p.c.add(workspace.Baseline, sealedBaseline(heldOut(e), base))
 }
 
 // suiteAndRow writes a new suite.json and results.tsv row 0 where they are missing.
@@ -415,7 +415,7 @@ func (p *prep) commit(context.Context) error {
 		Files:   p.c, Carry: p.carried,
 	}
 	var err error
-	if u.Refs, err = e.gatedMove(p.head); err != nil {
+	if u.Refs, err = (anchors{e}).gatedMove(p.head); err != nil {
 		return err
 	}
 	if len(p.c) > 0 || u.Refs != nil || p.carried != nil {

@@ -129,5 +129,5 @@ func (s store) baseline() (*Baseline, error) {
 	if err := statefile.DecodeJSON(path, data, &b); err != nil {
 		return nil, err
 	}
-	return &b, b.unseal(s.heldOut(), path)
+	return &b, b.unseal(heldOut(s.Env), path)
 }

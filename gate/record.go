@@ -286,7 +286,7 @@ func (s store) receipt(tree string) (*Receipt, error) {
 	if err := statefile.DecodeJSON(path, data, &r); err != nil {
 		return nil, err
 	}
-	return &r, r.unseal(s.heldOut(), path)
+	return &r, r.unseal(heldOut(s.Env), path)
 }
 
 // passedUncommitted is the worktree's candidate tree when it is not head's tree and the

@@ -57,7 +57,7 @@ func (s store) verify() error {
 	if err := errors.Join(refErr, err); err != nil {
 		return err
 	}
-	return s.checkConfig()
+	return measuredCheck{s.Env}.checkConfig()
 }
 
 // removeStale removes the temporary files a killed hgate (or a full disk) left — a state
@@ -101,10 +101,10 @@ func (e *Env) Verify() error {
 	if err := (store{e}).verify(); err != nil {
 		return err
 	}
-	if err := e.checkHead(); err != nil {
+	if err := (measuredCheck{e}).checkHead(); err != nil {
 		return err
 	}
-	return e.verifyCarry(e.Repo.Root())
+	return carry{e}.verify(e.Repo.Root())
 }
 
 // changes are state files to write, by name relative to the workspace.

@@ -336,7 +336,7 @@ func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark
 func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c changes) error {
 	fmt.Fprintf(e.log(), "hgate: the best (tree %s) has no per-task test record: running %d trial(s) of the test split on it first\n",
 		b.tree.String()[:7], e.Config.Gate.TrialsMax)
-	rm, err := e.openVerifiedRoom(b.tree)
+	rm, err := carry{e}.openVerifiedRoom(b.tree)
 	if err != nil {
 		return err
 	}
@@ -348,10 +348,10 @@ func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c ch
 	b.trials = t
 	if b.receipt != nil {
 		b.receipt.TestResults, b.receipt.Trials = t, e.Config.Gate.TrialsMax
-		return c.add(workspace.Receipt(b.tree.String()), sealedReceipt(e.heldOut(), b.receipt))
+		return c.add(workspace.Receipt(b.tree.String()), sealedReceipt(heldOut(e), b.receipt))
 	}
 	b.base.Test = t
-	return c.add(workspace.Baseline, sealedBaseline(e.heldOut(), b.base))
+	return c.add(workspace.Baseline, sealedBaseline(heldOut(e), b.base))
 }
 
 // finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).

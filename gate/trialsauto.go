@@ -183,7 +183,7 @@ func (e *Env) switchNoisy(in *inputs, rc *Receipt) (string, error) {
 		base.Trials = &TrialsChoice{}
 	}
 	base.Trials.Noisy = &NoisySwitch{Tree: rc.Tree, Differing: n, Timestamp: rc.Timestamp}
-	if err := in.c.add(workspace.Baseline, sealedBaseline(e.heldOut(), base)); err != nil {
+	if err := in.c.add(workspace.Baseline, sealedBaseline(heldOut(e), base)); err != nil {
 		return "", err
 	}
 	g := e.Config.Gate
