@@ -92,7 +92,7 @@ func (p *prep) finalTrials(ctx context.Context) error {
 		first = 2
 	}
 	if p.rm != nil {
-		if err := e.runTrials(ctx, p.rm, nil, ids, first, e.Config.Gate.TrialsMax, "baseline, final trial %d", nil, t); err != nil {
+		if err := (trialRunner{e, p.rm, nil}).run(ctx, ids, first, e.Config.Gate.TrialsMax, "baseline, final trial %d", nil, t); err != nil {
 			return err
 		}
 	}
@@ -148,7 +148,7 @@ func (e *Env) ScoreFinal(ctx context.Context, by string) (*FinalScore, error) {
 	}
 	defer rm.Close()
 	got := Trials{}
-	if err := e.runTrials(ctx, rm, nil, ids, 1, e.Config.Gate.TrialsMax, "final split, trial %d", nil, got); err != nil {
+	if err := (trialRunner{e, rm, nil}).run(ctx, ids, 1, e.Config.Gate.TrialsMax, "final split, trial %d", nil, got); err != nil {
 		return nil, err
 	}
 	fs, err := e.finalScore(base, got, best, ids, by)

@@ -49,7 +49,7 @@ type inputs struct {
 
 // readInputs reads the gate's inputs. With a Step 0 violation it returns at once, Step 0
 // in its report, without reading more.
-func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
+func readInputs(ctx context.Context, e *Env, opts Options) (*inputs, error) {
 	if err := (store{e}).verify(); err != nil {
 		return nil, err
 	}
@@ -68,10 +68,10 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 	if !in.step0(e.Config.FileGuard, v) {
 		return in, nil
 	}
-	if err := e.readState(in); err != nil {
+	if err := readState(e, in); err != nil {
 		return nil, err
 	}
-	if err := e.readGuarded(in); err != nil {
+	if err := readGuarded(e, in); err != nil {
 		return nil, err
 	}
 	if in.pending {
@@ -89,7 +89,7 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 		}
 		return in, nil
 	}
-	if err := e.bestToBeat(ctx, in); err != nil {
+	if err := bestToBeat(ctx, e, in); err != nil {
 		return nil, err
 	}
 	// No second look at the test split: a tree scored before keeps its score, so an agent
@@ -122,7 +122,7 @@ func (in *inputs) step0(guard bool, v []gitguard.Violation) bool {
 }
 
 // readState reads the split and the state files, and the best on record in results.tsv.
-func (e *Env) readState(in *inputs) error {
+func readState(e *Env, in *inputs) error {
 	ws := e.ws()
 	sp, err := store{e}.loadSplit()
 	if err != nil {
@@ -148,7 +148,7 @@ func (e *Env) readState(in *inputs) error {
 // bestToBeat decides how Step 2 compares: with trials or a margin, task by task with the
 // best's own trials (scored first when the best has none yet), else with the best's
 // val_score.
-func (e *Env) bestToBeat(ctx context.Context, in *inputs) error {
+func bestToBeat(ctx context.Context, e *Env, in *inputs) error {
 	in.noisy = e.Config.Gate.Noisy()
 	if in.noisy {
 		br, err := store{e}.bestRecord()
@@ -156,7 +156,7 @@ func (e *Env) bestToBeat(ctx context.Context, in *inputs) error {
 			return err
 		}
 		if br != nil && br.trials == nil && !br.tree.IsZero() {
-			if err := e.scoreBest(ctx, br, in.sp.Test, in.c); err != nil {
+			if err := scoreBest(ctx, e, br, in.sp.Test, in.c); err != nil {
 				return err
 			}
 		}

@@ -395,7 +395,7 @@ func TestScorers(t *testing.T) {
 			if tt.low {
 				r.test = results(map[string]*float64{"a": reward(0), "b": reward(0)})
 			}
-			sc, err := in.scorer().score(context.Background(), e, nil, in, r, false)
+			sc, err := in.scorer().score(context.Background(), &gateRun{Env: e, in: in}, r, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -490,7 +490,7 @@ func TestRunSteps(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			in, err := g.env.readInputs(context.Background(), Options{Pending: tt.pending})
+			in, err := readInputs(context.Background(), g.env, Options{Pending: tt.pending})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -502,7 +502,7 @@ func TestRunSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rm.Close()
-			r, err := g.env.runSteps(context.Background(), rm, in, tt.failFast, nil)
+			r, err := (&gateRun{Env: g.env, rm: rm, in: in}).runSteps(context.Background(), tt.failFast, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -697,7 +697,7 @@ func TestSwitchNoisy(t *testing.T) {
 			cfg.Gate.TrialsAuto = !tt.explicit
 			e := &Env{Config: &cfg, Repo: g.env.Repo}
 			in := &inputs{sp: g.sp, c: changes{}, pooled: tt.pooled, noisy: tt.noisy, prior: &Receipt{ValScore: 0.5}}
-			words, err := e.switchNoisy(in, &Receipt{Tree: tree, ValScore: 0.75, TestResults: tt.samples})
+			words, err := (&gateRun{Env: e, in: in}).switchNoisy(&Receipt{Tree: tree, ValScore: 0.75, TestResults: tt.samples})
 			if err != nil {
 				t.Fatal(err)
 			}

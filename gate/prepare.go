@@ -319,7 +319,7 @@ func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []st
 		return t, nil
 	}
 	next := 1 + len(t[tasks[0]])
-	if err := e.runTrials(ctx, rm, nil, tasks, next, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
+	if err := (trialRunner{e, rm, nil}).run(ctx, tasks, next, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -167,15 +167,16 @@ func (e *Env) autoRun(ctx context.Context, run requester, tasks []string, trial 
 // at a rate prepare's runs missed). It records the switch in baseline.json, written with
 // the gate's own ledger commit, and says so; from the next gate on, the workspace gates
 // with trials (config.Gate.Decide). It returns the words the ledger entry adds, or "".
-func (e *Env) switchNoisy(in *inputs, rc *Receipt) (string, error) {
-	if !e.Config.Gate.TrialsAuto || in.noisy || !in.pooled {
+func (g *gateRun) switchNoisy(rc *Receipt) (string, error) {
+	in := g.in
+	if !g.Config.Gate.TrialsAuto || in.noisy || !in.pooled {
 		return "", nil
 	}
 	n := rc.TestResults.flaky(in.sp.Test)
 	if n == 0 {
 		return "", nil
 	}
-	base, err := store{e}.baseline()
+	base, err := store{g.Env}.baseline()
 	if err != nil || base == nil {
 		return "", err
 	}
@@ -183,12 +184,12 @@ func (e *Env) switchNoisy(in *inputs, rc *Receipt) (string, error) {
 		base.Trials = &TrialsChoice{}
 	}
 	base.Trials.Noisy = &NoisySwitch{Tree: rc.Tree, Differing: n, Timestamp: rc.Timestamp}
-	if err := in.c.add(workspace.Baseline, sealedBaseline(heldOut(e), base)); err != nil {
+	if err := in.c.add(workspace.Baseline, sealedBaseline(heldOut(g.Env), base)); err != nil {
 		return "", err
 	}
-	g := e.Config.Gate
-	g.Decide(true)
-	fmt.Fprintf(e.log(), "hgate: trials: auto: tree %s, run again, gave %d test task(s) a different reward than before (val_score %.4f before, %.4f over both runs): the benchmark is noisy, though prepare's runs agreed. From the next gate on, this workspace gates with trials %d..%d and margin %.3f (recorded in the ledger; hgate prepare --reset decides again)\n",
-		rc.Tree[:7], n, in.prior.ValScore, rc.ValScore, g.TrialsMin, g.TrialsMax, g.Margin)
+	gc := g.Config.Gate
+	gc.Decide(true)
+	fmt.Fprintf(g.log(), "hgate: trials: auto: tree %s, run again, gave %d test task(s) a different reward than before (val_score %.4f before, %.4f over both runs): the benchmark is noisy, though prepare's runs agreed. From the next gate on, this workspace gates with trials %d..%d and margin %.3f (recorded in the ledger; hgate prepare --reset decides again)\n",
+		rc.Tree[:7], n, in.prior.ValScore, rc.ValScore, gc.TrialsMin, gc.TrialsMax, gc.Margin)
 	return ", trials: auto switched to noisy", nil
 }
