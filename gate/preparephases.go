@@ -230,7 +230,7 @@ func (p *prep) runBaseline(ctx context.Context) error {
 	for _, pr := range p.out.Problems {
 		fmt.Fprintf(e.log(), "hgate: warning: %s\n", pr)
 	}
-	if p.retried, err = e.retryTimedOut(ctx, p.run, p.out, p.traceTmp); err != nil {
+	if p.retried, err = (baselineRunner{e, p.run}).retryTimedOut(ctx, p.out, p.traceTmp); err != nil {
 		return err
 	}
 	p.rep.Tasks = len(p.tasks)
@@ -247,7 +247,7 @@ func (p *prep) checkRuns(context.Context) error {
 	if p.rm != nil {
 		dir = p.rm.Dir
 	}
-	return p.e.checkRuns(dir, p.tasks, p.out.Results, p.traceTmp)
+	return baselineCheck{p.e, p.out.Results, p.traceTmp}.checkRuns(dir, p.tasks)
 }
 
 // trialsAuto is gate.trials: auto's decision, taken once, with train_results.json: the
@@ -267,7 +267,7 @@ func (p *prep) trialsAuto(ctx context.Context) error {
 		}
 	}
 	var err error
-	if p.choice, p.more, err = e.chooseTrials(ctx, p.run, test, train, p.out.Results, p.traceTmp); err != nil {
+	if p.choice, p.more, err = (trialsChooser{e, p.run}).choose(ctx, test, train, p.out.Results, p.traceTmp); err != nil {
 		return err
 	}
 	if p.rep.Trials, err = TrialsOf(e.Config, e.Repo); err != nil {
@@ -304,7 +304,7 @@ func (p *prep) makeSplit(ctx context.Context) error {
 		if p.lanes != nil && e.rooms().TestScoped() {
 			// The test tasks ran in a train lane, without their test-only data: they run
 			// again in a test lane, which gives their baseline rewards.
-			if err := e.testAgain(ctx, p.lanes, p.sp.Test, p.out); err != nil {
+			if err := (baselineRunner{e, p.lanes}).testAgain(ctx, p.sp.Test, p.out); err != nil {
 				return err
 			}
 			p.testAgain = true
@@ -339,7 +339,7 @@ func (p *prep) testTrials(ctx context.Context) error {
 	switch {
 	case cfg.Gate.Noisy() && p.st.split == nil:
 		var err error
-		if p.trials, err = p.e.baselineTrials(ctx, p.rm, p.sp.Test, p.out.Results, p.more); err != nil {
+		if p.trials, err = (trialRunner{p.e, p.rm, nil}).baselineTrials(ctx, p.sp.Test, p.out.Results, p.more); err != nil {
 			return err
 		}
 	case len(p.more) > 0 && slices.ContainsFunc(p.sp.Test, func(id string) bool { return p.more[id] != nil }):

@@ -73,7 +73,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkRange(gated, head); err != nil {
+	if err := (recording{e}).checkRange(gated, head); err != nil {
 		return nil, err
 	}
 	c := changes{}
@@ -110,8 +110,8 @@ func passingReceipt(e *Env, tree plumbing.Hash, short string) (*Receipt, error) 
 		return nil, err
 	}
 	switch {
-	case rc == nil && e.passedUncommitted(tree) != "":
-		return nil, refuse("HEAD (%s) was not gated, but the worktree holds a change the gate passed (tree %s) that is not committed: git commit it, then run hgate record", short, e.passedUncommitted(tree)[:7])
+	case rc == nil && recording{e}.passedUncommitted(tree) != "":
+		return nil, refuse("HEAD (%s) was not gated, but the worktree holds a change the gate passed (tree %s) that is not committed: git commit it, then run hgate record", short, recording{e}.passedUncommitted(tree)[:7])
 	case rc == nil:
 		return nil, refuse("HEAD (%s) was not gated: its tree %s has no receipt; run hgate gate on these changes before committing them", short, tree.String()[:7])
 	case rc.Verdict != "pass":
@@ -149,7 +149,7 @@ func recordedRow(e *Env, rows []record.Row, data []byte, rc *Receipt, c changes,
 		}
 	}
 	if rep.Already {
-		rep.Uncommitted = e.passedUncommitted(tree)
+		rep.Uncommitted = recording{e}.passedUncommitted(tree)
 		// HEAD is the best exactly when it was the new best when recorded.
 		at, err := e.Repo.Ref(gitguard.BestRef)
 		if err != nil {
@@ -187,7 +187,7 @@ func commitRecord(e *Env, rep *RecordReport, rc *Receipt, c changes, gated, head
 	if rep.NewBest {
 		refs[gitguard.BestRef] = head
 	}
-	added, err := e.promoteRecorded(rc, c)
+	added, err := recording{e}.promote(rc, c)
 	if err != nil {
 		return err
 	}
@@ -206,21 +206,24 @@ func commitRecord(e *Env, rep *RecordReport, rc *Receipt, c changes, gated, head
 	return nil
 }
 
-// promoteRecorded adds the train tasks the receipt's Step 3 promoted to suite.json, in
+// recording is record's checks of the commits it records, and its promotions.
+type recording struct{ *Env }
+
+// promote adds the train tasks the receipt's Step 3 promoted to suite.json, in
 // record's own ledger commit: a gate's promotions take effect when its tree is recorded,
 // not before. It returns how many joined (none when recorded before).
-func (e *Env) promoteRecorded(rc *Receipt, c changes) (int, error) {
+func (r recording) promote(rc *Receipt, c changes) (int, error) {
 	if len(rc.Promoted) == 0 {
 		return 0, nil
 	}
-	data, err := store{e}.stored(workspace.Suite)
+	data, err := store{r.Env}.stored(workspace.Suite)
 	if err != nil {
 		return 0, err
 	}
 	if data == nil {
-		return 0, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().Suite())
+		return 0, fmt.Errorf("%s does not exist: run hgate prepare first", r.ws().Suite())
 	}
-	s, err := suite.Parse(e.ws().Suite(), data)
+	s, err := suite.Parse(r.ws().Suite(), data)
 	if err != nil {
 		return 0, err
 	}
@@ -233,15 +236,15 @@ func (e *Env) promoteRecorded(rc *Receipt, c changes) (int, error) {
 
 // checkRange refuses commits since the last gated commit that change paths outside allow,
 // as auto-harness's record checks HEAD~1..HEAD. file_guard: false turns it off with Step 0.
-func (e *Env) checkRange(gated, head plumbing.Hash) error {
-	if gated.IsZero() || gated == head || !e.Config.FileGuard {
+func (r recording) checkRange(gated, head plumbing.Hash) error {
+	if gated.IsZero() || gated == head || !r.Config.FileGuard {
 		return nil
 	}
-	paths, err := e.Repo.ChangedPaths(gated, head)
+	paths, err := r.Repo.ChangedPaths(gated, head)
 	if err != nil {
 		return err
 	}
-	allow := gitguard.NewMatcher(e.Config.Allow)
+	allow := gitguard.NewMatcher(r.Config.Allow)
 	var bad []string
 	for _, p := range paths {
 		if !allow.Match(p, false) {
@@ -292,12 +295,12 @@ func (s store) receipt(tree string) (*Receipt, error) {
 // passedUncommitted is the worktree's candidate tree when it is not head's tree and the
 // gate passed it, else "": what a record run before git commit would leave unrecorded.
 // It only reads; any error is "".
-func (e *Env) passedUncommitted(head plumbing.Hash) string {
-	cand, _, err := e.Repo.Inspect(e.guardOptions())
+func (r recording) passedUncommitted(head plumbing.Hash) string {
+	cand, _, err := r.Repo.Inspect(r.guardOptions())
 	if err != nil || cand == head {
 		return ""
 	}
-	if rc, err := (store{e}).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
+	if rc, err := (store{r.Env}).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
 		return ""
 	}
 	return cand.String()

@@ -41,7 +41,7 @@ func TestCheckRange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := &Env{Repo: r, Config: &config.Config{Allow: []string{"agent.sh"}, FileGuard: tt.fileGuard}}
-			err := e.checkRange(tt.from, tt.to)
+			err := recording{e}.checkRange(tt.from, tt.to)
 			var refused *Refused
 			if got := errors.As(err, &refused); got != tt.wantRefuse {
 				t.Fatalf("checkRange: %v, want refused %v", err, tt.wantRefuse)

@@ -288,7 +288,7 @@ func TestTrialsAutoMissRate(t *testing.T) {
 			var c *TrialsChoice
 			if runs == autoRuns {
 				var err error
-				if c, _, err = e.chooseTrials(context.Background(), f, test, nil, first.Results, t.TempDir()); err != nil {
+				if c, _, err = (trialsChooser{e, f}).choose(context.Background(), test, nil, first.Results, t.TempDir()); err != nil {
 					t.Fatal(err)
 				}
 			} else { // the old rule: one further run
