@@ -139,7 +139,7 @@ func within(p, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// adopt records a manifest checkCarry built for a ledger that had none, in a commit
+// adopt records a manifest check built for a ledger that had none, in a commit
 // of its own, before the benchmark runs.
 func (c carry) adopt(m *ledger.Manifest) error {
 	if m == nil {
@@ -152,7 +152,7 @@ func (c carry) adopt(m *ledger.Manifest) error {
 	return store{c.Env}.commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
 }
 
-// verify is checkCarry for a command that runs the benchmark after prepare: a manifest
+// verify is check for a command that runs the benchmark after prepare: a manifest
 // the ledger lacked is recorded at once.
 func (c carry) verify(dir string) error {
 	fresh, err := c.check(dir)
@@ -163,7 +163,7 @@ func (c carry) verify(dir string) error {
 }
 
 // openVerifiedRoom opens a room for a command that runs the benchmark after prepare: the
-// carried paths in the room must be those the ledger accepted (verifyCarry).
+// carried paths in the room must be those the ledger accepted (carry.verify).
 func (c carry) openVerifiedRoom(tree plumbing.Hash) (*cleanroom.Room, error) {
 	rm, err := c.rooms().Open(tree)
 	if err != nil {

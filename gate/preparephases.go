@@ -251,7 +251,7 @@ func (p *prep) checkRuns(context.Context) error {
 }
 
 // trialsAuto is gate.trials: auto's decision, taken once, with train_results.json: the
-// test tasks run again, autoRuns times in all, and the rewards are compared (chooseTrials).
+// test tasks run again, autoRuns times in all, and the rewards are compared (trialsChooser.choose).
 func (p *prep) trialsAuto(ctx context.Context) error {
 	e := p.e
 	if !e.Config.Gate.TrialsAuto || p.st.train != nil {

@@ -259,7 +259,7 @@ func envInt(name string, def int) int {
 // TestTrialsAutoMissRate: gate.trials: auto's decision at prepare judges a benchmark with
 // three test tasks of pass rate 0.7 (the others deterministic) deterministic at most 5% of
 // the time. Part one draws the benchmark's runs from a seeded source through the decision
-// itself (chooseTrials, over a runner that answers from the draws): with four runs of the
+// itself (trialsChooser.choose, over a runner that answers from the draws): with four runs of the
 // test split the miss rate is (0.7^4+0.3^4)^3 = 1.5%; with two, as before, 19%. Part two (skipped under -short)
 // runs prepare on the noise simulation's benchmark (simScript) and checks that the
 // decision ran the test split four times and the train split once, and found it noisy.
