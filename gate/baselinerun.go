@@ -99,9 +99,9 @@ func (b baselineCheck) checkRuns(dir string, tasks []string) error {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return err
 	case len(lines) == 0:
-		fmt.Fprintf(&msg, "\n%s printed nothing (trace: %s)", traced[0], b.display(first))
+		fmt.Fprintf(&msg, "\n%s printed nothing (trace: %s)", traced[0], b.Display(first))
 	default:
-		fmt.Fprintf(&msg, "\n%s's output begins (trace: %s):", traced[0], b.display(first))
+		fmt.Fprintf(&msg, "\n%s's output begins (trace: %s):", traced[0], b.Display(first))
 		for _, l := range lines {
 			msg.WriteString("\n  " + l)
 		}

@@ -122,7 +122,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if e.Worktree != nil {
 		return rep, nil // the scores of a tree that is not the gated one: not hgate's record
 	}
-	tr := suite.NewTrainResults(rewards(out.Results), e.now())
+	tr := suite.NewTrainResults(rewards(out.Results), e.Clock())
 	c := changes{}
 	if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		return nil, err

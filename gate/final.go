@@ -173,7 +173,7 @@ func (f finalScoring) compare(base, got Trials, best *bestRecord, ids []string, 
 	if err != nil {
 		return nil, err
 	}
-	fs := &FinalScore{Time: f.now().UTC().Format(time.RFC3339), By: by, Commit: commit.String(), Tree: best.tree.String(),
+	fs := &FinalScore{Time: f.Clock().UTC().Format(time.RFC3339), By: by, Commit: commit.String(), Tree: best.tree.String(),
 		Tasks: len(ids), Trials: f.Config.Gate.TrialsMax}
 	policy := f.Config.Benchmark.TimeoutPolicy
 	fs.BaselineFinal, _ = base.scoreMean(ids, policy)

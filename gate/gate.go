@@ -77,7 +77,7 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	}
 	defer func() { rm.Close(); timeline.Mark("gate: room removed") }()
 	timeline.Mark("gate: room written")
-	traces := e.display(e.traces())
+	traces := e.Display(e.traces())
 	g := &gateRun{Env: e, rm: rm, in: in}
 	early, err := g.earlyStep3(ctx)
 	if err != nil {
@@ -115,7 +115,7 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 		// for this tree, and its promotions the only ones that count.
 		return in.rep, nil
 	}
-	rc := in.receipt(sc, r.stoppedEarly, e.CleanRoom, statefile.Timestamp(e.now()))
+	rc := in.receipt(sc, r.stoppedEarly, e.CleanRoom, statefile.Timestamp(e.Clock()))
 	if err := g.save(rc, opts); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"os"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -26,12 +25,6 @@ func (e *Env) GatedTree() (plumbing.Hash, error) {
 	return e.Repo.TreeOf(gated)
 }
 
-// Display shows a path relative to the repository root, as messages name files.
-func (e *Env) Display(path string) string { return e.display(path) }
-
-// Clock is the Env's time, UTC.
-func (e *Env) Clock() time.Time { return e.now() }
-
 // ApplyState records one state file's new content through the ledger.
 func (e *Env) ApplyState(message, name string, marshal func() ([]byte, error)) error {
 	c := changes{}
@@ -51,5 +44,5 @@ func (e *Env) Registry() (*harness.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return harness.ParseRegistry(e.display(p), data)
+	return harness.ParseRegistry(e.Display(p), data)
 }

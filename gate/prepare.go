@@ -148,7 +148,7 @@ func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetRe
 			return rs, nil, err
 		}
 		if !strings.HasSuffix(dir, ".tmp") {
-			rs.Traces = append(rs.Traces, e.display(dir))
+			rs.Traces = append(rs.Traces, e.Display(dir))
 		}
 	}
 	// The final split's scores are of the old split's final tasks: kept, set aside.
@@ -279,7 +279,7 @@ func (b baselineCheck) checkSplit(sp *split.Split, excluded []string, total int,
 		if err := keepTraces(traceTmp, dst, kept); err != nil {
 			return err
 		}
-		msg += "\nnull baseline rewards:\n" + strings.Join(nullLines(b.display, excluded, results, dst, dst), "\n")
+		msg += "\nnull baseline rewards:\n" + strings.Join(nullLines(b.Display, excluded, results, dst, dst), "\n")
 	}
 	return errors.New(msg + "\nfix the benchmark (each task's command must print a reward or exit 0/1) and run hgate prepare again")
 }

@@ -322,7 +322,7 @@ func (p *prep) warnExcluded() {
 		return
 	}
 	fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split:\n", len(ex))
-	for _, l := range nullLines(e.display, ex, p.out.Results, e.ws().Traces("baseline"), p.traceTmp) {
+	for _, l := range nullLines(e.Display, ex, p.out.Results, e.ws().Traces("baseline"), p.traceTmp) {
 		fmt.Fprintf(e.log(), "hgate: %s\n", l)
 	}
 	if slices.ContainsFunc(ex, func(id string) bool { return p.retried[id] }) {
@@ -368,7 +368,7 @@ func (p *prep) trainResults(context.Context) error {
 	for _, id := range sp.Train {
 		trainRewards[id] = p.out.Results[id].Reward
 	}
-	tr := suite.NewTrainResults(trainRewards, e.now())
+	tr := suite.NewTrainResults(trainRewards, e.Clock())
 	if err := p.c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		return err
 	}
@@ -400,7 +400,7 @@ func (p *prep) suiteAndRow(context.Context) error {
 	if p.trials != nil {
 		score, _ = p.trials.score(p.sp.Test, cfg.Benchmark.TimeoutPolicy)
 	}
-	row := record.Row{Iteration: 0, ValScore: score, Commit: "baseline", Timestamp: e.now()}
+	row := record.Row{Iteration: 0, ValScore: score, Commit: "baseline", Timestamp: e.Clock()}
 	results := e.ws().Results()
 	p.rep.ValScore = score
 	return p.c.add(workspace.Results, func() ([]byte, error) { return record.AppendTo(results, nil, row) })

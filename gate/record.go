@@ -161,7 +161,7 @@ func recordedRow(e *Env, rows []record.Row, data []byte, rc *Receipt, c changes,
 	b, hasBest := bestOf(rows, nil, nil, "", 0) // without trials; with them the receipt decides
 	rep.Row = record.Row{
 		Iteration: len(rows), ValScore: rc.ValScore, Commit: short,
-		EvalsPassed: rc.SuitePassed, EvalsTotal: rc.SuiteTotal, Timestamp: e.now(),
+		EvalsPassed: rc.SuitePassed, EvalsTotal: rc.SuiteTotal, Timestamp: e.Clock(),
 	}
 	if err := c.add(workspace.Results, func() ([]byte, error) { return record.AppendTo(e.ws().Results(), data, rep.Row) }); err != nil {
 		return nil, err

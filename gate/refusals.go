@@ -102,7 +102,7 @@ func (p *prep) refuseNeverRan(context.Context) error {
 	return fmt.Errorf("prepare refused: every task (%d) failed the same way without printing a reward: exit status %s, and every trace ends with the same line:\n  %s\n"+
 		"the benchmark's command never reached the code it measures (a path or a command in benchmark.run?); nothing was written (traces: %s)\n"+
 		"fix benchmark.run in %s (or the script it runs), commit it, and run hgate prepare again; if a baseline where every task fails is real, run hgate prepare %s",
-		len(p.tasks), status, first, p.e.display(dst), p.e.Config.File, ZeroBaselineFlag)
+		len(p.tasks), status, first, p.e.Display(dst), p.e.Config.File, ZeroBaselineFlag)
 }
 
 // keepRefused keeps the traces of tasks in traces/refused, replacing what was there.

@@ -80,7 +80,7 @@ func (s store) removeStale(before time.Time) {
 			fmt.Fprintf(s.log(), "hgate: warning: %v\n", err)
 		}
 		for _, p := range removed {
-			all = append(all, s.display(p))
+			all = append(all, s.Display(p))
 		}
 	}
 	if len(all) > 0 {

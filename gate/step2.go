@@ -63,12 +63,12 @@ func (oneSample) score(_ context.Context, g *gateRun, r *ran, _ bool) (*scored, 
 		sc.trials.add(test, charged)
 		m, _ := sc.trials.scoreMean(test, policy)
 		sc.score, sc.nulls = sc.trials.score(test, policy)
-		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.Clock())
 	default:
 		m, _ := valMean(test, charged, policy)
 		sc.score, _ = valScore(test, charged, policy)
 		_, sc.nulls = valScore(test, outcomeResults(r.test), policy) // every null, charged or not
-		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.Clock())
 		sc.trials = Trials{}
 		sc.trials.add(test, charged)
 	}
@@ -113,7 +113,7 @@ func (trialScorer) score(ctx context.Context, run *gateRun, r *ran, s1OK bool) (
 	}
 	m, _ := sc.trials.scoreMean(test, policy)
 	sc.score, sc.nulls = sc.trials.score(test, policy)
-	sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+	sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.Clock())
 	if in.cached {
 		sc.scoredAt = in.prior.ScoredAt
 	}
