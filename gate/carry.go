@@ -149,7 +149,7 @@ func (c carry) adopt(m *ledger.Manifest) error {
 	if m.Outside != nil {
 		fmt.Fprintf(c.log(), "hgate: clean_room.read/test_only: recorded %d file(s) outside the repository in the ledger; a later change to them stops hgate until `hgate prepare --reset`\n", len(m.Outside.Files))
 	}
-	return store{c.Env}.commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
+	return store(c).commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
 }
 
 // verify is check for a command that runs the benchmark after prepare: a manifest

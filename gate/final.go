@@ -143,7 +143,7 @@ func (f finalScoring) score(ctx context.Context, by string) (*FinalScore, error)
 		}
 		return nil, err
 	}
-	best, err := store{f.Env}.bestRecord()
+	best, err := store(f).bestRecord()
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (f finalScoring) score(ctx context.Context, by string) (*FinalScore, error)
 		return nil, ErrBestIsBaseline
 	}
 	ids := slices.Sorted(maps.Keys(base))
-	rm, err := carry{f.Env}.openVerifiedRoom(best.tree)
+	rm, err := carry(f).openVerifiedRoom(best.tree)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (f finalScoring) compare(base, got Trials, best *bestRecord, ids []string, 
 	fs.BaselineFinal, _ = base.scoreMean(ids, policy)
 	fs.BestFinal, _ = got.scoreMean(ids, policy)
 	fs.FinalGain = finalscore.Gain(got, base, ids)
-	b, err := store{f.Env}.baseline()
+	b, err := store(f).baseline()
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (f finalScoring) keep(fs *FinalScore) error {
 		return err
 	}
 	fault.Point("final-scored")
-	return store{f.Env}.commit(ledger.Update{Message: scoredMessage(fs, tag, "")})
+	return store(f).commit(ledger.Update{Message: scoredMessage(fs, tag, "")})
 }
 
 // FinalScores reads every kept scoring, oldest first; none without a final folder.

@@ -188,7 +188,7 @@ func (a anchors) markGated(head plumbing.Hash) error {
 	if err != nil || refs == nil {
 		return err
 	}
-	return store{a.Env}.commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
+	return store(a).commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
 }
 
 // MarkGated is markGated for the loop, which starts from HEAD when nothing was gated yet.

@@ -216,7 +216,7 @@ func (r recording) promote(rc *Receipt, c changes) (int, error) {
 	if len(rc.Promoted) == 0 {
 		return 0, nil
 	}
-	data, err := store{r.Env}.stored(workspace.Suite)
+	data, err := store(r).stored(workspace.Suite)
 	if err != nil {
 		return 0, err
 	}
@@ -300,7 +300,7 @@ func (r recording) passedUncommitted(head plumbing.Hash) string {
 	if err != nil || cand == head {
 		return ""
 	}
-	if rc, err := (store{r.Env}).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
+	if rc, err := (store(r)).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
 		return ""
 	}
 	return cand.String()

@@ -57,7 +57,7 @@ func (s store) verify() error {
 	if err := errors.Join(refErr, err); err != nil {
 		return err
 	}
-	return measuredCheck{s.Env}.checkConfig()
+	return measuredCheck(s).checkConfig()
 }
 
 // removeStale removes the temporary files a killed hgate (or a full disk) left — a state
