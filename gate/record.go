@@ -300,7 +300,7 @@ func (r recording) passedUncommitted(head plumbing.Hash) string {
 	if err != nil || cand == head {
 		return ""
 	}
-	if rc, err := (store(r)).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
+	if rc, err := store(r).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
 		return ""
 	}
 	return cand.String()
