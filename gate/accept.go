@@ -12,8 +12,11 @@ import (
 // manual ledger entry (ledger.Accept), once each reads with the decoder the commands use —
 // a file no command could read is refused with the decoder's message, and nothing is
 // recorded. It returns the names recorded.
-func (e *Env) AcceptState(who string) ([]string, error) {
-	return e.ledger().Accept(who, stateFileChecker(e.ws()))
+func (e *Env) AcceptState(who string) ([]string, error) { return store{e}.accept(who) }
+
+// accept is AcceptState.
+func (s store) accept(who string) ([]string, error) {
+	return s.ledger().Accept(who, stateFileChecker(s.ws()))
 }
 
 // stateFileChecker decodes one state file of workspace ws (name relative to it) as the

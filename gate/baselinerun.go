@@ -32,12 +32,21 @@ var anyStatus = lazyRegexp(`(?:^|; )exit status ([0-9]+)$`)
 // their own choosing (dash, Debian's and Ubuntu's sh, says 2; bash 127).
 var shells = []string{"sh", "dash", "bash", "zsh", "ksh", "mksh", "ash"}
 
+// baselineCheck is prepare's refusal of a baseline that cannot be gated by, over the
+// baseline's results, whose traces (in traceTmp) it keeps for the reasons to be read.
+type baselineCheck struct {
+	*Env
+	results  map[string]benchmark.Result
+	traceTmp string
+}
+
 // checkRuns refuses a baseline where every task failed with exit status 126 or 127, or
 // because the script its shell was given does not exist in dir (the clean room): the
 // benchmark's own command is broken (a typo in a script's path), and a baseline of zeros
 // would gate every change against nothing. It names the command and repeats the first
 // lines of one task's output; every task's trace is kept in traces/refused.
-func (e *Env) checkRuns(dir string, tasks []string, results map[string]benchmark.Result, traceTmp string) error {
+func (b baselineCheck) checkRuns(dir string, tasks []string) error {
+	results, traceTmp := b.results, b.traceTmp
 	if len(tasks) == 0 {
 		return nil
 	}
@@ -49,7 +58,7 @@ func (e *Env) checkRuns(dir string, tasks []string, results map[string]benchmark
 			continue
 		}
 		m := anyStatus().FindStringSubmatch(results[id].Reason)
-		script := missingScript(e.Config.Benchmark.Run, dir, id)
+		script := missingScript(b.Config.Benchmark.Run, dir, id)
 		if m == nil || script == "" {
 			return nil
 		}
@@ -58,12 +67,12 @@ func (e *Env) checkRuns(dir string, tasks []string, results map[string]benchmark
 			gone = append(gone, script)
 		}
 	}
-	b := e.Config.Benchmark
-	key, cmd, traced := "run", b.Run, tasks
-	if len(b.Batch) > 0 {
-		key, cmd, traced = "batch", b.Batch, []string{"batch"}
+	bm := b.Config.Benchmark
+	key, cmd, traced := "run", bm.Run, tasks
+	if len(bm.Batch) > 0 {
+		key, cmd, traced = "batch", bm.Batch, []string{"batch"}
 	}
-	dst := e.ws().Traces("refused")
+	dst := b.ws().Traces("refused")
 	if err := os.RemoveAll(dst); err != nil {
 		return err
 	}
@@ -83,21 +92,21 @@ func (e *Env) checkRuns(dir string, tasks []string, results map[string]benchmark
 		meaning = append(meaning, "the script its shell was given does not exist: "+strings.Join(gone, ", "))
 	}
 	fmt.Fprintf(&msg, "prepare refused: every task exited with status %s (%s): the benchmark's command is broken, not the code it measures; nothing was written\n", status, strings.Join(meaning, "; "))
-	fmt.Fprintf(&msg, "%s: benchmark.%s: %s", e.Config.File, key, quoteArgs(cmd))
+	fmt.Fprintf(&msg, "%s: benchmark.%s: %s", b.Config.File, key, quoteArgs(cmd))
 	first := filepath.Join(dst, traced[0]+".log")
 	lines, err := headLines(first)
 	switch {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return err
 	case len(lines) == 0:
-		fmt.Fprintf(&msg, "\n%s printed nothing (trace: %s)", traced[0], e.display(first))
+		fmt.Fprintf(&msg, "\n%s printed nothing (trace: %s)", traced[0], b.Display(first))
 	default:
-		fmt.Fprintf(&msg, "\n%s's output begins (trace: %s):", traced[0], e.display(first))
+		fmt.Fprintf(&msg, "\n%s's output begins (trace: %s):", traced[0], b.Display(first))
 		for _, l := range lines {
 			msg.WriteString("\n  " + l)
 		}
 	}
-	fmt.Fprintf(&msg, "\nfix benchmark.%s in %s (or the script it runs), commit it, and run hgate prepare again", key, e.Config.File)
+	fmt.Fprintf(&msg, "\nfix benchmark.%s in %s (or the script it runs), commit it, and run hgate prepare again", key, b.Config.File)
 	return errors.New(msg.String())
 }
 
@@ -165,11 +174,18 @@ func headLines(path string) ([]string, error) {
 	return lines, nil
 }
 
+// baselineRunner runs baseline tasks again through run, the baseline's lanes.
+type baselineRunner struct {
+	*Env
+	run requester
+}
+
 // retryTimedOut runs the tasks that timed out at baseline once more, after the others, and
 // takes the second result: a first run often pays for cold caches (a compiler building its
 // standard library, a first download), and a task left out of the split is left out for
 // good. It returns the tasks run again.
-func (e *Env) retryTimedOut(ctx context.Context, run requester, out *benchmark.Outcome, traceDir string) (map[string]bool, error) {
+func (br baselineRunner) retryTimedOut(ctx context.Context, out *benchmark.Outcome, traceDir string) (map[string]bool, error) {
+	run := br.run
 	var again []string
 	for id, r := range out.Results {
 		if timedOut(r) {
@@ -180,15 +196,15 @@ func (e *Env) retryTimedOut(ctx context.Context, run requester, out *benchmark.O
 		return nil, nil
 	}
 	slices.Sort(again)
-	fmt.Fprintf(e.log(), "hgate: %d task(s) timed out at baseline; running them once more, after the others: %s\n", len(again), strings.Join(again, ", "))
+	fmt.Fprintf(br.log(), "hgate: %d task(s) timed out at baseline; running them once more, after the others: %s\n", len(again), strings.Join(again, ", "))
 	second, err := run.Run(ctx, benchmark.Request{
-		Split: "all", Tasks: again, TraceDir: traceDir, Progress: e.progress("baseline, timed out", len(again)),
+		Split: "all", Tasks: again, TraceDir: traceDir, Progress: br.progress("baseline, timed out", len(again)),
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range second.Problems {
-		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
+		fmt.Fprintf(br.log(), "hgate: warning: %s\n", p)
 	}
 	retried := make(map[string]bool, len(again))
 	for _, id := range again {

@@ -26,10 +26,10 @@ type BenchReport struct {
 }
 
 // loadSplit reads split.json, pointing at prepare when it is missing.
-func (e *Env) loadSplit() (*split.Split, error) {
-	sp, err := split.Load(e.ws().Split())
+func (s store) loadSplit() (*split.Split, error) {
+	sp, err := split.Load(s.ws().Split())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().Split())
+		return nil, fmt.Errorf("%s does not exist: run hgate prepare first", s.ws().Split())
 	}
 	return sp, err
 }
@@ -40,16 +40,16 @@ func (e *Env) loadSplit() (*split.Split, error) {
 // In an Env's Worktree it writes its traces there, and no state file.
 func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	e.rooms().Probe() // the sandbox's probes run while the state is checked
-	if err := e.verify(); err != nil {
+	if err := (store{e}).verify(); err != nil {
 		return nil, err
 	}
-	if err := e.checkHead(); err != nil {
+	if err := (measuredCheck{e}).checkHead(); err != nil {
 		return nil, err
 	}
-	if err := e.noteUnrecorded(); err != nil {
+	if err := (measuredCheck{e}).noteUnrecorded(); err != nil {
 		return nil, err
 	}
-	sp, err := e.loadSplit()
+	sp, err := store{e}.loadSplit()
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm, err := e.openVerifiedRoom(tree)
+	rm, err := carry{e}.openVerifiedRoom(tree)
 	if err != nil {
 		return nil, err
 	}
@@ -122,10 +122,10 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if e.Worktree != nil {
 		return rep, nil // the scores of a tree that is not the gated one: not hgate's record
 	}
-	tr := suite.NewTrainResults(rewards(out.Results), e.now())
+	tr := suite.NewTrainResults(rewards(out.Results), e.Clock())
 	c := changes{}
 	if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		return nil, err
 	}
-	return rep, e.apply(fmt.Sprintf("bench: %d/%d train tasks passed", rep.Passed, len(rep.Tasks)), c)
+	return rep, store{e}.apply(fmt.Sprintf("bench: %d/%d train tasks passed", rep.Passed, len(rep.Tasks)), c)
 }

@@ -79,7 +79,7 @@ func newGateFixture(b *testing.B, n int, duration func(i int) time.Duration) *ga
 	if _, err := Prepare(context.Background(), f.env); err != nil {
 		b.Fatal(err)
 	}
-	sp, err := f.env.loadSplit()
+	sp, err := store{f.env}.loadSplit()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -99,10 +99,10 @@ func newGateFixture(b *testing.B, n int, duration func(i int) time.Duration) *ga
 		b.Fatal(err)
 	}
 	// Step 3 takes its candidates from the gate's baseline record.
-	if err := c.add(workspace.Baseline, sealedBaseline(f.env.heldOut(), &Baseline{TrainFailing: f.rerun})); err != nil {
+	if err := c.add(workspace.Baseline, sealedBaseline(heldOut(f.env), &Baseline{TrainFailing: f.rerun})); err != nil {
 		b.Fatal(err)
 	}
-	if err := f.env.apply("benchmark set-up", c); err != nil {
+	if err := (store{f.env}).apply("benchmark set-up", c); err != nil {
 		b.Fatal(err)
 	}
 	return f
@@ -114,7 +114,7 @@ func (f *gateFixture) gate(b *testing.B) time.Duration {
 	if err := c.add(workspace.Suite, f.suite.Marshal); err != nil {
 		b.Fatal(err)
 	}
-	if err := f.env.apply("benchmark reset", c); err != nil {
+	if err := (store{f.env}).apply("benchmark reset", c); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()

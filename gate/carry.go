@@ -14,29 +14,33 @@ import (
 	"github.com/hgate/hgate/ledger"
 )
 
-// checkCarry compares the carried paths the benchmark is about to see — under dir, the
+// carry is the check of clean_room.carry, the files copied into every room beside the
+// tree: their manifest as the ledger accepted it against the copies a room holds.
+type carry struct{ *Env }
+
+// check compares the carried paths the benchmark is about to see — under dir, the
 // clean room holding the copies hgate made (or the repository without one) — with the
 // manifest the ledger accepted. Hashing the copies, not the originals, checks the bytes
 // the tasks will read. A change is an error naming each file. When the ledger holds no
 // manifest yet (a first prepare, or a ledger from before manifests) it returns one built
 // from the originals, after checking the copies against it, for the caller to record;
 // with nothing carried there is nothing to record.
-func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
-	paths := e.Config.CleanRoom.Carry
-	accepted, err := e.ledger().Carry()
+func (c carry) check(dir string) (fresh *ledger.Manifest, err error) {
+	paths := c.Config.CleanRoom.Carry
+	accepted, err := c.ledger().Carry()
 	if err != nil {
 		return nil, err
 	}
-	outside, err := outsidePaths(e.Config.CleanRoom, e.Repo.Root())
+	outside, err := outsidePaths(c.Config.CleanRoom, c.Repo.Root())
 	if err != nil || accepted == nil && len(paths) == 0 && len(outside) == 0 {
 		return nil, err
 	}
-	key, err := e.digestKey()
+	key, err := digestKey(c.Env)
 	if err != nil {
 		return nil, err
 	}
 	if key == nil && accepted != nil && accepted.Keyed() {
-		return nil, digest.LostKey(e.Repo.CommonDir())
+		return nil, digest.LostKey(c.Repo.CommonDir())
 	}
 	now, err := ledger.BuildManifest(dir, paths, key)
 	if err != nil {
@@ -45,7 +49,7 @@ func (e *Env) checkCarry(dir string) (fresh *ledger.Manifest, err error) {
 	if accepted == nil {
 		// The manifest to accept is the originals' (their modes as they are); the copies
 		// must match it.
-		if accepted, err = ledger.BuildManifest(e.Repo.Root(), paths, key); err != nil {
+		if accepted, err = ledger.BuildManifest(c.Repo.Root(), paths, key); err != nil {
 			return nil, err
 		}
 		fresh = accepted
@@ -135,40 +139,40 @@ func within(p, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// adoptCarry records a manifest checkCarry built for a ledger that had none, in a commit
+// adopt records a manifest check built for a ledger that had none, in a commit
 // of its own, before the benchmark runs.
-func (e *Env) adoptCarry(m *ledger.Manifest) error {
+func (c carry) adopt(m *ledger.Manifest) error {
 	if m == nil {
 		return nil
 	}
-	fmt.Fprintf(e.log(), "hgate: clean_room.carry: recorded the hashes of %d carried file(s) in the ledger; a later change to them stops hgate until `hgate state rebase` accepts it\n", len(m.Files))
+	fmt.Fprintf(c.log(), "hgate: clean_room.carry: recorded the hashes of %d carried file(s) in the ledger; a later change to them stops hgate until `hgate state rebase` accepts it\n", len(m.Files))
 	if m.Outside != nil {
-		fmt.Fprintf(e.log(), "hgate: clean_room.read/test_only: recorded %d file(s) outside the repository in the ledger; a later change to them stops hgate until `hgate prepare --reset`\n", len(m.Outside.Files))
+		fmt.Fprintf(c.log(), "hgate: clean_room.read/test_only: recorded %d file(s) outside the repository in the ledger; a later change to them stops hgate until `hgate prepare --reset`\n", len(m.Outside.Files))
 	}
-	return e.commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
+	return store(c).commit(ledger.Update{Message: fmt.Sprintf("carry: accepted %d file(s) of clean_room.carry as they are", len(m.Files)), Carry: m})
 }
 
-// verifyCarry is checkCarry for a command that runs the benchmark after prepare: a manifest
+// verify is check for a command that runs the benchmark after prepare: a manifest
 // the ledger lacked is recorded at once.
-func (e *Env) verifyCarry(dir string) error {
-	fresh, err := e.checkCarry(dir)
+func (c carry) verify(dir string) error {
+	fresh, err := c.check(dir)
 	if err != nil {
 		return err
 	}
-	return e.adoptCarry(fresh)
+	return c.adopt(fresh)
 }
 
 // openVerifiedRoom opens a room for a command that runs the benchmark after prepare: the
-// carried paths in the room must be those the ledger accepted (verifyCarry).
-func (e *Env) openVerifiedRoom(tree plumbing.Hash) (*cleanroom.Room, error) {
-	rm, err := e.rooms().Open(tree)
+// carried paths in the room must be those the ledger accepted (carry.verify).
+func (c carry) openVerifiedRoom(tree plumbing.Hash) (*cleanroom.Room, error) {
+	rm, err := c.rooms().Open(tree)
 	if err != nil {
 		return nil, err
 	}
 	// The test split's tree holds every carried path; the train one lacks the test-only ones.
 	dir, err := rm.TestDir()
 	if err == nil {
-		err = e.verifyCarry(dir)
+		err = c.verify(dir)
 	}
 	if err != nil {
 		rm.Close()

@@ -30,12 +30,12 @@ func (r *reference) name() string {
 // its tree is the best's (one comparison is enough), or when it has no complete test-split
 // score (marked gated by hand, or scored before trials were on), so there is nothing to
 // compare with. baseline stands in for a tree that was never gated (prepare's HEAD).
-func (e *Env) gatedReference(tests int, bestTree plumbing.Hash, base *Baseline, baseScore float64, noisy bool) (*reference, error) {
-	gated, err := e.Repo.Ref(gitguard.GatedRef)
+func (s store) gatedReference(tests int, bestTree plumbing.Hash, base *Baseline, baseScore float64, noisy bool) (*reference, error) {
+	gated, err := s.Repo.Ref(gitguard.GatedRef)
 	if err != nil || gated.IsZero() {
 		return nil, err
 	}
-	tree, err := e.Repo.TreeOf(gated)
+	tree, err := s.Repo.TreeOf(gated)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (e *Env) gatedReference(tests int, bestTree plumbing.Hash, base *Baseline, 
 		return nil, nil
 	}
 	ref := &reference{commit: gated}
-	rc, err := e.ledgerReceipt(tree.String())
+	rc, err := s.receipt(tree.String())
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +121,12 @@ func compareAll(cand Trials, refs []Trials, tasks []string, policy string, z flo
 }
 
 // gatedFor finds the gated commit's reference for a Step 2 over tests (see gatedReference).
-func (e *Env) gatedFor(tests []string, rows []record.Row, noisy bool) (*reference, error) {
-	br, err := e.bestRecord()
+func (s store) gatedFor(tests []string, rows []record.Row, noisy bool) (*reference, error) {
+	br, err := s.bestRecord()
 	if err != nil {
 		return nil, err
 	}
-	base, err := e.ledgerBaseline()
+	base, err := s.baseline()
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (e *Env) gatedFor(tests []string, rows []record.Row, noisy bool) (*referenc
 	if len(rows) > 0 {
 		baseScore = rows[0].ValScore
 	}
-	return e.gatedReference(len(tests), bestTree, base, baseScore, noisy)
+	return s.gatedReference(len(tests), bestTree, base, baseScore, noisy)
 }
 
 // refScores is the one-trial threshold of each reference.

@@ -35,11 +35,12 @@ type early3 struct {
 // under ctx (the gate's, not the steps' own, which ends with them). Not when Step 2's answer
 // comes from trials (decided after the steps), from a reused score, or when nothing is
 // re-run. The caller stops it (stop) on every way out.
-func (e *Env) earlyStep3(ctx context.Context, rm *cleanroom.Room, in *inputs) (*early3, error) {
+func (g *gateRun) earlyStep3(ctx context.Context) (*early3, error) {
+	rm, in := g.rm, g.in
 	if in.cached || in.noisy && !in.pending {
 		return nil, nil
 	}
-	cands, err := e.step3Candidates(in)
+	cands, err := g.step3Candidates()
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
@@ -55,9 +56,9 @@ func (e *Env) earlyStep3(ctx context.Context, rm *cleanroom.Room, in *inputs) (*
 					e3.err = err
 					return
 				}
-				req := benchmark.Request{Split: "train", Tasks: cands, TraceDir: e.traces()}
-				if !benchmark.IsTerminal(e.Progress) {
-					req.Progress = e.progress("promotion", len(cands)) // a second bar would redraw over the gate's
+				req := benchmark.Request{Split: "train", Tasks: cands, TraceDir: g.traces()}
+				if !benchmark.IsTerminal(g.Progress) {
+					req.Progress = g.progress("promotion", len(cands)) // a second bar would redraw over the gate's
 				}
 				e3.out, e3.err = run.Run(ctx, req)
 			})
@@ -134,8 +135,9 @@ func (in *inputs) step2Certain(policy string) func(done map[string]benchmark.Res
 }
 
 // step3Candidates are the train tasks Step 3 re-runs.
-func (e *Env) step3Candidates(in *inputs) ([]string, error) {
-	base, err := e.ledgerBaseline()
+func (g *gateRun) step3Candidates() ([]string, error) {
+	in := g.in
+	base, err := store{g.Env}.baseline()
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,8 @@ func (e *Env) OnSpend(fn func(split string, s benchmark.Spend)) {
 	e.rooms().Meter.OnAdd = fn
 }
 
-func (e *Env) now() time.Time {
+// Clock is the Env's time, UTC.
+func (e *Env) Clock() time.Time {
 	if e.Now != nil {
 		return e.Now().UTC()
 	}
@@ -135,8 +136,8 @@ func GuardOptions(c *config.Config) gitguard.Options {
 	return o
 }
 
-// display shows a path relative to the repository root, as messages name files.
-func (e *Env) display(path string) string {
+// Display shows a path relative to the repository root, as messages name files.
+func (e *Env) Display(path string) string {
 	if rel, err := filepath.Rel(e.Repo.Root(), path); err == nil && !strings.HasPrefix(rel, "..") {
 		return filepath.ToSlash(rel)
 	}

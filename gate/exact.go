@@ -9,23 +9,28 @@ import "github.com/hgate/hgate/record"
 // kept none that rounds to the row's value (files from an older hgate, a row added by
 // hand, a commit that is gone): callers use the row's value.
 func (e *Env) ExactScore(row record.Row) (mean float64, ok bool, err error) {
+	return store{e}.exactScore(row)
+}
+
+// exactScore is ExactScore.
+func (s store) exactScore(row record.Row) (mean float64, ok bool, err error) {
 	var exact *float64
 	if row.Iteration == 0 && row.Commit == "baseline" {
-		base, err := e.ledgerBaseline()
+		base, err := s.baseline()
 		if err != nil || base == nil {
 			return 0, false, err
 		}
 		exact = base.ValMean
 	} else {
-		h, err := e.Repo.CommitByPrefix(row.Commit)
+		h, err := s.Repo.CommitByPrefix(row.Commit)
 		if err != nil {
 			return 0, false, nil
 		}
-		tree, err := e.Repo.TreeOf(h)
+		tree, err := s.Repo.TreeOf(h)
 		if err != nil {
 			return 0, false, nil
 		}
-		rc, err := e.ledgerReceipt(tree.String())
+		rc, err := s.receipt(tree.String())
 		if err != nil || rc == nil {
 			return 0, false, err
 		}

@@ -92,11 +92,11 @@ func (p *prep) finalTrials(ctx context.Context) error {
 		first = 2
 	}
 	if p.rm != nil {
-		if err := e.runTrials(ctx, p.rm, nil, ids, first, e.Config.Gate.TrialsMax, "baseline, final trial %d", nil, t); err != nil {
+		if err := (trialRunner{e, p.rm, nil}).run(ctx, ids, first, e.Config.Gate.TrialsMax, "baseline, final trial %d", nil, t); err != nil {
 			return err
 		}
 	}
-	sum, err := sealTrials(e.heldOut(), t)
+	sum, err := sealTrials(heldOut(e), t)
 	if err != nil {
 		return err
 	}
@@ -105,14 +105,18 @@ func (p *prep) finalTrials(ctx context.Context) error {
 	return p.c.add(workspace.Split, p.sp.Marshal)
 }
 
-// FinalBaseline is the baseline's final trials (their keys are the final ids); nil when
+// finalScoring is the final split's scoring of the best: the baseline's final trials, the
+// best's, their comparison, and the look kept.
+type finalScoring struct{ *Env }
+
+// baseline is the baseline's final trials (their keys are the final ids); nil when
 // the workspace has no final split.
-func (e *Env) FinalBaseline() (Trials, error) {
-	sp, err := split.Load(e.ws().Split())
+func (f finalScoring) baseline() (Trials, error) {
+	sp, err := split.Load(f.ws().Split())
 	if err != nil || sp.FinalSHA == "" {
 		return nil, err
 	}
-	return openTrials(e.heldOut(), e.ws().Split(), sp.FinalSHA)
+	return openTrials(heldOut(f.Env), f.ws().Split(), sp.FinalSHA)
 }
 
 // ErrNoFinal says the workspace has no final split (prepared too small, or before
@@ -122,19 +126,24 @@ var ErrNoFinal = errors.New("this workspace has no final split (it would hold fe
 // ErrBestIsBaseline says there is nothing to score: no change was kept.
 var ErrBestIsBaseline = errors.New("the best is still the baseline (no change was kept): the final split was not scored")
 
-// ScoreFinal scores the best on the final split with trials.max trials in the test lane,
+// ScoreFinal scores the best on the final split (see finalScoring.score).
+func (e *Env) ScoreFinal(ctx context.Context, by string) (*FinalScore, error) {
+	return finalScoring{e}.score(ctx, by)
+}
+
+// score scores the best on the final split with trials.max trials in the test lane,
 // compares it with the baseline's final trials and the gain seen on the test split, and
 // keeps the score in the held-out folder. by says who asked (it is kept with the score).
 // The caller holds the repository lock and runs outside any agent's phase.
-func (e *Env) ScoreFinal(ctx context.Context, by string) (*FinalScore, error) {
-	base, err := e.FinalBaseline()
+func (f finalScoring) score(ctx context.Context, by string) (*FinalScore, error) {
+	base, err := f.baseline()
 	if err != nil || base == nil {
 		if err == nil {
 			err = ErrNoFinal
 		}
 		return nil, err
 	}
-	best, err := e.bestRecord()
+	best, err := store(f).bestRecord()
 	if err != nil {
 		return nil, err
 	}
@@ -142,39 +151,39 @@ func (e *Env) ScoreFinal(ctx context.Context, by string) (*FinalScore, error) {
 		return nil, ErrBestIsBaseline
 	}
 	ids := slices.Sorted(maps.Keys(base))
-	rm, err := e.openVerifiedRoom(best.tree)
+	rm, err := carry(f).openVerifiedRoom(best.tree)
 	if err != nil {
 		return nil, err
 	}
 	defer rm.Close()
 	got := Trials{}
-	if err := e.runTrials(ctx, rm, nil, ids, 1, e.Config.Gate.TrialsMax, "final split, trial %d", nil, got); err != nil {
+	if err := (trialRunner{f.Env, rm, nil}).run(ctx, ids, 1, f.Config.Gate.TrialsMax, "final split, trial %d", nil, got); err != nil {
 		return nil, err
 	}
-	fs, err := e.finalScore(base, got, best, ids, by)
+	fs, err := f.compare(base, got, best, ids, by)
 	if err != nil {
 		return nil, err
 	}
-	return fs, e.keepFinal(fs)
+	return fs, f.keep(fs)
 }
 
-// finalScore is the comparison: the final gain, the val gain, their gap.
-func (e *Env) finalScore(base, got Trials, best *bestRecord, ids []string, by string) (*FinalScore, error) {
-	commit, err := e.Repo.Ref(gitguard.BestRef)
+// compare is the comparison: the final gain, the val gain, their gap.
+func (f finalScoring) compare(base, got Trials, best *bestRecord, ids []string, by string) (*FinalScore, error) {
+	commit, err := f.Repo.Ref(gitguard.BestRef)
 	if err != nil {
 		return nil, err
 	}
-	fs := &FinalScore{Time: e.now().UTC().Format(time.RFC3339), By: by, Commit: commit.String(), Tree: best.tree.String(),
-		Tasks: len(ids), Trials: e.Config.Gate.TrialsMax}
-	policy := e.Config.Benchmark.TimeoutPolicy
+	fs := &FinalScore{Time: f.Clock().UTC().Format(time.RFC3339), By: by, Commit: commit.String(), Tree: best.tree.String(),
+		Tasks: len(ids), Trials: f.Config.Gate.TrialsMax}
+	policy := f.Config.Benchmark.TimeoutPolicy
 	fs.BaselineFinal, _ = base.scoreMean(ids, policy)
 	fs.BestFinal, _ = got.scoreMean(ids, policy)
 	fs.FinalGain = finalscore.Gain(got, base, ids)
-	b, err := e.ledgerBaseline()
+	b, err := store(f).baseline()
 	if err != nil {
 		return nil, err
 	}
-	sp, err := split.Load(e.ws().Split())
+	sp, err := split.Load(f.ws().Split())
 	if err != nil {
 		return nil, err
 	}
@@ -184,11 +193,11 @@ func (e *Env) finalScore(base, got Trials, best *bestRecord, ids []string, by st
 		test.base = b.Test
 	}
 	fs.Gap = finalscore.Gap(fs.ValGain, fs.FinalGain)
-	labels, err := loadLabels(e.Repo)
+	labels, err := loadLabels(f.Repo)
 	if err != nil || len(labels) == 0 {
 		return fs, err
 	}
-	train, err := suite.LoadTrainResults(e.ws().TrainResults())
+	train, err := suite.LoadTrainResults(f.ws().TrainResults())
 	if err != nil {
 		return nil, err
 	}
@@ -196,30 +205,30 @@ func (e *Env) finalScore(base, got Trials, best *bestRecord, ids []string, by st
 	return fs, nil
 }
 
-// keepFinal appends fs to final/scores.jsonl (hidden from every sandbox), then counts
+// keep appends fs to final/scores.jsonl (hidden from every sandbox), then counts
 // the scoring in the ledger, without its numbers (the ledger's messages are readable).
 // A kill between the two leaves the score kept and uncounted: the first thing done here,
 // and by every command that records looks, is to count such a score (recordLooks), so a
 // look is neither lost nor counted twice.
-func (e *Env) keepFinal(fs *FinalScore) error {
-	l := e.ledger()
+func (f finalScoring) keep(fs *FinalScore) error {
+	l := f.ledger()
 	tag, err := finalTag(l)
 	if err != nil {
 		return err
 	}
-	if err := recordLooks(l, e.Repo, tag); err != nil {
+	if err := recordLooks(l, f.Repo, tag); err != nil {
 		return err
 	}
-	n, err := countLooks(l, e.Repo, tag)
+	n, err := countLooks(l, f.Repo, tag)
 	if err != nil {
 		return err
 	}
 	fs.ID, fs.Scored = lookID(), n.Scored+1
-	if err := appendJSONL(filepath.Join(finalDir(e.Repo), "scores.jsonl"), fs); err != nil {
+	if err := appendJSONL(filepath.Join(finalDir(f.Repo), "scores.jsonl"), fs); err != nil {
 		return err
 	}
 	fault.Point("final-scored")
-	return e.commit(ledger.Update{Message: scoredMessage(fs, tag, "")})
+	return store(f).commit(ledger.Update{Message: scoredMessage(fs, tag, "")})
 }
 
 // FinalScores reads every kept scoring, oldest first; none without a final folder.

@@ -66,24 +66,25 @@ func Run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 
 func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 	timeline.Mark("gate: start")
-	in, err := e.readInputs(ctx, opts)
+	in, err := readInputs(ctx, e, opts)
 	if err != nil || !in.rep.Steps.Step0.OK {
 		return reportOf(in), err
 	}
 	timeline.Mark("gate: inputs read (step 0, state)")
-	rm, err := e.openVerifiedRoom(in.tree)
+	rm, err := carry{e}.openVerifiedRoom(in.tree)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { rm.Close(); timeline.Mark("gate: room removed") }()
 	timeline.Mark("gate: room written")
-	traces := e.display(e.traces())
-	early, err := e.earlyStep3(ctx, rm, in)
+	traces := e.Display(e.traces())
+	g := &gateRun{Env: e, rm: rm, in: in}
+	early, err := g.earlyStep3(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer early.stop() // unless Step 3 waited for it: a gate that ended before Step 3
-	r, err := e.runSteps(ctx, rm, in, opts.FailFast, early)
+	r, err := g.runSteps(ctx, opts.FailFast, early)
 	if err != nil {
 		during := "steps 1 and 2"
 		if r != nil && r.suiteDone {
@@ -93,19 +94,19 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 		return in.interrupted(ctx, err, during), err
 	}
 	timeline.Mark("gate: steps 1 and 2 done")
-	if err := e.guardPassing(ctx, rm, in, r); err != nil {
+	if err := g.guardPassing(ctx, r); err != nil {
 		return in.interrupted(ctx, err, "step 1"), err
 	}
 	timeline.Mark("gate: keep_passing's reruns done")
 	s1 := in.step1(r, traces)
-	sc, err := in.scorer().score(ctx, e, rm, in, r, s1.OK)
+	sc, err := in.scorer().score(ctx, g, r, s1.OK)
 	if err != nil {
 		return in.interrupted(ctx, err, "step 2"), err
 	}
 	timeline.Mark("gate: step 2 scored")
 	in.judge(sc)
 	if s1.OK && sc.s2.OK {
-		if err := e.pass(ctx, rm, in, r.early); err != nil {
+		if err := g.pass(ctx, r.early); err != nil {
 			return in.interrupted(ctx, err, "step 3"), err
 		}
 	}
@@ -114,18 +115,27 @@ func run(ctx context.Context, e *Env, opts Options) (*Answer, error) {
 		// for this tree, and its promotions the only ones that count.
 		return in.rep, nil
 	}
-	rc := in.receipt(sc, r.stoppedEarly, e.CleanRoom, statefile.Timestamp(e.now()))
-	if err := e.save(in, rc, opts); err != nil {
+	rc := in.receipt(sc, r.stoppedEarly, e.CleanRoom, statefile.Timestamp(e.Clock()))
+	if err := g.save(rc, opts); err != nil {
 		return nil, err
 	}
 	timeline.Mark("gate: saved")
 	return in.rep, nil
 }
 
+// gateRun is one gate's run once its inputs are read: the Env, the clean room holding the
+// candidate tree, and the inputs the steps fill in.
+type gateRun struct {
+	*Env
+	rm *cleanroom.Room
+	in *inputs
+}
+
 // pass runs Step 3 after Steps 1 and 2 passed, and gives the verdict.
-func (e *Env) pass(ctx context.Context, rm *cleanroom.Room, in *inputs, early *early3) (err error) {
+func (g *gateRun) pass(ctx context.Context, early *early3) (err error) {
+	in := g.in
 	fault.Point("gate-step3") // Steps 1 and 2 done, Step 3's first run started or not
-	if in.rep.Steps.Step3, err = e.step3(ctx, rm, in, early); err != nil {
+	if in.rep.Steps.Step3, err = g.step3(ctx, early); err != nil {
 		return err
 	}
 	timeline.Mark("gate: step 3 done")
@@ -156,19 +166,20 @@ func reportOf(in *inputs) *Answer {
 
 // step3 promotes the train tasks that failed before and pass now. The suite never shrinks.
 // early is its first run when the decider started it before the steps ended (early.go).
-func (e *Env) step3(ctx context.Context, rm *cleanroom.Room, in *inputs, early *early3) (*Step3, error) {
+func (g *gateRun) step3(ctx context.Context, early *early3) (*Step3, error) {
+	in := g.in
 	first, err := early.first()
 	if err != nil {
 		return nil, err
 	}
 	if first != nil {
-		return e.promote(ctx, rm, in.st.suite, early.tasks, e.Config.Gate.TrialsMax, first)
+		return g.promote(ctx, in.st.suite, early.tasks, g.Config.Gate.TrialsMax, first)
 	}
-	cands, err := e.step3Candidates(in)
+	cands, err := g.step3Candidates()
 	if err != nil {
 		return nil, err
 	}
-	return e.promote(ctx, rm, in.st.suite, cands, e.Config.Gate.TrialsMax, nil)
+	return g.promote(ctx, in.st.suite, cands, g.Config.Gate.TrialsMax, nil)
 }
 
 // receipt is the gate's verdict bound to its tree, with the test split's score for later
@@ -203,12 +214,13 @@ func (in *inputs) receipt(sc *scored, stoppedEarly, cleanRoom bool, now string) 
 
 // save writes the suite's last results and the receipt (its promotions included) through
 // the ledger in one commit, and notes the tree in opts.Trust.
-func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
+func (g *gateRun) save(rc *Receipt, opts Options) error {
+	in := g.in
 	fault.Point("gate-scored")
 	if err := in.c.add(workspace.Suite, in.st.suite.Marshal); err != nil {
 		return err
 	}
-	if err := in.c.add(workspace.Receipt(rc.Tree), sealedReceipt(e.heldOut(), rc)); err != nil {
+	if err := in.c.add(workspace.Receipt(rc.Tree), sealedReceipt(heldOut(g.Env), rc)); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("gate: tree %s %s, val_score %.4f, promoted %d", rc.Tree[:7], rc.Verdict, rc.ValScore, len(rc.Promoted))
@@ -218,12 +230,12 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 	if in.stale {
 		msg += " (rejected before against a best that has moved: scored again)"
 	}
-	switched, err := e.switchNoisy(in, rc)
+	switched, err := g.switchNoisy(rc)
 	if err != nil {
 		return err
 	}
 	msg += switched
-	if err := e.apply(msg, in.c); err != nil {
+	if err := (store{g.Env}).apply(msg, in.c); err != nil {
 		return err
 	}
 	if opts.Trust != nil {
@@ -238,18 +250,18 @@ func (e *Env) save(in *inputs, rc *Receipt, opts Options) error {
 // With trials, a task that passed is run again, up to trials times in all, and joins
 // the suite only when it passed every one; one that passed some and failed one is flaky.
 // out is the first run's outcome when it was made already (early.go); nil: run it here.
-func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, rerun []string, trials int, out *benchmark.Outcome) (*Step3, error) {
+func (g *gateRun) promote(ctx context.Context, s *suite.Suite, rerun []string, trials int, out *benchmark.Outcome) (*Step3, error) {
 	s3 := &Step3{Ran: true, Rerun: len(rerun), Promoted: []string{}, Flaky: []string{}, Failed: []string{}}
 	if len(rerun) == 0 {
 		return s3, nil
 	}
 	if out == nil {
-		run, err := rm.Runner(nil, cleanroom.Train)
+		run, err := g.rm.Runner(nil, cleanroom.Train)
 		if err != nil {
 			return nil, err
 		}
 		if out, err = run.Run(ctx, benchmark.Request{
-			Split: "train", Tasks: rerun, TraceDir: e.traces(), Progress: e.progress("promotion", len(rerun)),
+			Split: "train", Tasks: rerun, TraceDir: g.traces(), Progress: g.progress("promotion", len(rerun)),
 		}); err != nil {
 			return nil, err
 		}
@@ -265,7 +277,7 @@ func (e *Env) promote(ctx context.Context, rm *cleanroom.Room, s *suite.Suite, r
 		}
 	}
 	for trial := 2; trial <= trials && len(now) > 0; trial++ {
-		run, err := rm.Runner(nil, cleanroom.Train)
+		run, err := g.rm.Runner(nil, cleanroom.Train)
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"os"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -15,7 +14,7 @@ import (
 
 // CheckState is verify for qualification: the trust anchors and state files as the
 // ledger last left them.
-func (e *Env) CheckState() error { return e.verify() }
+func (e *Env) CheckState() error { return store{e}.verify() }
 
 // GatedTree is the tree of the gated commit.
 func (e *Env) GatedTree() (plumbing.Hash, error) {
@@ -26,19 +25,13 @@ func (e *Env) GatedTree() (plumbing.Hash, error) {
 	return e.Repo.TreeOf(gated)
 }
 
-// Display shows a path relative to the repository root, as messages name files.
-func (e *Env) Display(path string) string { return e.display(path) }
-
-// Clock is the Env's time, UTC.
-func (e *Env) Clock() time.Time { return e.now() }
-
 // ApplyState records one state file's new content through the ledger.
 func (e *Env) ApplyState(message, name string, marshal func() ([]byte, error)) error {
 	c := changes{}
 	if err := c.add(name, marshal); err != nil {
 		return err
 	}
-	return e.apply(message, c)
+	return store{e}.apply(message, c)
 }
 
 // Registry reads harness.json: nil when no qualification has run.
@@ -51,5 +44,5 @@ func (e *Env) Registry() (*harness.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return harness.ParseRegistry(e.display(p), data)
+	return harness.ParseRegistry(e.Display(p), data)
 }

@@ -44,8 +44,8 @@ type vault struct {
 }
 
 // heldOut is the held-out records' vault of e's repository.
-func (e *Env) heldOut() vault {
-	return vault{dir: HeldOut(e.Repo), common: e.Repo.CommonDir(), key: e.digestKey}
+func heldOut(e *Env) vault {
+	return vault{dir: HeldOut(e.Repo), common: e.Repo.CommonDir(), key: func() (*digest.Key, error) { return digestKey(e) }}
 }
 
 // vaultOf is the vault of repo for a reader with no Env: it never creates a key.
@@ -67,7 +67,7 @@ func loadKey(common string) (*digest.Key, error) {
 // digestKey is the digest key of e's repository. prepare taking a new baseline (no
 // baseline recorded yet: a first prepare, or one after a reset) creates it; a workspace an
 // older hgate prepared has none and keeps plain digests until `hgate prepare --reset`.
-func (e *Env) digestKey() (*digest.Key, error) {
+func digestKey(e *Env) (*digest.Key, error) {
 	k, err := loadKey(e.Repo.CommonDir())
 	if k != nil || err != nil {
 		return k, err

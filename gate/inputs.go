@@ -49,8 +49,8 @@ type inputs struct {
 
 // readInputs reads the gate's inputs. With a Step 0 violation it returns at once, Step 0
 // in its report, without reading more.
-func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
-	if err := e.verify(); err != nil {
+func readInputs(ctx context.Context, e *Env, opts Options) (*inputs, error) {
+	if err := (store{e}).verify(); err != nil {
 		return nil, err
 	}
 	repo, gopts := e.candidate()
@@ -68,10 +68,10 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 	if !in.step0(e.Config.FileGuard, v) {
 		return in, nil
 	}
-	if err := e.readState(in); err != nil {
+	if err := readState(e, in); err != nil {
 		return nil, err
 	}
-	if err := e.readGuarded(in); err != nil {
+	if err := readGuarded(e, in); err != nil {
 		return nil, err
 	}
 	if in.pending {
@@ -89,12 +89,12 @@ func (e *Env) readInputs(ctx context.Context, opts Options) (*inputs, error) {
 		}
 		return in, nil
 	}
-	if err := e.bestToBeat(ctx, in); err != nil {
+	if err := bestToBeat(ctx, e, in); err != nil {
 		return nil, err
 	}
 	// No second look at the test split: a tree scored before keeps its score, so an agent
 	// cannot fish for a lucky run by gating the same candidate again.
-	prior, err := loadReceipt(e.ws(), e.heldOut(), in.rep.Tree)
+	prior, err := loadReceipt(e.ws(), heldOut(e), in.rep.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +122,9 @@ func (in *inputs) step0(guard bool, v []gitguard.Violation) bool {
 }
 
 // readState reads the split and the state files, and the best on record in results.tsv.
-func (e *Env) readState(in *inputs) error {
+func readState(e *Env, in *inputs) error {
 	ws := e.ws()
-	sp, err := e.loadSplit()
+	sp, err := store{e}.loadSplit()
 	if err != nil {
 		return err
 	}
@@ -148,15 +148,15 @@ func (e *Env) readState(in *inputs) error {
 // bestToBeat decides how Step 2 compares: with trials or a margin, task by task with the
 // best's own trials (scored first when the best has none yet), else with the best's
 // val_score.
-func (e *Env) bestToBeat(ctx context.Context, in *inputs) error {
+func bestToBeat(ctx context.Context, e *Env, in *inputs) error {
 	in.noisy = e.Config.Gate.Noisy()
 	if in.noisy {
-		br, err := e.bestRecord()
+		br, err := store{e}.bestRecord()
 		if err != nil {
 			return err
 		}
 		if br != nil && br.trials == nil && !br.tree.IsZero() {
-			if err := e.scoreBest(ctx, br, in.sp.Test, in.c); err != nil {
+			if err := scoreBest(ctx, e, br, in.sp.Test, in.c); err != nil {
 				return err
 			}
 		}
@@ -175,7 +175,7 @@ func (e *Env) bestToBeat(ctx context.Context, in *inputs) error {
 		in.rep.Best = &in.best
 	}
 	// Step 2 must not lose to the commit the candidate replaces either.
-	g, err := e.gatedFor(in.sp.Test, in.st.rows, in.noisy)
+	g, err := store{e}.gatedFor(in.sp.Test, in.st.rows, in.noisy)
 	in.gated = g
 	return err
 }

@@ -38,8 +38,8 @@ func keepPassing(cfg *config.Config, base *Baseline) bool {
 }
 
 // readGuarded finds the train tasks Step 1 guards besides the suite (guarded).
-func (e *Env) readGuarded(in *inputs) error {
-	base, err := e.ledgerBaseline()
+func readGuarded(e *Env, in *inputs) error {
+	base, err := store{e}.baseline()
 	if err != nil || !keepPassing(e.Config, base) {
 		return err
 	}
@@ -62,7 +62,8 @@ func guarded(train, failing, suiteTasks []string) []string {
 // guardPassing runs the guarded tasks once (traces kept with the suite's), and those that
 // failed up to keepRuns-1 more times; the ones that failed every run are broken. Not run
 // when --fail-fast already stopped the gate.
-func (e *Env) guardPassing(ctx context.Context, rm *cleanroom.Room, in *inputs, r *ran) error {
+func (g *gateRun) guardPassing(ctx context.Context, r *ran) error {
+	rm, in := g.rm, g.in
 	if len(in.guarded) == 0 || r.stoppedEarly {
 		return nil
 	}
@@ -77,7 +78,7 @@ func (e *Env) guardPassing(ctx context.Context, rm *cleanroom.Room, in *inputs, 
 		}
 		req := benchmark.Request{Split: "train", Tasks: failing, Trial: trial}
 		if trial == 1 {
-			req.TraceDir, req.Progress = e.traces(), e.progress("step 1, passing before", len(failing))
+			req.TraceDir, req.Progress = g.traces(), g.progress("step 1, passing before", len(failing))
 		}
 		out, err := run.Run(ctx, req)
 		if err != nil {

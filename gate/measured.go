@@ -39,10 +39,13 @@ func recordedMeasured(l *ledger.Ledger, ws workspace.Dir) (m *config.Measured, p
 	return nil, sp != nil, err
 }
 
+// measuredCheck compares a configuration with the one the baseline was taken under.
+type measuredCheck struct{ *Env }
+
 // checkMeasured stops when cfg, read from where ("hgate.yaml at HEAD 1a2b3c4"), is not
 // the configuration the baseline was taken under.
-func (e *Env) checkMeasured(cfg *config.Config, where, refusal string) error {
-	rec, _, err := recordedMeasured(e.ledger(), e.ws())
+func (c measuredCheck) checkMeasured(cfg *config.Config, where, refusal string) error {
+	rec, _, err := recordedMeasured(c.ledger(), c.ws())
 	if err != nil || rec == nil {
 		return err
 	}
@@ -77,8 +80,8 @@ func (e *ConfigChanged) Fix() string {
 
 // checkConfig is checkMeasured for the configuration the command reads (hgate.yaml as of
 // the gated commit).
-func (e *Env) checkConfig() error {
-	return e.checkMeasured(e.Config, e.Config.File+" as hgate reads it (from the gated commit)", "")
+func (c measuredCheck) checkConfig() error {
+	return c.checkMeasured(c.Config, c.Config.File+" as hgate reads it (from the gated commit)", "")
 }
 
 // checkHead is checkMeasured for hgate.yaml as HEAD has it, when HEAD is not the gated
@@ -86,29 +89,29 @@ func (e *Env) checkConfig() error {
 // it needs a new baseline, rather than seeing the old command run on. (The gate leaves a
 // commit since the gated one to Step 0, which rejects it: the agent may have made it.) A
 // HEAD whose hgate.yaml cannot be read is left to the drift warning.
-func (e *Env) checkHead() error {
-	head, _, err := e.Repo.Head()
+func (c measuredCheck) checkHead() error {
+	head, _, err := c.Repo.Head()
 	if err != nil {
 		return nil
 	}
-	gated, err := gatedBase(e.Repo)
+	gated, err := gatedBase(c.Repo)
 	if err != nil || gated == head || gated.IsZero() {
 		return err
 	}
-	cfg, err := configAt(e.Repo, head, e.Config.File)
+	cfg, err := configAt(c.Repo, head, c.Config.File)
 	if err != nil {
 		return nil
 	}
-	return e.checkMeasured(cfg, fmt.Sprintf("%s at HEAD %s", e.Config.File, head.String()[:7]), "")
+	return c.checkMeasured(cfg, fmt.Sprintf("%s at HEAD %s", c.Config.File, head.String()[:7]), "")
 }
 
 // noteUnrecorded says, for a workspace an older hgate prepared, that a change of the
 // benchmark configuration goes unnoticed until a reset records it.
-func (e *Env) noteUnrecorded() error {
-	rec, prepared, err := recordedMeasured(e.ledger(), e.ws())
+func (c measuredCheck) noteUnrecorded() error {
+	rec, prepared, err := recordedMeasured(c.ledger(), c.ws())
 	if err != nil || rec != nil || !prepared {
 		return err
 	}
-	fmt.Fprintln(e.log(), "hgate: note: this workspace was prepared by an older hgate, which did not record the benchmark configuration of its baseline: a change of benchmark, clean_room or split in "+e.Config.File+" goes unnoticed (hgate prepare --reset records it)")
+	fmt.Fprintln(c.log(), "hgate: note: this workspace was prepared by an older hgate, which did not record the benchmark configuration of its baseline: a change of benchmark, clean_room or split in "+c.Config.File+" goes unnoticed (hgate prepare --reset records it)")
 	return nil
 }

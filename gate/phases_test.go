@@ -72,7 +72,7 @@ func openGateRepo(t *testing.T, repo *gittest.Repo) *gateRepo {
 	t.Helper()
 	g := &gateRepo{repo: repo, env: openEnv(t, repo)}
 	var err error
-	if g.sp, err = g.env.loadSplit(); err != nil {
+	if g.sp, err = (store{g.env}).loadSplit(); err != nil {
 		t.Fatal(err)
 	}
 	return g
@@ -105,7 +105,7 @@ func makeGateRepo(t *testing.T, gateYAML string) *gateRepo {
 	if _, err := Prepare(context.Background(), g.env); err != nil {
 		t.Fatal(err)
 	}
-	if g.sp, err = g.env.loadSplit(); err != nil {
+	if g.sp, err = (store{g.env}).loadSplit(); err != nil {
 		t.Fatal(err)
 	}
 	g.solve(g.all(), "promote")
@@ -155,7 +155,7 @@ func TestPromotionsAtRecord(t *testing.T) {
 			if _, err := Prepare(context.Background(), g.env); err != nil {
 				t.Fatal(err)
 			}
-			if g.sp, err = g.env.loadSplit(); err != nil {
+			if g.sp, err = (store{g.env}).loadSplit(); err != nil {
 				t.Fatal(err)
 			}
 			g.solve(g.all(), "fix")
@@ -395,7 +395,7 @@ func TestScorers(t *testing.T) {
 			if tt.low {
 				r.test = results(map[string]*float64{"a": reward(0), "b": reward(0)})
 			}
-			sc, err := in.scorer().score(context.Background(), e, nil, in, r, false)
+			sc, err := in.scorer().score(context.Background(), &gateRun{Env: e, in: in}, r, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -490,19 +490,19 @@ func TestRunSteps(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			in, err := g.env.readInputs(context.Background(), Options{Pending: tt.pending})
+			in, err := readInputs(context.Background(), g.env, Options{Pending: tt.pending})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if in.cached != tt.cached {
 				t.Fatalf("cached %v, want %v", in.cached, tt.cached)
 			}
-			rm, err := g.env.openVerifiedRoom(in.tree)
+			rm, err := carry{g.env}.openVerifiedRoom(in.tree)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer rm.Close()
-			r, err := g.env.runSteps(context.Background(), rm, in, tt.failFast, nil)
+			r, err := (&gateRun{Env: g.env, rm: rm, in: in}).runSteps(context.Background(), tt.failFast, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -654,7 +654,7 @@ func TestPending(t *testing.T) {
 			if suiteAfter, _ := os.ReadFile(g.env.ws().Suite()); string(suiteAfter) != string(suiteBefore) {
 				t.Error("a pending gate changed suite.json")
 			}
-			if rc, _ := loadReceipt(g.env.ws(), g.env.heldOut(), rep.Tree); rc != nil != tt.scoredFirst {
+			if rc, _ := loadReceipt(g.env.ws(), heldOut(g.env), rep.Tree); rc != nil != tt.scoredFirst {
 				t.Errorf("receipt %+v after a pending gate", rc)
 			}
 			var text strings.Builder
@@ -697,7 +697,7 @@ func TestSwitchNoisy(t *testing.T) {
 			cfg.Gate.TrialsAuto = !tt.explicit
 			e := &Env{Config: &cfg, Repo: g.env.Repo}
 			in := &inputs{sp: g.sp, c: changes{}, pooled: tt.pooled, noisy: tt.noisy, prior: &Receipt{ValScore: 0.5}}
-			words, err := e.switchNoisy(in, &Receipt{Tree: tree, ValScore: 0.75, TestResults: tt.samples})
+			words, err := (&gateRun{Env: e, in: in}).switchNoisy(&Receipt{Tree: tree, ValScore: 0.75, TestResults: tt.samples})
 			if err != nil {
 				t.Fatal(err)
 			}

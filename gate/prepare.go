@@ -14,7 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/benchmark"
-	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/fsafe"
@@ -122,7 +121,7 @@ type ResetReport struct {
 // workspace as new, which the next hgate prepare prepares.
 func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetReport, *PrepareReport, error) {
 	e.rooms().Probe() // the sandbox's probes run while the state is reset
-	head, err := e.preparedHead()
+	head, err := preparedHead(e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,7 +148,7 @@ func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetRe
 			return rs, nil, err
 		}
 		if !strings.HasSuffix(dir, ".tmp") {
-			rs.Traces = append(rs.Traces, e.display(dir))
+			rs.Traces = append(rs.Traces, e.Display(dir))
 		}
 	}
 	// The final split's scores are of the old split's final tasks: kept, set aside.
@@ -166,7 +165,7 @@ func PrepareReset(ctx context.Context, e *Env, opts ...PrepareOptions) (*ResetRe
 
 // preparedHead is the commit prepare starts from, HEAD; it refuses a repository with no
 // commit and a workspace folder a commit could carry.
-func (e *Env) preparedHead() (plumbing.Hash, error) {
+func preparedHead(e *Env) (plumbing.Hash, error) {
 	rel := filepath.ToSlash(e.Config.Workspace)
 	head, _, err := e.Repo.Head()
 	if err != nil {
@@ -179,14 +178,17 @@ func (e *Env) preparedHead() (plumbing.Hash, error) {
 	return head, nil
 }
 
+// anchors moves refs/hgate/gated for prepare and the loop, through the ledger.
+type anchors struct{ *Env }
+
 // markGated makes the prepared commit the guard's base when no commit was gated yet, so
 // commits made after prepare are checked by Step 0. The move is recorded in the ledger.
-func (e *Env) markGated(head plumbing.Hash) error {
-	refs, err := e.gatedMove(head)
+func (a anchors) markGated(head plumbing.Hash) error {
+	refs, err := a.gatedMove(head)
 	if err != nil || refs == nil {
 		return err
 	}
-	return e.commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
+	return store(a).commit(ledger.Update{Message: "prepare: " + head.String()[:7] + " is the first gated commit", Refs: refs})
 }
 
 // MarkGated is markGated for the loop, which starts from HEAD when nothing was gated yet.
@@ -195,13 +197,13 @@ func (e *Env) MarkGated() error {
 	if err != nil {
 		return err
 	}
-	return e.markGated(head)
+	return anchors{e}.markGated(head)
 }
 
 // gatedMove is the anchor move that makes head the first gated commit; nil when a commit
 // was gated already.
-func (e *Env) gatedMove(head plumbing.Hash) (map[string]plumbing.Hash, error) {
-	cur, err := e.Repo.Ref(gitguard.GatedRef)
+func (a anchors) gatedMove(head plumbing.Hash) (map[string]plumbing.Hash, error) {
+	cur, err := a.Repo.Ref(gitguard.GatedRef)
 	if err != nil || !cur.IsZero() {
 		return nil, err
 	}
@@ -249,7 +251,8 @@ func keepTraces(src, dst string, tasks []string) error {
 // null at baseline (a benchmark that does not run). Nothing is written then, but the null
 // tasks' traces are kept in traces/refused so their reasons can be read; with a split
 // already made, only the train tasks' (sp.Test is held out).
-func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results map[string]benchmark.Result, traceTmp string, made bool) error {
+func (b baselineCheck) checkSplit(sp *split.Split, excluded []string, total int, made bool) error {
+	results, traceTmp := b.results, b.traceTmp
 	var why []string
 	if 2*len(excluded) > total {
 		why = append(why, fmt.Sprintf("%d of %d tasks had a null baseline reward (the benchmark does not run?)", len(excluded), total))
@@ -262,7 +265,7 @@ func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results 
 	}
 	msg := "prepare refused: " + strings.Join(why, "; ") + "; nothing was written"
 	if len(excluded) > 0 {
-		dst := e.ws().Traces("refused")
+		dst := b.ws().Traces("refused")
 		if err := os.RemoveAll(dst); err != nil {
 			return err
 		}
@@ -276,7 +279,7 @@ func (e *Env) checkSplit(sp *split.Split, excluded []string, total int, results 
 		if err := keepTraces(traceTmp, dst, kept); err != nil {
 			return err
 		}
-		msg += "\nnull baseline rewards:\n" + strings.Join(nullLines(e.display, excluded, results, dst, dst), "\n")
+		msg += "\nnull baseline rewards:\n" + strings.Join(nullLines(b.Display, excluded, results, dst, dst), "\n")
 	}
 	return errors.New(msg + "\nfix the benchmark (each task's command must print a reward or exit 0/1) and run hgate prepare again")
 }
@@ -310,13 +313,13 @@ func emptySide(ws workspace.Dir, sp *split.Split) error {
 
 // baselineTrials runs the test tasks up to trials.max times in all and returns each
 // task's trials: the first from results, then auto's further runs (more) when there are.
-func (e *Env) baselineTrials(ctx context.Context, rm *cleanroom.Room, tasks []string, results map[string]benchmark.Result, more Trials) (Trials, error) {
+func (tr trialRunner) baselineTrials(ctx context.Context, tasks []string, results map[string]benchmark.Result, more Trials) (Trials, error) {
 	t := pooledRuns(tasks, results, more)
 	if len(tasks) == 0 {
 		return t, nil
 	}
 	next := 1 + len(t[tasks[0]])
-	if err := e.runTrials(ctx, rm, nil, tasks, next, e.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
+	if err := tr.run(ctx, tasks, next, tr.Config.Gate.TrialsMax, "baseline trial %d", nil, t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -335,18 +338,19 @@ func pooledRuns(tasks []string, results map[string]benchmark.Result, more Trials
 // testAgain runs the test tasks of a baseline that ran every task in a train lane once
 // more in a test lane (retrying the ones that time out, as the first run did): their
 // baseline rewards are the test lane's.
-func (e *Env) testAgain(ctx context.Context, run *baselineLanes, test []string, out *benchmark.Outcome) error {
+func (br baselineRunner) testAgain(ctx context.Context, test []string, out *benchmark.Outcome) error {
+	run := br.run
 	again, err := run.Run(ctx, benchmark.Request{
-		Split: "test", Tasks: test, Progress: e.progressCount("baseline, test tasks in their own lane", len(test)),
+		Split: "test", Tasks: test, Progress: br.progressCount("baseline, test tasks in their own lane", len(test)),
 	})
 	if err != nil {
 		return err
 	}
 	for _, p := range again.Problems {
-		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
+		fmt.Fprintf(br.log(), "hgate: warning: %s\n", p)
 	}
 	// The held-out split keeps no traces ("" writes none).
-	if _, err := e.retryTimedOut(ctx, run, again, ""); err != nil {
+	if _, err := br.retryTimedOut(ctx, again, ""); err != nil {
 		return err
 	}
 	maps.Copy(out.Results, again.Results)

@@ -94,7 +94,7 @@ func prepare(ctx context.Context, e *Env, opts PrepareOptions) (*PrepareReport, 
 	if err := p.runPhases(ctx, preparePhases); err != nil {
 		return nil, err
 	}
-	return p.rep, e.markGated(p.head)
+	return p.rep, anchors{e}.markGated(p.head)
 }
 
 // runPhases runs phases in order until one fails or one marks the preparation done.
@@ -125,13 +125,13 @@ func (p *prep) close() {
 func (p *prep) readInputs(context.Context) error {
 	e := p.e
 	var err error
-	if p.head, err = e.preparedHead(); err != nil {
+	if p.head, err = preparedHead(e); err != nil {
 		return err
 	}
 	if p.tree, err = e.Repo.CandidateTree(e.guardOptions()); err != nil {
 		return err
 	}
-	for _, check := range []func() error{e.verify, e.checkHead, e.noteUnrecorded} {
+	for _, check := range []func() error{store{e}.verify, measuredCheck{e}.checkHead, measuredCheck{e}.noteUnrecorded} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func (p *prep) complete(context.Context) error {
 	if st.split == nil || st.suite == nil || st.train == nil || len(st.rows) == 0 || p.needTraces || !exists(p.e.ws().Learnings()) {
 		return nil
 	}
-	if err := p.e.verifyCarry(p.e.Repo.Root()); err != nil {
+	if err := (carry{p.e}).verify(p.e.Repo.Root()); err != nil {
 		return err
 	}
 	p.rep.Train, p.rep.Test = st.split.Train, st.split.Test
@@ -175,7 +175,7 @@ func (p *prep) openRoom(context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.carried, err = p.e.checkCarry(full); err != nil {
+	if p.carried, err = (carry{p.e}).check(full); err != nil {
 		return err
 	}
 	p.lanes = &baselineLanes{rm: rm, sp: p.st.split}
@@ -230,7 +230,7 @@ func (p *prep) runBaseline(ctx context.Context) error {
 	for _, pr := range p.out.Problems {
 		fmt.Fprintf(e.log(), "hgate: warning: %s\n", pr)
 	}
-	if p.retried, err = e.retryTimedOut(ctx, p.run, p.out, p.traceTmp); err != nil {
+	if p.retried, err = (baselineRunner{e, p.run}).retryTimedOut(ctx, p.out, p.traceTmp); err != nil {
 		return err
 	}
 	p.rep.Tasks = len(p.tasks)
@@ -247,11 +247,11 @@ func (p *prep) checkRuns(context.Context) error {
 	if p.rm != nil {
 		dir = p.rm.Dir
 	}
-	return p.e.checkRuns(dir, p.tasks, p.out.Results, p.traceTmp)
+	return baselineCheck{p.e, p.out.Results, p.traceTmp}.checkRuns(dir, p.tasks)
 }
 
 // trialsAuto is gate.trials: auto's decision, taken once, with train_results.json: the
-// test tasks run again, autoRuns times in all, and the rewards are compared (chooseTrials).
+// test tasks run again, autoRuns times in all, and the rewards are compared (trialsChooser.choose).
 func (p *prep) trialsAuto(ctx context.Context) error {
 	e := p.e
 	if !e.Config.Gate.TrialsAuto || p.st.train != nil {
@@ -267,7 +267,7 @@ func (p *prep) trialsAuto(ctx context.Context) error {
 		}
 	}
 	var err error
-	if p.choice, p.more, err = e.chooseTrials(ctx, p.run, test, train, p.out.Results, p.traceTmp); err != nil {
+	if p.choice, p.more, err = (trialsChooser{e, p.run}).choose(ctx, test, train, p.out.Results, p.traceTmp); err != nil {
 		return err
 	}
 	if p.rep.Trials, err = TrialsOf(e.Config, e.Repo); err != nil {
@@ -304,7 +304,7 @@ func (p *prep) makeSplit(ctx context.Context) error {
 		if p.lanes != nil && e.rooms().TestScoped() {
 			// The test tasks ran in a train lane, without their test-only data: they run
 			// again in a test lane, which gives their baseline rewards.
-			if err := e.testAgain(ctx, p.lanes, p.sp.Test, p.out); err != nil {
+			if err := (baselineRunner{e, p.lanes}).testAgain(ctx, p.sp.Test, p.out); err != nil {
 				return err
 			}
 			p.testAgain = true
@@ -322,7 +322,7 @@ func (p *prep) warnExcluded() {
 		return
 	}
 	fmt.Fprintf(e.log(), "hgate: warning: %d task(s) had a null baseline reward and are left out of the split:\n", len(ex))
-	for _, l := range nullLines(e.display, ex, p.out.Results, e.ws().Traces("baseline"), p.traceTmp) {
+	for _, l := range nullLines(e.Display, ex, p.out.Results, e.ws().Traces("baseline"), p.traceTmp) {
 		fmt.Fprintf(e.log(), "hgate: %s\n", l)
 	}
 	if slices.ContainsFunc(ex, func(id string) bool { return p.retried[id] }) {
@@ -339,7 +339,7 @@ func (p *prep) testTrials(ctx context.Context) error {
 	switch {
 	case cfg.Gate.Noisy() && p.st.split == nil:
 		var err error
-		if p.trials, err = p.e.baselineTrials(ctx, p.rm, p.sp.Test, p.out.Results, p.more); err != nil {
+		if p.trials, err = (trialRunner{p.e, p.rm, nil}).baselineTrials(ctx, p.sp.Test, p.out.Results, p.more); err != nil {
 			return err
 		}
 	case len(p.more) > 0 && slices.ContainsFunc(p.sp.Test, func(id string) bool { return p.more[id] != nil }):
@@ -368,7 +368,7 @@ func (p *prep) trainResults(context.Context) error {
 	for _, id := range sp.Train {
 		trainRewards[id] = p.out.Results[id].Reward
 	}
-	tr := suite.NewTrainResults(trainRewards, e.now())
+	tr := suite.NewTrainResults(trainRewards, e.Clock())
 	if err := p.c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		return err
 	}
@@ -381,7 +381,7 @@ func (p *prep) trainResults(context.Context) error {
 			base.Test[id] = p.trials[id]
 		}
 	}
-	return p.c.add(workspace.Baseline, sealedBaseline(e.heldOut(), base))
+	return p.c.add(workspace.Baseline, sealedBaseline(heldOut(e), base))
 }
 
 // suiteAndRow writes a new suite.json and results.tsv row 0 where they are missing.
@@ -400,7 +400,7 @@ func (p *prep) suiteAndRow(context.Context) error {
 	if p.trials != nil {
 		score, _ = p.trials.score(p.sp.Test, cfg.Benchmark.TimeoutPolicy)
 	}
-	row := record.Row{Iteration: 0, ValScore: score, Commit: "baseline", Timestamp: e.now()}
+	row := record.Row{Iteration: 0, ValScore: score, Commit: "baseline", Timestamp: e.Clock()}
 	results := e.ws().Results()
 	p.rep.ValScore = score
 	return p.c.add(workspace.Results, func() ([]byte, error) { return record.AppendTo(results, nil, row) })
@@ -415,11 +415,11 @@ func (p *prep) commit(context.Context) error {
 		Files:   p.c, Carry: p.carried,
 	}
 	var err error
-	if u.Refs, err = e.gatedMove(p.head); err != nil {
+	if u.Refs, err = (anchors{e}).gatedMove(p.head); err != nil {
 		return err
 	}
 	if len(p.c) > 0 || u.Refs != nil || p.carried != nil {
-		if err := e.commit(u); err != nil {
+		if err := (store{e}).commit(u); err != nil {
 			return err
 		}
 	}

@@ -43,10 +43,10 @@ func Rebase(e *Env) (*RebaseReport, error) {
 		return nil, err
 	}
 	// A rebase keeps the baseline: it cannot take a benchmark the baseline was not taken under.
-	if err := e.checkMeasured(cfg, fmt.Sprintf("%s at HEAD %s", e.Config.File, head.String()[:7]), "state rebase refused: "); err != nil {
+	if err := (measuredCheck{e}).checkMeasured(cfg, fmt.Sprintf("%s at HEAD %s", e.Config.File, head.String()[:7]), "state rebase refused: "); err != nil {
 		return nil, err
 	}
-	key, err := e.digestKey()
+	key, err := digestKey(e)
 	if err != nil {
 		return nil, err
 	}

@@ -118,16 +118,16 @@ func promotionCandidates(base *Baseline, train map[string]*float64, suiteTasks, 
 	return slices.Compact(out)
 }
 
-// ledgerBaseline reads baseline.json as the ledger holds it; nil when there is none.
-func (e *Env) ledgerBaseline() (*Baseline, error) {
-	data, err := e.ledgerCopy(workspace.Baseline)
+// baseline reads baseline.json as the ledger holds it; nil when there is none.
+func (s store) baseline() (*Baseline, error) {
+	data, err := s.stored(workspace.Baseline)
 	if err != nil || data == nil {
 		return nil, err
 	}
 	var b Baseline
-	path := e.ws().Path(workspace.Baseline)
+	path := s.ws().Path(workspace.Baseline)
 	if err := statefile.DecodeJSON(path, data, &b); err != nil {
 		return nil, err
 	}
-	return &b, b.unseal(e.heldOut(), path)
+	return &b, b.unseal(heldOut(s.Env), path)
 }

@@ -55,7 +55,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 		return nil, err
 	}
 	short := head.String()[:7]
-	if err := e.verify(); err != nil {
+	if err := (store{e}).verify(); err != nil {
 		return nil, err
 	}
 	data, rows, err := recordedRows(e)
@@ -73,7 +73,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkRange(gated, head); err != nil {
+	if err := (recording{e}).checkRange(gated, head); err != nil {
 		return nil, err
 	}
 	c := changes{}
@@ -91,7 +91,7 @@ func RecordRow(e *Env, opts RecordOptions) (*RecordReport, error) {
 // holds them, and must still match the disk: a file swapped after verify is not taken on
 // trust.
 func recordedRows(e *Env) ([]byte, []record.Row, error) {
-	data, err := e.ledgerCopy(workspace.Results)
+	data, err := store{e}.stored(workspace.Results)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,13 +105,13 @@ func recordedRows(e *Env) ([]byte, []record.Row, error) {
 // passingReceipt is the ledger's receipt of HEAD's tree, refused when there is none or
 // the gate rejected it.
 func passingReceipt(e *Env, tree plumbing.Hash, short string) (*Receipt, error) {
-	rc, err := e.ledgerReceipt(tree.String())
+	rc, err := store{e}.receipt(tree.String())
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case rc == nil && e.passedUncommitted(tree) != "":
-		return nil, refuse("HEAD (%s) was not gated, but the worktree holds a change the gate passed (tree %s) that is not committed: git commit it, then run hgate record", short, e.passedUncommitted(tree)[:7])
+	case rc == nil && recording{e}.passedUncommitted(tree) != "":
+		return nil, refuse("HEAD (%s) was not gated, but the worktree holds a change the gate passed (tree %s) that is not committed: git commit it, then run hgate record", short, recording{e}.passedUncommitted(tree)[:7])
 	case rc == nil:
 		return nil, refuse("HEAD (%s) was not gated: its tree %s has no receipt; run hgate gate on these changes before committing them", short, tree.String()[:7])
 	case rc.Verdict != "pass":
@@ -149,7 +149,7 @@ func recordedRow(e *Env, rows []record.Row, data []byte, rc *Receipt, c changes,
 		}
 	}
 	if rep.Already {
-		rep.Uncommitted = e.passedUncommitted(tree)
+		rep.Uncommitted = recording{e}.passedUncommitted(tree)
 		// HEAD is the best exactly when it was the new best when recorded.
 		at, err := e.Repo.Ref(gitguard.BestRef)
 		if err != nil {
@@ -161,7 +161,7 @@ func recordedRow(e *Env, rows []record.Row, data []byte, rc *Receipt, c changes,
 	b, hasBest := bestOf(rows, nil, nil, "", 0) // without trials; with them the receipt decides
 	rep.Row = record.Row{
 		Iteration: len(rows), ValScore: rc.ValScore, Commit: short,
-		EvalsPassed: rc.SuitePassed, EvalsTotal: rc.SuiteTotal, Timestamp: e.now(),
+		EvalsPassed: rc.SuitePassed, EvalsTotal: rc.SuiteTotal, Timestamp: e.Clock(),
 	}
 	if err := c.add(workspace.Results, func() ([]byte, error) { return record.AppendTo(e.ws().Results(), data, rep.Row) }); err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func commitRecord(e *Env, rep *RecordReport, rc *Receipt, c changes, gated, head
 	if rep.NewBest {
 		refs[gitguard.BestRef] = head
 	}
-	added, err := e.promoteRecorded(rc, c)
+	added, err := recording{e}.promote(rc, c)
 	if err != nil {
 		return err
 	}
@@ -201,26 +201,29 @@ func commitRecord(e *Env, rep *RecordReport, rc *Receipt, c changes, gated, head
 		u.Message += fmt.Sprintf(", promoted %d", added)
 	}
 	if len(c) > 0 || len(refs) > 0 {
-		return e.commit(u)
+		return store{e}.commit(u)
 	}
 	return nil
 }
 
-// promoteRecorded adds the train tasks the receipt's Step 3 promoted to suite.json, in
+// recording is record's checks of the commits it records, and its promotions.
+type recording struct{ *Env }
+
+// promote adds the train tasks the receipt's Step 3 promoted to suite.json, in
 // record's own ledger commit: a gate's promotions take effect when its tree is recorded,
 // not before. It returns how many joined (none when recorded before).
-func (e *Env) promoteRecorded(rc *Receipt, c changes) (int, error) {
+func (r recording) promote(rc *Receipt, c changes) (int, error) {
 	if len(rc.Promoted) == 0 {
 		return 0, nil
 	}
-	data, err := e.ledgerCopy(workspace.Suite)
+	data, err := store(r).stored(workspace.Suite)
 	if err != nil {
 		return 0, err
 	}
 	if data == nil {
-		return 0, fmt.Errorf("%s does not exist: run hgate prepare first", e.ws().Suite())
+		return 0, fmt.Errorf("%s does not exist: run hgate prepare first", r.ws().Suite())
 	}
-	s, err := suite.Parse(e.ws().Suite(), data)
+	s, err := suite.Parse(r.ws().Suite(), data)
 	if err != nil {
 		return 0, err
 	}
@@ -233,15 +236,15 @@ func (e *Env) promoteRecorded(rc *Receipt, c changes) (int, error) {
 
 // checkRange refuses commits since the last gated commit that change paths outside allow,
 // as auto-harness's record checks HEAD~1..HEAD. file_guard: false turns it off with Step 0.
-func (e *Env) checkRange(gated, head plumbing.Hash) error {
-	if gated.IsZero() || gated == head || !e.Config.FileGuard {
+func (r recording) checkRange(gated, head plumbing.Hash) error {
+	if gated.IsZero() || gated == head || !r.Config.FileGuard {
 		return nil
 	}
-	paths, err := e.Repo.ChangedPaths(gated, head)
+	paths, err := r.Repo.ChangedPaths(gated, head)
 	if err != nil {
 		return err
 	}
-	allow := gitguard.NewMatcher(e.Config.Allow)
+	allow := gitguard.NewMatcher(r.Config.Allow)
 	var bad []string
 	for _, p := range paths {
 		if !allow.Match(p, false) {
@@ -254,15 +257,15 @@ func (e *Env) checkRange(gated, head plumbing.Hash) error {
 	return nil
 }
 
-// ledgerCopy returns a state file as the ledger tip holds it (nil when it holds none),
+// stored returns a state file as the ledger tip holds it (nil when it holds none),
 // after checking that the workspace still has the same bytes.
-func (e *Env) ledgerCopy(name string) ([]byte, error) {
-	l := e.ledger()
+func (s store) stored(name string) ([]byte, error) {
+	l := s.ledger()
 	want, err := l.File(name)
 	if err != nil {
 		return nil, err
 	}
-	got, err := os.ReadFile(e.ws().Path(name))
+	got, err := os.ReadFile(s.ws().Path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		got, err = nil, nil
 	}
@@ -275,29 +278,29 @@ func (e *Env) ledgerCopy(name string) ([]byte, error) {
 	return want, nil
 }
 
-// ledgerReceipt is loadReceipt through ledgerCopy: the receipt record keeps a tree by.
-func (e *Env) ledgerReceipt(tree string) (*Receipt, error) {
-	data, err := e.ledgerCopy(workspace.Receipt(tree))
+// receipt is loadReceipt through stored: the receipt record keeps a tree by.
+func (s store) receipt(tree string) (*Receipt, error) {
+	data, err := s.stored(workspace.Receipt(tree))
 	if err != nil || data == nil {
 		return nil, err
 	}
 	var r Receipt
-	path := e.ws().Receipt(tree)
+	path := s.ws().Receipt(tree)
 	if err := statefile.DecodeJSON(path, data, &r); err != nil {
 		return nil, err
 	}
-	return &r, r.unseal(e.heldOut(), path)
+	return &r, r.unseal(heldOut(s.Env), path)
 }
 
 // passedUncommitted is the worktree's candidate tree when it is not head's tree and the
 // gate passed it, else "": what a record run before git commit would leave unrecorded.
 // It only reads; any error is "".
-func (e *Env) passedUncommitted(head plumbing.Hash) string {
-	cand, _, err := e.Repo.Inspect(e.guardOptions())
+func (r recording) passedUncommitted(head plumbing.Hash) string {
+	cand, _, err := r.Repo.Inspect(r.guardOptions())
 	if err != nil || cand == head {
 		return ""
 	}
-	if rc, err := e.ledgerReceipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
+	if rc, err := store(r).receipt(cand.String()); err != nil || rc == nil || rc.Verdict != "pass" {
 		return ""
 	}
 	return cand.String()

@@ -41,7 +41,7 @@ func TestCheckRange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := &Env{Repo: r, Config: &config.Config{Allow: []string{"agent.sh"}, FileGuard: tt.fileGuard}}
-			err := e.checkRange(tt.from, tt.to)
+			err := recording{e}.checkRange(tt.from, tt.to)
 			var refused *Refused
 			if got := errors.As(err, &refused); got != tt.wantRefuse {
 				t.Fatalf("checkRange: %v, want refused %v", err, tt.wantRefuse)
@@ -66,23 +66,23 @@ func TestLedgerCopy(t *testing.T) {
 	e := &Env{Repo: r, Config: &config.Config{Workspace: "workspace", Dir: repo.Dir}}
 	tree := "0123456789012345678901234567890123456789"
 	rejected := []byte(`{"tree": "` + tree + `", "verdict": "reject", "val_score": 0.2}` + "\n")
-	if err := e.apply("gate: reject", changes{workspace.Receipt(tree): rejected}); err != nil {
+	if err := (store{e}).apply("gate: reject", changes{workspace.Receipt(tree): rejected}); err != nil {
 		t.Fatal(err)
 	}
-	if rc, err := e.ledgerReceipt(tree); err != nil || rc.Verdict != "reject" {
+	if rc, err := (store{e}).receipt(tree); err != nil || rc.Verdict != "reject" {
 		t.Fatalf("unchanged receipt: %+v, %v", rc, err)
 	}
 	repo.Write("workspace/"+workspace.Receipt(tree), `{"tree": "`+tree+`", "verdict": "pass", "val_score": 1.0}`+"\n")
-	if _, err := e.ledgerReceipt(tree); err == nil || err.Error() != "workspace/receipts/"+tree+".json differs from the ledger's copy (changed while hgate ran): run `hgate state restore`" {
+	if _, err := (store{e}).receipt(tree); err == nil || err.Error() != "workspace/receipts/"+tree+".json differs from the ledger's copy (changed while hgate ran): run `hgate state restore`" {
 		t.Fatalf("swapped receipt: %v", err)
 	}
 	// A receipt the ledger never held is no receipt, whatever is on disk.
 	other := "1111111111111111111111111111111111111111"
 	repo.Write("workspace/"+workspace.Receipt(other), `{"verdict": "pass"}`+"\n")
-	if _, err := e.ledgerReceipt(other); err == nil {
+	if _, err := (store{e}).receipt(other); err == nil {
 		t.Fatal("a receipt only on disk was taken")
 	}
-	if rc, err := e.ledgerReceipt("2222222222222222222222222222222222222222"); err != nil || rc != nil {
+	if rc, err := (store{e}).receipt("2222222222222222222222222222222222222222"); err != nil || rc != nil {
 		t.Fatalf("no receipt anywhere: %+v, %v", rc, err)
 	}
 }

@@ -43,7 +43,7 @@ func (p *prep) refuseNulls(context.Context) error {
 		cfg := p.e.Config.Split
 		sp, nulls = split.Make(rewards(p.out.Results), cfg.TestFraction, cfg.Seed)
 	}
-	return p.e.checkSplit(sp, nulls, len(p.tasks), p.out.Results, p.traceTmp, made)
+	return baselineCheck{p.e, p.out.Results, p.traceTmp}.checkSplit(sp, nulls, len(p.tasks), made)
 }
 
 // exitOnly is the reason of a reward taken from a failing exit status: the task printed
@@ -95,19 +95,20 @@ func (p *prep) refuseNeverRan(context.Context) error {
 	// Only the train tasks' traces are kept: the test tasks' are held out (a split made
 	// now is made again, from the same runs, by the next prepare).
 	kept := p.sp.Train
-	dst, err := p.e.keepRefused(p.traceTmp, kept)
+	dst, err := baselineCheck{p.e, p.out.Results, p.traceTmp}.keepRefused(kept)
 	if err != nil {
 		return err
 	}
 	return fmt.Errorf("prepare refused: every task (%d) failed the same way without printing a reward: exit status %s, and every trace ends with the same line:\n  %s\n"+
 		"the benchmark's command never reached the code it measures (a path or a command in benchmark.run?); nothing was written (traces: %s)\n"+
 		"fix benchmark.run in %s (or the script it runs), commit it, and run hgate prepare again; if a baseline where every task fails is real, run hgate prepare %s",
-		len(p.tasks), status, first, p.e.display(dst), p.e.Config.File, ZeroBaselineFlag)
+		len(p.tasks), status, first, p.e.Display(dst), p.e.Config.File, ZeroBaselineFlag)
 }
 
 // keepRefused keeps the traces of tasks in traces/refused, replacing what was there.
-func (e *Env) keepRefused(traceTmp string, tasks []string) (string, error) {
-	dst := e.ws().Traces("refused")
+func (b baselineCheck) keepRefused(tasks []string) (string, error) {
+	traceTmp := b.traceTmp
+	dst := b.ws().Traces("refused")
 	if err := os.RemoveAll(dst); err != nil {
 		return "", err
 	}

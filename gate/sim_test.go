@@ -79,7 +79,7 @@ func newSimRepo(b testing.TB, gateSection string, seed int) *simRepo {
 	if _, err := Prepare(context.Background(), r.env); err != nil {
 		b.Fatal(err)
 	}
-	sp, err := r.env.loadSplit()
+	sp, err := store{r.env}.loadSplit()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func envInt(name string, def int) int {
 // TestTrialsAutoMissRate: gate.trials: auto's decision at prepare judges a benchmark with
 // three test tasks of pass rate 0.7 (the others deterministic) deterministic at most 5% of
 // the time. Part one draws the benchmark's runs from a seeded source through the decision
-// itself (chooseTrials, over a runner that answers from the draws): with four runs of the
+// itself (trialsChooser.choose, over a runner that answers from the draws): with four runs of the
 // test split the miss rate is (0.7^4+0.3^4)^3 = 1.5%; with two, as before, 19%. Part two (skipped under -short)
 // runs prepare on the noise simulation's benchmark (simScript) and checks that the
 // decision ran the test split four times and the train split once, and found it noisy.
@@ -288,7 +288,7 @@ func TestTrialsAutoMissRate(t *testing.T) {
 			var c *TrialsChoice
 			if runs == autoRuns {
 				var err error
-				if c, _, err = e.chooseTrials(context.Background(), f, test, nil, first.Results, t.TempDir()); err != nil {
+				if c, _, err = (trialsChooser{e, f}).choose(context.Background(), test, nil, first.Results, t.TempDir()); err != nil {
 					t.Fatal(err)
 				}
 			} else { // the old rule: one further run
@@ -319,7 +319,7 @@ func TestTrialsAutoMissRate(t *testing.T) {
 		return // the end-to-end part below runs prepare over 100 tasks, eight times
 	}
 	r := newSimRepo(t, "", 7)
-	base, err := r.env.ledgerBaseline()
+	base, err := store{r.env}.baseline()
 	if err != nil || base == nil || base.Trials == nil {
 		t.Fatalf("baseline %+v: %v", base, err)
 	}

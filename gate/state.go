@@ -18,6 +18,11 @@ import (
 	"github.com/hgate/hgate/workspace"
 )
 
+// store is the workspace's state as the ledger keeps it: the checks every workflow starts
+// with, the one way state is written, and the reads of the ledger's copies (receipts,
+// baseline.json, the split, the best's record).
+type store struct{ *Env }
+
 // ledger is the git-kept copy of the workspace's state files. Every workflow verifies
 // the workspace against it first and writes state only through it.
 func (e *Env) ledger() *ledger.Ledger { return ledger.Open(e.Repo, e.Config.WorkspaceDir()) }
@@ -28,63 +33,63 @@ func (e *Env) ledger() *ledger.Ledger { return ledger.Open(e.Repo, e.Config.Work
 // difference — a ref moved, a suite emptied, a threshold lowered, a row deleted or forged —
 // is an error naming each ref and file, with the ways out. Last, the configuration must be
 // the one the baseline was taken under.
-func (e *Env) verify() error {
-	e.removeStale(time.Now())
-	adopted, err := e.ledger().AdoptShared()
+func (s store) verify() error {
+	s.removeStale(time.Now())
+	adopted, err := s.ledger().AdoptShared()
 	if err != nil {
 		return err
 	}
 	if adopted != "" {
-		fmt.Fprintf(e.log(), "hgate: %s\n", adopted)
+		fmt.Fprintf(s.log(), "hgate: %s\n", adopted)
 	}
-	rolled, refErr := ledger.CheckRefs(e.Repo)
+	rolled, refErr := ledger.CheckRefs(s.Repo)
 	for _, r := range rolled {
-		fmt.Fprintf(e.log(), "hgate: %s\n", r)
+		fmt.Fprintf(s.log(), "hgate: %s\n", r)
 	}
 	var moved *ledger.Moved
 	if refErr != nil && !errors.As(refErr, &moved) {
 		return refErr
 	}
-	recovered, err := e.ledger().Verify()
+	recovered, err := s.ledger().Verify()
 	for _, f := range recovered {
-		fmt.Fprintf(e.log(), "hgate: %s: finished a write that a crash interrupted (from the ledger)\n", f)
+		fmt.Fprintf(s.log(), "hgate: %s: finished a write that a crash interrupted (from the ledger)\n", f)
 	}
 	if err := errors.Join(refErr, err); err != nil {
 		return err
 	}
-	return e.checkConfig()
+	return measuredCheck(s).checkConfig()
 }
 
 // removeStale removes the temporary files a killed hgate (or a full disk) left — a state
 // file's .NAME.tmp-* in the workspace, go-git's objects/pack/tmp_obj_* — and says so. The
 // caller holds the repository lock, which every hgate that writes them holds: a file
 // older than that is nobody's. Failing to remove one is not a reason to stop.
-func (e *Env) removeStale(before time.Time) {
-	ws := e.ledger().Dir()
+func (s store) removeStale(before time.Time) {
+	ws := s.ledger().Dir()
 	var all []string
 	for _, d := range []struct {
 		dir    string
 		isTemp func(string) bool
 	}{
-		{e.Repo.ObjectTemps(), gitguard.IsObjectTemp},
+		{s.Repo.ObjectTemps(), gitguard.IsObjectTemp},
 		{ws, statefile.IsTemp},
 		{filepath.Join(ws, workspace.ReceiptsDir), statefile.IsTemp},
 	} {
 		removed, err := statefile.RemoveStale(d.dir, d.isTemp, before)
 		if err != nil {
-			fmt.Fprintf(e.log(), "hgate: warning: %v\n", err)
+			fmt.Fprintf(s.log(), "hgate: warning: %v\n", err)
 		}
 		for _, p := range removed {
-			all = append(all, e.display(p))
+			all = append(all, s.Display(p))
 		}
 	}
 	if len(all) > 0 {
-		fmt.Fprintf(e.log(), "hgate: removed %d temporary file(s) left by an hgate that was killed or ran out of disk space: %s\n", len(all), strings.Join(all, ", "))
+		fmt.Fprintf(s.log(), "hgate: removed %d temporary file(s) left by an hgate that was killed or ran out of disk space: %s\n", len(all), strings.Join(all, ", "))
 	}
 	// Private traces, clean rooms, a loop's socket folder and agent TMPDIR whose maker is
 	// gone: never a running hgate's, whichever repository it serves.
 	if dirs := scratch.Sweep(os.TempDir()); len(dirs) > 0 {
-		fmt.Fprintf(e.log(), "hgate: removed %d temporary folder(s) left by an hgate that was killed: %s\n", len(dirs), strings.Join(dirs, ", "))
+		fmt.Fprintf(s.log(), "hgate: removed %d temporary folder(s) left by an hgate that was killed: %s\n", len(dirs), strings.Join(dirs, ", "))
 	}
 }
 
@@ -93,13 +98,13 @@ func (e *Env) removeStale(before time.Time) {
 // has it: a human who committed a new benchmark learns it needs a new baseline before
 // the loop starts.
 func (e *Env) Verify() error {
-	if err := e.verify(); err != nil {
+	if err := (store{e}).verify(); err != nil {
 		return err
 	}
-	if err := e.checkHead(); err != nil {
+	if err := (measuredCheck{e}).checkHead(); err != nil {
 		return err
 	}
-	return e.verifyCarry(e.Repo.Root())
+	return carry{e}.verify(e.Repo.Root())
 }
 
 // changes are state files to write, by name relative to the workspace.
@@ -116,18 +121,18 @@ func (c changes) add(name string, marshal func() ([]byte, error)) error {
 }
 
 // apply records the changes in the ledger, then writes the files.
-func (e *Env) apply(message string, c changes) error {
+func (s store) apply(message string, c changes) error {
 	if len(c) == 0 {
 		return nil
 	}
-	return e.commit(ledger.Update{Message: message, Files: c})
+	return s.commit(ledger.Update{Message: message, Files: c})
 }
 
 // commit records one state change in the ledger — files, anchor moves, carry manifest —
 // then makes it on disk and in the refs.
-func (e *Env) commit(u ledger.Update) error {
+func (s store) commit(u ledger.Update) error {
 	fault.Point("apply")
-	return e.ledger().Commit(u)
+	return s.ledger().Commit(u)
 }
 
 // names lists the change set's files as the repository sees them, in a stable order.

@@ -156,6 +156,14 @@ type decision struct {
 	why                       string       // how the answer was reached, for the report
 }
 
+// trialRunner runs the test split's trials in a room, on pool (nil: each run a pool of its
+// own): Step 2's trials, prepare's and the final score's.
+type trialRunner struct {
+	*Env
+	rm   *cleanroom.Room
+	pool *benchmark.Pool
+}
+
 // decide is the sequential paired comparison. It runs one trial of every test task per
 // round, up to gate.trials.max rounds, and after each round from trials.min on stops at
 // once on a clear answer: a clear loser (even the interval's top is worse than the best,
@@ -175,12 +183,12 @@ type decision struct {
 //
 // more false (Step 1 failed, or the score is the tree's earlier one) runs no trial: the
 // answer comes from the trials at hand.
-func (e *Env) decide(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, cand Trials, refs []Trials, more bool) (*decision, error) {
-	g, policy := e.Config.Gate, e.Config.Benchmark.TimeoutPolicy
+func (tr trialRunner) decide(ctx context.Context, tasks []string, cand Trials, refs []Trials, more bool) (*decision, error) {
+	g, policy := tr.Config.Gate, tr.Config.Benchmark.TimeoutPolicy
 	z := zFor(g.Confidence)
 	round := func(trial int) (Trials, error) {
 		t := Trials{}
-		return t, e.runTrials(ctx, rm, pool, tasks, trial, trial, "trial %d", scoredBy(refs...), t)
+		return t, tr.run(ctx, tasks, trial, trial, "trial %d", scoredBy(refs...), t)
 	}
 	d := &decision{}
 	for r := len(cand[tasks[0]]); ; r++ {
@@ -279,23 +287,23 @@ type bestRecord struct {
 
 // bestRecord finds the best's record; nil when there is none at all (a workspace prepared
 // by an hgate without baseline.json and no new best since).
-func (e *Env) bestRecord() (*bestRecord, error) {
-	ref, err := e.Repo.Ref(gitguard.BestRef)
+func (s store) bestRecord() (*bestRecord, error) {
+	ref, err := s.Repo.Ref(gitguard.BestRef)
 	if err != nil {
 		return nil, err
 	}
 	if !ref.IsZero() {
-		tree, err := e.Repo.TreeOf(ref)
+		tree, err := s.Repo.TreeOf(ref)
 		if err != nil {
 			return nil, err
 		}
-		rc, err := e.ledgerReceipt(tree.String())
+		rc, err := s.receipt(tree.String())
 		if err != nil || rc == nil {
 			return nil, err
 		}
 		return &bestRecord{trials: rc.TestResults, tree: tree, receipt: rc}, nil
 	}
-	base, err := e.ledgerBaseline()
+	base, err := s.baseline()
 	if err != nil || base == nil {
 		return nil, err
 	}
@@ -306,18 +314,18 @@ func (e *Env) bestRecord() (*bestRecord, error) {
 	return b, nil
 }
 
-// runTrials runs the test tasks in rm once for each trial number from first to last (on
+// run runs the test tasks in rm once for each trial number from first to last (on
 // pool; nil gives each run a pool of its own) and adds each task's rewards to t. progress
 // names a trial on the progress line, e.g. "trial %d". With scored, the null policy
 // charges the candidate's nulls against the commits it is compared with (see charge).
-func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark.Pool, tasks []string, first, last int, progress string, scored func(string) bool, t Trials) error {
+func (tr trialRunner) run(ctx context.Context, tasks []string, first, last int, progress string, scored func(string) bool, t Trials) error {
 	for trial := first; trial <= last; trial++ {
-		run, err := rm.Runner(pool, cleanroom.Test)
+		run, err := tr.rm.Runner(tr.pool, cleanroom.Test)
 		if err != nil {
 			return err
 		}
 		out, err := runRetrying(ctx, run, benchmark.Request{Split: "test", Tasks: tasks, Trial: trial,
-			Progress: e.progressCount(fmt.Sprintf(progress, trial), len(tasks))})
+			Progress: tr.progressCount(fmt.Sprintf(progress, trial), len(tasks))})
 		if err != nil {
 			return err
 		}
@@ -333,25 +341,25 @@ func (e *Env) runTrials(ctx context.Context, rm *cleanroom.Room, pool *benchmark
 // scoreBest gives a best scored without trials (trials turned on in hgate.yaml later) its
 // per-task record: trials.max rounds of the test split on the best's tree, in a room of
 // its own. The record is written with the gate's other changes.
-func (e *Env) scoreBest(ctx context.Context, b *bestRecord, tasks []string, c changes) error {
+func scoreBest(ctx context.Context, e *Env, b *bestRecord, tasks []string, c changes) error {
 	fmt.Fprintf(e.log(), "hgate: the best (tree %s) has no per-task test record: running %d trial(s) of the test split on it first\n",
 		b.tree.String()[:7], e.Config.Gate.TrialsMax)
-	rm, err := e.openVerifiedRoom(b.tree)
+	rm, err := carry{e}.openVerifiedRoom(b.tree)
 	if err != nil {
 		return err
 	}
 	defer rm.Close()
 	t := Trials{}
-	if err := e.runTrials(ctx, rm, nil, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", nil, t); err != nil {
+	if err := (trialRunner{e, rm, nil}).run(ctx, tasks, 1, e.Config.Gate.TrialsMax, "best, trial %d", nil, t); err != nil {
 		return err
 	}
 	b.trials = t
 	if b.receipt != nil {
 		b.receipt.TestResults, b.receipt.Trials = t, e.Config.Gate.TrialsMax
-		return c.add(workspace.Receipt(b.tree.String()), sealedReceipt(e.heldOut(), b.receipt))
+		return c.add(workspace.Receipt(b.tree.String()), sealedReceipt(heldOut(e), b.receipt))
 	}
 	b.base.Test = t
-	return c.add(workspace.Baseline, sealedBaseline(e.heldOut(), b.base))
+	return c.add(workspace.Baseline, sealedBaseline(heldOut(e), b.base))
 }
 
 // finite returns [lo, hi] clipped to [0, 1], or nil when the interval is unbounded (too few tasks).

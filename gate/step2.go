@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hgate/hgate/cleanroom"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
 // scorer turns the test split's results (or the tree's reused score) into Step 2. It is
 // chosen once per gate (inputs.scorer); judge then applies the rules every scorer shares.
 type scorer interface {
-	score(ctx context.Context, e *Env, rm *cleanroom.Room, in *inputs, r *ran, s1OK bool) (*scored, error)
+	score(ctx context.Context, g *gateRun, r *ran, s1OK bool) (*scored, error)
 }
 
 // scored is a scorer's answer: Step 2 and the figures the receipt keeps.
@@ -43,7 +42,8 @@ func (in *inputs) scorer() scorer {
 // one), with the best's.
 type oneSample struct{}
 
-func (oneSample) score(_ context.Context, e *Env, _ *cleanroom.Room, in *inputs, r *ran, _ bool) (*scored, error) {
+func (oneSample) score(_ context.Context, g *gateRun, r *ran, _ bool) (*scored, error) {
+	e, in := g.Env, g.in
 	test, policy := in.sp.Test, e.Config.Benchmark.TimeoutPolicy
 	sc := &scored{}
 	charged, err := in.chargeTest(r, sc)
@@ -63,12 +63,12 @@ func (oneSample) score(_ context.Context, e *Env, _ *cleanroom.Room, in *inputs,
 		sc.trials.add(test, charged)
 		m, _ := sc.trials.scoreMean(test, policy)
 		sc.score, sc.nulls = sc.trials.score(test, policy)
-		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.Clock())
 	default:
 		m, _ := valMean(test, charged, policy)
 		sc.score, _ = valScore(test, charged, policy)
 		_, sc.nulls = valScore(test, outcomeResults(r.test), policy) // every null, charged or not
-		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+		sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.Clock())
 		sc.trials = Trials{}
 		sc.trials.add(test, charged)
 	}
@@ -89,7 +89,8 @@ func (oneSample) score(_ context.Context, e *Env, _ *cleanroom.Room, in *inputs,
 // while undecided (decide).
 type trialScorer struct{}
 
-func (trialScorer) score(ctx context.Context, e *Env, rm *cleanroom.Room, in *inputs, r *ran, s1OK bool) (*scored, error) {
+func (trialScorer) score(ctx context.Context, run *gateRun, r *ran, s1OK bool) (*scored, error) {
+	e, rm, in := run.Env, run.rm, run.in
 	test, policy, g := in.sp.Test, e.Config.Benchmark.TimeoutPolicy, e.Config.Gate
 	sc := &scored{trials: Trials{}}
 	charged, err := in.chargeTest(r, sc)
@@ -106,13 +107,13 @@ func (trialScorer) score(ctx context.Context, e *Env, rm *cleanroom.Room, in *in
 	// A reused score decides without running a task, even after --fail-fast stopped Step 1.
 	if !r.stoppedEarly || in.cached {
 		var err error
-		if dec, err = e.decide(ctx, rm, r.pool, test, sc.trials, in.refs(), s1OK && !in.cached); err != nil {
+		if dec, err = (trialRunner{e, rm, r.pool}).decide(ctx, test, sc.trials, in.refs(), s1OK && !in.cached); err != nil {
 			return nil, err
 		}
 	}
 	m, _ := sc.trials.scoreMean(test, policy)
 	sc.score, sc.nulls = sc.trials.score(test, policy)
-	sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.now())
+	sc.mean, sc.scoredAt = &m, statefile.Timestamp(e.Clock())
 	if in.cached {
 		sc.scoredAt = in.prior.ScoredAt
 	}
@@ -140,7 +141,7 @@ func (trialScorer) score(ctx context.Context, e *Env, rm *cleanroom.Room, in *in
 // nothing and scores nothing.
 type deferred struct{}
 
-func (deferred) score(context.Context, *Env, *cleanroom.Room, *inputs, *ran, bool) (*scored, error) {
+func (deferred) score(context.Context, *gateRun, *ran, bool) (*scored, error) {
 	return &scored{s2: &Step2{OK: true, Deferred: true}}, nil
 }
 

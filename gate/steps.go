@@ -26,14 +26,15 @@ type ran struct {
 // its score is reused or Step 2 is deferred) at the same time on one pool, each in a lane of its own: the test
 // split shares nothing writable with the train tasks.
 // early is Step 3's first run, started once the steps are certain to pass (nil: not early).
-func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, failFast bool, early *early3) (*ran, error) {
-	cfg, traces := e.Config, e.traces()
+func (g *gateRun) runSteps(ctx context.Context, failFast bool, early *early3) (*ran, error) {
+	rm, in := g.rm, g.in
+	cfg, traces := g.Config, g.traces()
 	s, test := in.st.suite, in.sp.Test
 	r := &ran{pool: benchmark.NewPool(cfg.Benchmark.Concurrency)}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.ff = in.decider(failFast, cancel, cfg.Benchmark.TimeoutPolicy)
-	r.ff.bar = e.progress("gate", r.ff.total)
+	r.ff.bar = g.progress("gate", r.ff.total)
 	if in.cached && failFast && in.hasBest && !in.noisy && in.prior.ValScore < in.bar() {
 		cancel(errDecided) // Step 2 is decided already, and it rejects
 	}
@@ -56,7 +57,7 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 	}
 	var wg sync.WaitGroup
 	var err1, err2 error
-	errG := e.runGuarded(runCtx, rm, r, in, &wg)
+	errG := g.runGuarded(runCtx, r, &wg)
 	r.ff.onStart()
 	if run1 != nil {
 		wg.Go(func() {
@@ -84,16 +85,16 @@ func (e *Env) runSteps(ctx context.Context, rm *cleanroom.Room, in *inputs, fail
 			return nil, err
 		}
 	}
-	e.warnProblems(r.suite, r.test)
+	g.warnProblems(r.suite, r.test)
 	return r, nil
 }
 
 // warnProblems prints the runs' problems not tied to one task.
-func (e *Env) warnProblems(outs ...*benchmark.Outcome) {
+func (g *gateRun) warnProblems(outs ...*benchmark.Outcome) {
 	for _, out := range outs {
 		if out != nil {
 			for _, p := range out.Problems {
-				fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
+				fmt.Fprintf(g.log(), "hgate: warning: %s\n", p)
 			}
 		}
 	}
@@ -106,9 +107,10 @@ func (e *Env) warnProblems(outs ...*benchmark.Outcome) {
 // no bar of its own: a second bar would redraw over the gate's. Only per-task commands
 // (benchmark.run): a batch command or a Harbor job of Step 1's may own {trace_dir}'s
 // files whole, so those still run one after the other (guardPassing).
-func (e *Env) runGuarded(ctx context.Context, rm *cleanroom.Room, r *ran, in *inputs, wg *sync.WaitGroup) *error {
+func (g *gateRun) runGuarded(ctx context.Context, r *ran, wg *sync.WaitGroup) *error {
+	rm, in := g.rm, g.in
 	var err error
-	if len(in.guarded) == 0 || len(e.Config.Benchmark.Run) == 0 {
+	if len(in.guarded) == 0 || len(g.Config.Benchmark.Run) == 0 {
 		return &err
 	}
 	run, err := rm.Runner(r.pool, cleanroom.Train)
@@ -118,10 +120,10 @@ func (e *Env) runGuarded(ctx context.Context, rm *cleanroom.Room, r *ran, in *in
 	// Step 3 starting early waits for every guarded task; the suite and the test split may
 	// be decided before their last task ends. So the guarded tasks go first, unless
 	// --fail-fast wants the test split's rejections seen as early as before.
-	req := benchmark.Request{Split: "train", Tasks: in.guarded, Trial: 1, TraceDir: e.traces(), Ahead: r.early != nil && !r.ff.failFast}
+	req := benchmark.Request{Split: "train", Tasks: in.guarded, Trial: 1, TraceDir: g.traces(), Ahead: r.early != nil && !r.ff.failFast}
 	var bar func(done, total int, r benchmark.Result)
-	if !benchmark.IsTerminal(e.Progress) {
-		bar = e.progress("step 1, passing before", len(in.guarded))
+	if !benchmark.IsTerminal(g.Progress) {
+		bar = g.progress("step 1, passing before", len(in.guarded))
 	}
 	req.Progress = func(done, total int, res benchmark.Result) {
 		if bar != nil {

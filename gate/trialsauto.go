@@ -105,12 +105,19 @@ func TrialsOf(cfg *config.Config, repo *gitguard.Repo) (*TrialsSetting, error) {
 // 19%, see TestTrialsAutoMissRate). The train tasks run once.
 const autoRuns = 4
 
-// chooseTrials is auto's decision at prepare: it runs the test tasks autoRuns-1 more times
+// trialsChooser is gate.trials auto's decision at prepare, running the test tasks again
+// through run.
+type trialsChooser struct {
+	*Env
+	run requester
+}
+
+// choose is auto's decision at prepare: it runs the test tasks autoRuns-1 more times
 // (HGATE_TRIAL=2.., traces discarded) — or, when this prepare runs no test task, the train
 // tasks once more — and compares each task's rewards with first's, then applies the
 // decision to e.Config. It returns the further runs, which the baseline's trials pool,
 // and notes runs that replay the first (replays).
-func (e *Env) chooseTrials(ctx context.Context, run requester, test, train []string, first map[string]benchmark.Result, firstTraces string) (*TrialsChoice, Trials, error) {
+func (tc trialsChooser) choose(ctx context.Context, test, train []string, first map[string]benchmark.Result, firstTraces string) (*TrialsChoice, Trials, error) {
 	tasks, runs := test, autoRuns-1
 	if len(test) == 0 {
 		tasks, runs = train, 1
@@ -122,7 +129,7 @@ func (e *Env) chooseTrials(ctx context.Context, run requester, test, train []str
 	}
 	var rp replays
 	for trial := 2; trial <= runs+1; trial++ {
-		out, err := e.autoRun(ctx, run, tasks, trial, firstTraces, first, &rp)
+		out, err := tc.autoRun(ctx, tasks, trial, firstTraces, first, &rp)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -135,22 +142,22 @@ func (e *Env) chooseTrials(ctx context.Context, run requester, test, train []str
 	}
 	c.Replayed = rp.count()
 	if c.Differing == 0 && 2*c.Replayed > len(tasks) {
-		fmt.Fprintf(e.log(), "hgate: warning: trials: auto: %s\n", rp.warning(len(tasks)))
+		fmt.Fprintf(tc.log(), "hgate: warning: trials: auto: %s\n", rp.warning(len(tasks)))
 	}
-	e.Config.Gate.Decide(c.Differing > 0)
+	tc.Config.Gate.Decide(c.Differing > 0)
 	return c, more, nil
 }
 
 // autoRun is one further run of auto's tasks, its traces compared with the first run's
 // for replays, then discarded.
-func (e *Env) autoRun(ctx context.Context, run requester, tasks []string, trial int, firstTraces string, first map[string]benchmark.Result, rp *replays) (map[string]benchmark.Result, error) {
-	traces, err := e.rooms().TempDir(fmt.Sprintf("baseline-%d-", trial))
+func (tc trialsChooser) autoRun(ctx context.Context, tasks []string, trial int, firstTraces string, first map[string]benchmark.Result, rp *replays) (map[string]benchmark.Result, error) {
+	traces, err := tc.rooms().TempDir(fmt.Sprintf("baseline-%d-", trial))
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(traces)
-	out, err := run.Run(ctx, benchmark.Request{
-		Split: "all", Tasks: tasks, TraceDir: traces, Trial: trial, Progress: e.progress(fmt.Sprintf("baseline, run %d", trial), len(tasks)),
+	out, err := tc.run.Run(ctx, benchmark.Request{
+		Split: "all", Tasks: tasks, TraceDir: traces, Trial: trial, Progress: tc.progress(fmt.Sprintf("baseline, run %d", trial), len(tasks)),
 	})
 	if err != nil {
 		return nil, err
@@ -167,15 +174,16 @@ func (e *Env) autoRun(ctx context.Context, run requester, tasks []string, trial 
 // at a rate prepare's runs missed). It records the switch in baseline.json, written with
 // the gate's own ledger commit, and says so; from the next gate on, the workspace gates
 // with trials (config.Gate.Decide). It returns the words the ledger entry adds, or "".
-func (e *Env) switchNoisy(in *inputs, rc *Receipt) (string, error) {
-	if !e.Config.Gate.TrialsAuto || in.noisy || !in.pooled {
+func (g *gateRun) switchNoisy(rc *Receipt) (string, error) {
+	in := g.in
+	if !g.Config.Gate.TrialsAuto || in.noisy || !in.pooled {
 		return "", nil
 	}
 	n := rc.TestResults.flaky(in.sp.Test)
 	if n == 0 {
 		return "", nil
 	}
-	base, err := e.ledgerBaseline()
+	base, err := store{g.Env}.baseline()
 	if err != nil || base == nil {
 		return "", err
 	}
@@ -183,12 +191,12 @@ func (e *Env) switchNoisy(in *inputs, rc *Receipt) (string, error) {
 		base.Trials = &TrialsChoice{}
 	}
 	base.Trials.Noisy = &NoisySwitch{Tree: rc.Tree, Differing: n, Timestamp: rc.Timestamp}
-	if err := in.c.add(workspace.Baseline, sealedBaseline(e.heldOut(), base)); err != nil {
+	if err := in.c.add(workspace.Baseline, sealedBaseline(heldOut(g.Env), base)); err != nil {
 		return "", err
 	}
-	g := e.Config.Gate
-	g.Decide(true)
-	fmt.Fprintf(e.log(), "hgate: trials: auto: tree %s, run again, gave %d test task(s) a different reward than before (val_score %.4f before, %.4f over both runs): the benchmark is noisy, though prepare's runs agreed. From the next gate on, this workspace gates with trials %d..%d and margin %.3f (recorded in the ledger; hgate prepare --reset decides again)\n",
-		rc.Tree[:7], n, in.prior.ValScore, rc.ValScore, g.TrialsMin, g.TrialsMax, g.Margin)
+	gc := g.Config.Gate
+	gc.Decide(true)
+	fmt.Fprintf(g.log(), "hgate: trials: auto: tree %s, run again, gave %d test task(s) a different reward than before (val_score %.4f before, %.4f over both runs): the benchmark is noisy, though prepare's runs agreed. From the next gate on, this workspace gates with trials %d..%d and margin %.3f (recorded in the ledger; hgate prepare --reset decides again)\n",
+		rc.Tree[:7], n, in.prior.ValScore, rc.ValScore, gc.TrialsMin, gc.TrialsMax, gc.Margin)
 	return ", trials: auto switched to noisy", nil
 }
