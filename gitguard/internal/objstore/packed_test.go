@@ -167,6 +167,7 @@ func TestReadPackedCommitIndex(t *testing.T) {
 		})
 	}
 }
+
 // largeOffset moves h's offset into the table of 8-byte offsets, as git
 // writes it for packs over 2 GiB.
 func largeOffset(idx []byte, h plumbing.Hash) []byte {

@@ -58,7 +58,9 @@ func parseHash(id string) (plumbing.Hash, bool) {
 // withPrefix lists an index's ids starting with prefix: the fan-out
 // narrows them to the buckets of its first byte.
 func (x *packIdx) withPrefix(prefix string) ([]plumbing.Hash, error) {
-	fan := func(i int) int64 { return int64(uint32(x.head[8+4*i])<<24 | uint32(x.head[9+4*i])<<16 | uint32(x.head[10+4*i])<<8 | uint32(x.head[11+4*i])) }
+	fan := func(i int) int64 {
+		return int64(uint32(x.head[8+4*i])<<24 | uint32(x.head[9+4*i])<<16 | uint32(x.head[10+4*i])<<8 | uint32(x.head[11+4*i]))
+	}
 	n := fan(255)
 	if x.size < idxHashes+n*28+40 {
 		return nil, x.bad()
