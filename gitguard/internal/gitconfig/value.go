@@ -16,43 +16,48 @@ func (s *scanner) value() (string, error) {
 	quote, comment, spaces := false, false, 0
 	for {
 		c := s.next()
-		if c == '\n' {
-			if quote {
-				return "", fmt.Errorf("%w: unterminated quote", errBad)
-			}
+		switch {
+		case c == '\n' && quote:
+			return "", fmt.Errorf("%w: unterminated quote", errBad)
+		case c == '\n':
 			return b.String(), nil
-		}
-		if comment {
+		case comment:
 			continue
-		}
-		if isSpace(c) && !quote {
+		case isSpace(c) && !quote:
 			if b.Len() > 0 {
 				spaces++
 			}
 			continue
-		}
-		if !quote && (c == ';' || c == '#') {
+		case !quote && (c == ';' || c == '#'):
 			comment = true
 			continue
 		}
-		for ; spaces > 0; spaces-- {
-			b.WriteByte(' ')
-		}
-		switch c {
-		case '\\':
-			e, cont, err := s.escape()
-			if err != nil {
-				return "", err
-			}
-			if !cont {
-				b.WriteByte(e)
-			}
-		case '"':
-			quote = !quote
-		default:
-			b.WriteByte(c)
+		b.WriteString(strings.Repeat(" ", spaces))
+		spaces = 0
+		if err := s.valueChar(c, &b, &quote); err != nil {
+			return "", err
 		}
 	}
+}
+
+// valueChar adds c to a value: an escape, a quote that opens or closes, or
+// itself.
+func (s *scanner) valueChar(c byte, b *strings.Builder, quote *bool) error {
+	switch c {
+	case '\\':
+		e, cont, err := s.escape()
+		if err != nil {
+			return err
+		}
+		if !cont {
+			b.WriteByte(e)
+		}
+	case '"':
+		*quote = !*quote
+	default:
+		b.WriteByte(c)
+	}
+	return nil
 }
 
 // escape reads the character after a backslash in a value; cont reports a
