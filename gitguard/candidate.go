@@ -192,8 +192,8 @@ func (r *Repo) Materialize(tree plumbing.Hash, dir string) error {
 	if err != nil {
 		return err
 	}
-	// Objects are read here, one at a time (go-git's storage is not made for concurrent
-	// readers); files are written by a few workers, as creating many small files is what
+	// Objects are read here, one at a time (the tree reader's memo is not made for
+	// concurrent readers); files are written by a few workers, as creating many small files is what
 	// takes the time on a slow disk.
 	w := newFileWriters(4)
 	err = r.materialize(r.objects().Trees(nil), th, dir, "", w)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/config"
+	"github.com/hgate/hgate/gitguard/internal/gitconfig"
 	"github.com/hgate/hgate/gitguard/internal/pattern"
 	"github.com/hgate/hgate/internal/fsafe"
 )
@@ -42,11 +42,9 @@ func (r *Repo) newGitView(maxFile int64) *gitView {
 func (r *Repo) excludesFile() string {
 	f := ""
 	local, global := r.configs()
-	for _, cfg := range []*config.Config{global, local} {
-		if cfg != nil && cfg.Raw != nil {
-			if v := cfg.Raw.Section("core").Options.Get("excludesfile"); v != "" {
-				f = v
-			}
+	for _, cfg := range []*gitconfig.Config{global, local} {
+		if v, _ := cfg.Get("core.excludesFile"); v != "" {
+			f = v
 		}
 	}
 	home, _ := os.UserHomeDir()

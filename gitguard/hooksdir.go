@@ -1,14 +1,12 @@
 package gitguard
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/hgate/hgate/gitguard/internal/gitconfig"
 )
 
 // HooksDir returns the absolute directory git runs this worktree's hooks
@@ -74,14 +72,12 @@ func (r *Repo) hooksPathSetting() (string, error) {
 			value = v
 		}
 	}
-	local, err := r.repo.Storer.Config()
+	local, err := r.localConfig()
 	if err != nil {
 		return "", fmt.Errorf("read repository config: %w", err)
 	}
-	if local.Raw != nil {
-		if vs := local.Raw.Section("core").OptionAll("hooksPath"); len(vs) > 0 {
-			value = vs[len(vs)-1]
-		}
+	if v, ok := local.Get("core.hooksPath"); ok {
+		value = v
 	}
 	return value, nil
 }
@@ -89,26 +85,15 @@ func (r *Repo) hooksPathSetting() (string, error) {
 // hooksPathIn reads core.hooksPath from one config file; a missing file is
 // not an error.
 func hooksPathIn(file string) (string, bool, error) {
-	f, err := os.Open(file)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && file == os.DevNull) {
-		if f != nil {
-			f.Close()
-		}
+	if file == os.DevNull {
 		return "", false, nil
 	}
+	cfg, err := gitconfig.ReadFile(file) // a missing file reads as empty
 	if err != nil {
-		return "", false, fmt.Errorf("read git config %s: %w", file, err)
+		return "", false, err
 	}
-	defer f.Close()
-	cfg := formatcfg.New()
-	if err := formatcfg.NewDecoder(f).Decode(cfg); err != nil {
-		return "", false, fmt.Errorf("read git config %s: %w", file, err)
-	}
-	vs := cfg.Section("core").OptionAll("hooksPath")
-	if len(vs) == 0 {
-		return "", false, nil
-	}
-	return vs[len(vs)-1], true, nil
+	v, ok := cfg.Get("core.hooksPath")
+	return v, ok, nil
 }
 
 // GitDir returns the absolute git directory of this worktree: the one holding

@@ -11,4 +11,4 @@ type CorruptObjectError = objstore.CorruptObjectError
 type Commit = objstore.Commit
 
 // objects is the repository's object database (see package objstore).
-func (r *Repo) objects() objstore.Store { return objstore.New(r.repo.Storer, r.commonDir) }
+func (r *Repo) objects() objstore.Store { return objstore.New(r.commonDir) }

@@ -1,8 +1,9 @@
 // Package gitguard is everything hgate does with git: opening the repository,
 // the file guard of gate Step 0 (Check), the candidate tree the benchmark runs
 // on (CandidateTree, Materialize), and the refs hgate keeps under refs/hgate/.
-// It never runs the git CLI. go-git's storage finds the git directories,
-// objects, refs and config; hgate's own code reads and writes the index file
+// It never runs the git CLI, and links none of go-git's storage: hgate's own
+// code finds the git directories (repo.go), reads config files
+// (internal/gitconfig), reads and writes the index file
 // (internal/index; the guard's edits of it are worktree_index.go), walks the
 // worktree against it (internal/walk), decodes objects and checks each
 // against its id (internal/objstore), moves refs (internal/refs), commits the
@@ -35,15 +36,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	gogitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
+	"github.com/hgate/hgate/gitguard/internal/gitconfig"
 	"github.com/hgate/hgate/gitguard/internal/refs"
 )
 
@@ -55,17 +53,11 @@ var ErrRefChanged = refs.ErrChanged
 
 // Repo is an open repository with a worktree.
 type Repo struct {
-	repo      gitStore
 	root      string // worktree root, absolute
 	gitDir    string // this worktree's git directory (index, HEAD)
 	commonDir string // objects, refs, config, info
 	worktree  string // a linked worktree's id, "" for the main one (see worktreerefs.go)
 }
-
-// gitStore is go-git's storage of the git directories: objects, refs and
-// config. hgate opens it without go-git's top-level package, which would
-// link (and initialise at every start) transports, ssh and OpenPGP.
-type gitStore struct{ Storer *filesystem.Storage }
 
 // Open opens the repository containing dir, looking upward for ".git". It
 // never consults GIT_DIR, GIT_WORK_TREE or core.worktree: an agent could
@@ -110,22 +102,22 @@ func openGitDirs(root, gitDir, commonDir string) (*Repo, error) {
 	if _, err := os.Stat(commonDir); err != nil {
 		return nil, fmt.Errorf("common directory: %w", err)
 	}
-	dirs := osfs.New(gitDir)
-	if commonDir != gitDir {
-		dirs = dotgit.NewRepositoryFilesystem(dirs, osfs.New(commonDir))
-	}
-	s := gitStore{filesystem.NewStorage(dirs, cache.NewObjectLRUDefault())}
-	if _, err := s.Storer.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
+	r := &Repo{root: root, gitDir: gitDir, commonDir: commonDir, worktree: worktreeID(gitDir, commonDir)}
+	head, err := r.rawRefStore().Read("HEAD")
+	if err != nil {
 		return nil, fmt.Errorf("HEAD: %w", err)
 	}
-	cfg, err := s.Storer.Config()
+	if head == "" {
+		return nil, fmt.Errorf("HEAD: %w", plumbing.ErrReferenceNotFound)
+	}
+	cfg, err := r.localConfig()
 	if err != nil {
 		return nil, err
 	}
 	if err := readableFormat(cfg); err != nil {
 		return nil, err
 	}
-	return &Repo{repo: s, root: root, gitDir: gitDir, commonDir: commonDir, worktree: worktreeID(gitDir, commonDir)}, nil
+	return r, nil
 }
 
 // findRoot returns the first of dir and its parents that holds ".git" (a
@@ -151,21 +143,19 @@ func findRoot(dir string) (string, error) {
 	}
 }
 
-// readableFormat refuses what go-git cannot read correctly: a repository
+// readableFormat refuses what hgate cannot read correctly: a repository
 // format version above 1, or any extensions.* setting (objectFormat,
 // refStorage, worktreeConfig, ...) other than git's no-op test ones.
-func readableFormat(cfg *gogitconfig.Config) error {
-	if cfg.Raw == nil {
-		return nil
-	}
-	switch v := cfg.Raw.Section("core").Options.Get("repositoryformatversion"); v {
+func readableFormat(cfg *gitconfig.Config) error {
+	switch v, _ := cfg.Get("core.repositoryformatversion"); v {
 	case "", "0", "1":
 	default:
 		return fmt.Errorf("core.repositoryformatversion %s is not supported", v)
 	}
 	var unknown []string
-	for _, o := range cfg.Raw.Section("extensions").Options {
-		if k := strings.ToLower(o.Key); k != "noop" && k != "noop-v1" {
+	for _, e := range cfg.Entries {
+		k, ok := strings.CutPrefix(e.Name, "extensions.")
+		if ok && k != "noop" && k != "noop-v1" && !slices.Contains(unknown, k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -221,11 +211,11 @@ func (r *Repo) Commit(h plumbing.Hash) (*Commit, error) { return r.objects().Com
 // ids of results.tsv), as git rev-parse finds an abbreviated one; with several, the
 // first that is a commit. The error wraps plumbing.ErrObjectNotFound when none is.
 func (r *Repo) CommitByPrefix(prefix string) (plumbing.Hash, error) {
-	even, err := hex.DecodeString(prefix[:len(prefix)&^1])
+	_, err := hex.DecodeString(prefix[:len(prefix)&^1]) // hex digits only
 	if err != nil || prefix == "" || len(prefix) > 2*len(plumbing.ZeroHash) {
 		return plumbing.ZeroHash, fmt.Errorf("%q is not a commit id: %w", prefix, plumbing.ErrObjectNotFound)
 	}
-	hashes, err := r.repo.Storer.HashesWithPrefix(even)
+	hashes, err := r.objects().HashesWithPrefix(strings.ToLower(prefix))
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("find commit %s: %w", prefix, err)
 	}
@@ -284,7 +274,7 @@ func (r *Repo) refStore() *refs.Store {
 
 // rawRefStore reads and moves refs by the names they are stored under.
 func (r *Repo) rawRefStore() *refs.Store {
-	return &refs.Store{GitDir: r.gitDir, CommonDir: r.commonDir, Refs: r.repo.Storer}
+	return &refs.Store{GitDir: r.gitDir, CommonDir: r.commonDir}
 }
 
 func short(h plumbing.Hash) string {
@@ -307,30 +297,47 @@ func (r *Repo) TreeOf(commit plumbing.Hash) (plumbing.Hash, error) { return r.ob
 // the repository's config over the user's global one; empty when neither sets them.
 func (r *Repo) Identity() (name, email string) {
 	local, global := r.configs()
-	for _, cfg := range []*gogitconfig.Config{local, global} {
-		if cfg == nil {
-			continue
-		}
+	for _, cfg := range []*gitconfig.Config{local, global} {
 		if name == "" {
-			name = cfg.User.Name
+			name, _ = cfg.Get("user.name")
 		}
 		if email == "" {
-			email = cfg.User.Email
+			email, _ = cfg.Get("user.email")
 		}
 	}
 	return name, email
 }
 
+// localConfig reads the repository's config (in the common directory, which
+// linked worktrees share).
+func (r *Repo) localConfig() (*gitconfig.Config, error) {
+	return gitconfig.ReadFile(filepath.Join(r.commonDir, "config"))
+}
+
 // configs returns the repository's config and the user's global one; nil
-// for one that cannot be read.
-func (r *Repo) configs() (local, global *gogitconfig.Config) {
-	local, err := r.repo.Storer.Config()
+// for one that cannot be read. The global one is the first file that exists
+// of $XDG_CONFIG_HOME/git/config, ~/.gitconfig and ~/.config/git/config, as
+// hgate has always read it.
+func (r *Repo) configs() (local, global *gitconfig.Config) {
+	local, err := r.localConfig()
 	if err != nil {
 		local = nil
 	}
-	global, err = gogitconfig.LoadConfig(gogitconfig.GlobalScope)
-	if err != nil {
-		global = nil
+	var files []string
+	if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+		files = append(files, filepath.Join(xdg, "git", "config"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if global, err = gitconfig.ReadFile(f); err != nil {
+			global = nil
+		}
+		break
 	}
 	return local, global
 }

@@ -88,7 +88,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	if opts.Workspace != "" {
 		s.workspace = strings.Trim(path.Clean(filepath.ToSlash(opts.Workspace)), "/")
 	}
-	// HEAD and the base come from go-git while the index is read.
+	// HEAD and the base are read while the index is.
 	refsDone := make(chan error, 1)
 	go func() { refsDone <- s.resolveCommits(opts) }()
 

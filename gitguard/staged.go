@@ -31,7 +31,7 @@ import (
 // does this check (see internal/index, cachetree.go). Hints
 // unstage the change and keep the edit on disk. The result is sorted by path.
 func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error) {
-	// HEAD's tree is read while the index is; go-git's storage is then
+	// HEAD's tree is read while the index is; the object store is then
 	// used by one goroutine at a time again.
 	type headResult struct {
 		tree plumbing.Hash

@@ -48,7 +48,6 @@ var byName = map[string]string{
 	// gitguard: .git is outside every sandbox's write set; the worktree is not.
 	"gitguard/repo.go":                       ".git and its commondir file, which no sandbox can write",
 	"gitguard/hidden.go":                     ".git/info/exclude and core.excludesFile, read to decide what is hidden (no sandbox writes .git or the user's configuration); the worktree's .gitignore files are read through fsafe",
-	"gitguard/hooksdir.go":                   ".git/config, which no sandbox can write",
 	"gitguard/internal/lockfile/lockfile.go": "lock files in .git, which no sandbox can write",
 	"gitguard/internal/refs/refs.go":         "refs in .git, which no sandbox can write",
 	"gitguard/internal/objstore/packed.go":   "pack files in .git/objects, which no sandbox can write",
@@ -107,6 +106,13 @@ var byName = map[string]string{
 	"loop/iteration.go":                      "the iteration's folders and the message file in the workspace, which no sandbox can write; the agent's TMPDIR is read through statefile (fsafe)",
 	"loop/activate.go":                       "the activation folder, written by hgate from the registry for the agent to read",
 	"loop/jailnet.go":                        "the egress proxy's log in the run's folder, which no sandbox can write",
+
+	// gitguard's own readers of .git, where go-git's storage was.
+	"gitguard/internal/gitconfig/gitconfig.go": "git's config files: .git/config, /etc/gitconfig and the user's, which no sandbox can write",
+	"gitguard/internal/objstore/pack.go":       "pack files in .git/objects, which no sandbox can write",
+	"gitguard/internal/objstore/loose.go":      "loose objects in .git/objects and their temporary files in .git/objects/pack, which no sandbox can write",
+	"gitguard/internal/objstore/prefix.go":     "the folders of .git/objects, which no sandbox can write",
+	"gitguard/internal/refs/loose.go":          "loose refs and packed-refs in .git, which no sandbox can write",
 }
 
 // TestNoDeputyFileOperations: outside internal/fsafe no non-test file calls a pathOps

@@ -14,7 +14,7 @@ const module = "github.com/hgate/hgate/"
 var layer = map[string]int{
 	"internal/proc": 0, "internal/fault": 0, "internal/golden": 0, "internal/doclinks": 0, "internal/fsafe": 0, "internal/human": 0, "internal/shimtest": 0, "internal/timescale": 0, "internal/timeline": 0,
 	"internal/sandbox": 1, "internal/lock": 1, "internal/statefile": 1, "internal/scratch": 1, "internal/digest": 1,
-	"gitguard/internal/lockfile": 1, "gitguard/internal/pattern": 1, "gitguard/internal/objstore": 1,
+	"gitguard/internal/lockfile": 1, "gitguard/internal/pattern": 1, "gitguard/internal/objstore": 1, "gitguard/internal/gitconfig": 0,
 	"gitguard/gitrun":        1,
 	"gitguard/internal/refs": 2, "gitguard/internal/index": 2, "gitguard/internal/records": 3, "gitguard/internal/walk": 3,
 	"gitguard":  4,
@@ -128,7 +128,29 @@ var notLinked = map[string]string{
 
 // TestHgateDoesNotLinkHTTP: cmd/hgate's dependencies, tests left out, hold neither
 // net/http nor crypto/tls.
-func TestHgateDoesNotLinkHTTP(t *testing.T) {
+func TestHgateDoesNotLinkHTTP(t *testing.T) { checkNotLinked(t, notLinked) }
+
+// TestHgateDoesNotLinkGoGitStorage: hgate reads objects, refs and config with its own
+// code (gitguard/internal/objstore, refs, gitconfig); go-git's storage and config
+// reader would bring their package initialisation (encoding/gob through gcfg, URL
+// regular expressions, billy's filesystem) back into every start.
+func TestHgateDoesNotLinkGoGitStorage(t *testing.T) { checkNotLinked(t, goGitStorage) }
+
+var goGitStorage = map[string]string{
+	"github.com/go-git/go-git/v5":                           "no hgate binary",
+	"github.com/go-git/go-git/v5/config":                    "no hgate binary",
+	"github.com/go-git/go-git/v5/plumbing/format/config":    "no hgate binary",
+	"github.com/go-git/go-git/v5/storage/filesystem":        "no hgate binary",
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit": "no hgate binary",
+	"github.com/go-git/go-git/v5/internal/url":              "no hgate binary",
+	"github.com/go-git/go-billy/v5/osfs":                    "no hgate binary",
+	"github.com/go-git/gcfg":                                "no hgate binary",
+	"encoding/gob":                                          "no hgate binary",
+}
+
+// checkNotLinked fails for each package of banned that cmd/hgate's dependencies, tests
+// left out, hold on linux, darwin or windows.
+func checkNotLinked(t *testing.T, banned map[string]string) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not on PATH: cannot list the packages")
 	}
@@ -144,7 +166,7 @@ func TestHgateDoesNotLinkHTTP(t *testing.T) {
 			t.Fatalf("go list (GOOS=%s) listed %d packages: %q", goos, len(deps), deps)
 		}
 		for _, d := range deps {
-			if where, ok := notLinked[d]; ok {
+			if where, ok := banned[d]; ok {
 				t.Errorf("GOOS=%s: hgate links %s, which belongs in %s: find the import with go list -deps -f '{{.ImportPath}} {{.Imports}}' ./cmd/hgate", goos, d, where)
 			}
 		}

@@ -103,7 +103,7 @@ func TestDecodeEncodeGitObjects(t *testing.T) {
 				if got := c.Encode(); !bytes.Equal(got, data) {
 					t.Fatalf("re-encoded:\n%s\ngit wrote:\n%s", got, data)
 				}
-				want, err := object.GetCommit(s.objects, h)
+				want, err := object.GetCommit(goGit(r.Dir), h)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +119,7 @@ func TestDecodeEncodeGitObjects(t *testing.T) {
 				if !slices.IsSortedFunc(es, func(a, b Entry) int { return strings.Compare(a.SortKey(), b.SortKey()) }) {
 					t.Errorf("entries not in git's order: %v", es)
 				}
-				want, err := object.GetTree(s.objects, h)
+				want, err := object.GetTree(goGit(r.Dir), h)
 				if err != nil {
 					t.Fatal(err)
 				}

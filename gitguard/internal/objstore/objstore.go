@@ -1,23 +1,22 @@
 // Package objstore reads and writes git objects for hgate, and checks every
-// object it reads against its id: go-git inflates a loose object (or a packed
-// one found through the pack index) without hashing it, so content swapped
-// under a blob's id would be scored, restored or compared as if it were the
-// committed file. It also knows commits: the tree of one, its parents and
-// whether one is an ancestor of another, reading a packed commit without
-// go-git's pack index (see packed.go). It decodes and encodes commits and
-// trees itself (commit.go, tree.go), without go-git's plumbing/object.
+// object it reads against its id, so content swapped under a blob's id is
+// never scored, restored or compared as if it were the committed file. It
+// reads loose objects (zlib, "type size\0" header) and packed ones (through
+// the version-2 pack index, undoing offset and hash deltas), writes loose
+// objects as go-git did (a tmp_obj_* file in objects/pack renamed into
+// place), and decodes and encodes commits and trees itself (commit.go,
+// tree.go). It links none of go-git's storage, whose package initialisation
+// every hgate start would pay.
 package objstore
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // EmptyTree is the hash of the tree with no entries.
@@ -25,14 +24,13 @@ var EmptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 // Store is the object database of one repository.
 type Store struct {
-	objects   storer.EncodedObjectStorer
-	commonDir string // holds objects/, for packed commits
+	objects string // the objects folder of the shared git directory
 }
 
 // New returns the store of the repository whose shared git directory is
-// commonDir, reading and writing through objects.
-func New(objects storer.EncodedObjectStorer, commonDir string) Store {
-	return Store{objects: objects, commonDir: commonDir}
+// commonDir.
+func New(commonDir string) Store {
+	return Store{objects: filepath.Join(commonDir, "objects")}
 }
 
 // CorruptObjectError is an object whose content does not hash to its id.
@@ -66,28 +64,29 @@ func ForPath(err error, what, p string) error {
 }
 
 // Read reads object h of type t (AnyObject for either) and checks that its
-// content hashes to h.
+// content hashes to h. A missing object is an error wrapping
+// plumbing.ErrObjectNotFound.
 func (s Store) Read(t plumbing.ObjectType, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	if typ, data, ok := s.readPacked(t, h); ok {
-		return typ, data, nil // checked against h
+	return s.read(t, h, 0)
+}
+
+// read is Read at a depth of hash deltas, which it bounds.
+func (s Store) read(t plumbing.ObjectType, h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+	typ, data, found, err := s.readLoose(h)
+	if err == nil && !found {
+		typ, data, found, err = s.readPacked(h, depth)
 	}
-	o, err := s.objects.EncodedObject(t, h)
-	if err != nil {
+	switch {
+	case err != nil:
 		return 0, nil, err
+	case !found:
+		return 0, nil, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+	case plumbing.ComputeHash(typ, data) != h:
+		return 0, nil, &CorruptObjectError{Type: typ, ID: h}
+	case t != plumbing.AnyObject && typ != t:
+		return 0, nil, fmt.Errorf("object %s is a %s, expected a %s: %w", h, typ, t, plumbing.ErrObjectNotFound)
 	}
-	rd, err := o.Reader()
-	if err != nil {
-		return 0, nil, err
-	}
-	data, err := io.ReadAll(rd)
-	rd.Close()
-	if err != nil {
-		return 0, nil, err
-	}
-	if plumbing.ComputeHash(o.Type(), data) != h {
-		return 0, nil, &CorruptObjectError{Type: o.Type(), ID: h}
-	}
-	return o.Type(), data, nil
+	return typ, data, nil
 }
 
 // Blob reads blob h, checked against its id.
@@ -125,9 +124,6 @@ func (s Store) TreeOf(h plumbing.Hash) (plumbing.Hash, error) {
 	if h.IsZero() {
 		return EmptyTree, nil
 	}
-	if c, ok := s.readPackedCommit(h); ok {
-		return c.tree, nil
-	}
 	t, data, err := s.Read(plumbing.AnyObject, h)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
@@ -147,9 +143,6 @@ func (s Store) TreeOf(h plumbing.Hash) (plumbing.Hash, error) {
 
 // Parents returns the parents of commit h.
 func (s Store) Parents(h plumbing.Hash) ([]plumbing.Hash, error) {
-	if c, ok := s.readPackedCommit(h); ok {
-		return c.parents, nil
-	}
 	c, err := s.Commit(h)
 	if err != nil {
 		return nil, err
@@ -191,29 +184,14 @@ func (s Store) IsAncestor(anc, c plumbing.Hash) (bool, error) {
 // Write stores an object (when the store lacks it) and returns its id.
 func (s Store) Write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
-	if s.objects.HasEncodedObject(h) == nil {
+	c := s.Checker()
+	has, err := c.Has(h)
+	c.Close()
+	if err == nil && has {
 		return h, nil
 	}
-	o := s.objects.NewEncodedObject()
-	o.SetType(t)
-	o.SetSize(int64(len(data)))
-	w, err := o.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	got, err := s.objects.SetEncodedObject(o)
-	if err != nil {
+	if err := s.writeLoose(t, data, h); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("store %s object: %w", t, err)
-	}
-	if got != h {
-		return plumbing.ZeroHash, fmt.Errorf("store %s object: hash %s, expected %s", t, got, h)
 	}
 	return h, nil
 }
@@ -243,28 +221,15 @@ func (s Store) WriteCommit(tree plumbing.Hash, message string, author Signature,
 // database, loose or packed, as git's has_object_file does, with the pack
 // indexes opened once. Close releases them.
 type Checker struct {
-	s       Store
 	objects string
 	idxs    []*packIdx
-	other   bool // a pack index this reader does not know: go-git answers
 	err     error
 }
 
 // Checker opens the pack indexes for Has.
 func (s Store) Checker() *Checker {
-	c := &Checker{s: s, objects: filepath.Join(s.commonDir, "objects")}
-	paths, err := filepath.Glob(filepath.Join(c.objects, "pack", "pack-*.idx"))
-	if err != nil {
-		c.err = err
-	}
-	for _, p := range paths {
-		x, ok := openIdx(p)
-		if !ok {
-			c.other = true
-			continue
-		}
-		c.idxs = append(c.idxs, x)
-	}
+	c := &Checker{objects: s.objects}
+	c.idxs, c.err = openIdxs(s.objects)
 	return c
 }
 
@@ -276,10 +241,9 @@ func (c *Checker) Has(h plumbing.Hash) (bool, error) {
 		return false, c.err
 	}
 	for _, x := range c.idxs {
-		_, _, found, ok := x.position(h)
-		if !ok {
-			c.other = true
-			break
+		_, _, found, err := x.position(h)
+		if err != nil {
+			return false, err
 		}
 		if found {
 			return true, nil
@@ -287,9 +251,6 @@ func (c *Checker) Has(h plumbing.Hash) (bool, error) {
 	}
 	hex := h.String()
 	if _, err := os.Lstat(filepath.Join(c.objects, hex[:2], hex[2:])); err == nil {
-		return true, nil
-	}
-	if c.other && c.s.objects.HasEncodedObject(h) == nil {
 		return true, nil
 	}
 	if _, err := os.Lstat(filepath.Join(c.objects, "info", "alternates")); err == nil {
@@ -307,4 +268,13 @@ func (c *Checker) Close() {
 
 // Size returns the size of object h's content without reading it all (for a bound to
 // be checked first); it is not checked against h, which reading it later does.
-func (s Store) Size(h plumbing.Hash) (int64, error) { return s.objects.EncodedObjectSize(h) }
+func (s Store) Size(h plumbing.Hash) (int64, error) {
+	size, found, err := s.looseSize(h)
+	if err == nil && !found {
+		size, found, err = s.packedSize(h)
+	}
+	if err == nil && !found {
+		err = fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+	}
+	return size, err
+}

@@ -5,90 +5,102 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// Asked for one object in a pack, go-git decodes the pack's whole index and
-// maps every offset to its hash: milliseconds per ten thousand objects, most
-// of the fixed cost of the guard and of the pre-commit hook, which read a few
-// commits and trees. readPacked instead binary-searches the .idx files for
-// the hash and inflates the one object. Anything it does not expect (a loose
-// object, a delta against a hash, a version-1 index, odd headers, an object
-// over maxPackedObject) sends the caller back to go-git.
+// A packed object is found by binary search of the version-2 .idx files for
+// its hash (the fan-out table narrows it to one bucket) and inflated alone:
+// decoding a pack's whole index, as go-git did, costs milliseconds per ten
+// thousand objects on every start of the guard and the pre-commit hook.
 
-// packedCommit is what the guard reads from a commit.
-type packedCommit struct {
-	tree    plumbing.Hash
-	parents []plumbing.Hash
+// readPacked reads object h from a pack of the repository, undoing deltas;
+// found is false when no pack index lists it. The caller checks the content
+// against h.
+func (s Store) readPacked(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, bool, error) {
+	return s.inPack(h, func(p *pack, off int64) (plumbing.ObjectType, []byte, error) {
+		return p.objectAt(off, depth)
+	})
 }
 
-// maxPackedObject bounds the size of an object read this way; larger ones
-// go through go-git.
-const maxPackedObject = 1 << 20
-
-// readPackedCommit finds commit h in a pack of the repository. ok is false
-// when the lean path cannot vouch for the answer.
-func (s Store) readPackedCommit(h plumbing.Hash) (c packedCommit, ok bool) {
-	_, data, ok := s.readPacked(plumbing.CommitObject, h)
-	if !ok {
-		return c, false
-	}
-	dc, err := DecodeCommit(data)
-	if err != nil {
-		return c, false
-	}
-	return packedCommit{tree: dc.TreeHash, parents: dc.ParentHashes}, true
+// packedSize is the size of packed object h's content, reading no more of
+// it than the headers.
+func (s Store) packedSize(h plumbing.Hash) (int64, bool, error) {
+	var size int64
+	_, _, found, err := s.inPack(h, func(p *pack, off int64) (plumbing.ObjectType, []byte, error) {
+		n, err := p.sizeAt(off)
+		size = n
+		return 0, nil, err
+	})
+	return size, found, err
 }
 
-// readPacked reads object h of type t (AnyObject for any) from a pack of the
-// repository, checked against its id. ok is false when the lean path cannot
-// vouch for the answer: the caller asks go-git.
-func (s Store) readPacked(t plumbing.ObjectType, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
-	objects := filepath.Join(s.commonDir, "objects")
-	hex := h.String()
-	if _, err := os.Lstat(filepath.Join(objects, hex[:2], hex[2:])); err == nil {
-		return 0, nil, false // loose: go-git reads it without any index
-	}
-	idxs, err := filepath.Glob(filepath.Join(objects, "pack", "pack-*.idx"))
+// inPack finds h in the pack indexes and calls read with its pack and
+// offset.
+func (s Store) inPack(h plumbing.Hash, read func(*pack, int64) (plumbing.ObjectType, []byte, error)) (plumbing.ObjectType, []byte, bool, error) {
+	idxs, err := openIdxs(s.objects)
 	if err != nil {
-		return 0, nil, false
+		return 0, nil, false, err
 	}
-	for _, idx := range idxs {
-		off, found, ok := findInIdx(idx, h)
-		if !ok {
-			return 0, nil, false
+	defer func() {
+		for _, x := range idxs {
+			x.f.Close()
+		}
+	}()
+	for _, x := range idxs {
+		off, found, err := x.find(h)
+		if err != nil {
+			return 0, nil, false, err
 		}
 		if !found {
 			continue
 		}
-		typ, data, ok := readPackedObject(strings.TrimSuffix(idx, ".idx")+".pack", off, h)
-		if !ok || t != plumbing.AnyObject && typ != t {
-			return 0, nil, false
+		p, err := openPack(strings.TrimSuffix(x.f.Name(), ".idx")+".pack", s)
+		if err != nil {
+			return 0, nil, true, err
 		}
-		return typ, data, true
+		defer p.f.Close()
+		typ, data, err := read(p, off)
+		if err != nil {
+			return 0, nil, true, fmt.Errorf("read object %s: %w", h, err)
+		}
+		return typ, data, true, nil
 	}
-	return 0, nil, false
+	return 0, nil, false, nil
+}
+
+// openIdxs opens every pack index of an objects folder.
+func openIdxs(objects string) ([]*packIdx, error) {
+	paths, err := filepath.Glob(filepath.Join(objects, "pack", "pack-*.idx"))
+	if err != nil {
+		return nil, err
+	}
+	var idxs []*packIdx
+	for _, p := range paths {
+		x, err := openIdx(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed by a repack since the listing
+		}
+		if err != nil {
+			for _, y := range idxs {
+				y.f.Close()
+			}
+			return nil, err
+		}
+		idxs = append(idxs, x)
+	}
+	return idxs, nil
 }
 
 var idxMagic = []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
-
-// findInIdx looks h up in a version-2 pack index and returns its offset in
-// the pack. ok is false when the file is not such an index.
-func findInIdx(path string, h plumbing.Hash) (off int64, found, ok bool) {
-	x, ok := openIdx(path)
-	if !ok {
-		return 0, false, false
-	}
-	defer x.f.Close()
-	return x.find(h)
-}
 
 // packIdx is an open version-2 pack index with its fan-out table read.
 type packIdx struct {
@@ -97,11 +109,12 @@ type packIdx struct {
 	head [8 + 256*4]byte
 }
 
-// openIdx opens a pack index; ok is false when it is not a version-2 one.
-func openIdx(path string) (*packIdx, bool) {
+// openIdx opens a pack index; git has written version 2 by default since
+// 2007, and hgate reads no other.
+func openIdx(path string) (*packIdx, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	x := &packIdx{f: f}
 	fi, err := f.Stat()
@@ -111,38 +124,41 @@ func openIdx(path string) (*packIdx, bool) {
 	}
 	if err != nil || !bytes.Equal(x.head[:8], idxMagic) {
 		f.Close()
-		return nil, false
+		return nil, fmt.Errorf("pack index %s: not a version-2 index (%v)", path, err)
 	}
-	return x, true
+	return x, nil
 }
+
+// errBadIdx is a pack index whose tables do not hold together.
+var errBadIdx = errors.New("malformed pack index")
 
 // idxHashes is where a version-2 index's table of hashes starts.
 const idxHashes = int64(8 + 256*4)
 
 // position looks h up and returns its position among the index's n
-// objects; ok is false when the index is malformed.
-func (x *packIdx) position(h plumbing.Hash) (i, n int64, found, ok bool) {
+// objects.
+func (x *packIdx) position(h plumbing.Hash) (i, n int64, found bool, err error) {
 	f, head := x.f, &x.head
 	fan := func(i int) int64 { return int64(binary.BigEndian.Uint32(head[8+4*i:])) }
 	n = fan(255)
 	const hashes = idxHashes
 	// hashes, CRCs, 4-byte offsets, then the two checksums at least.
 	if x.size < hashes+n*28+40 {
-		return 0, 0, false, false
+		return 0, 0, false, x.bad()
 	}
 	lo, hi := int64(0), fan(int(h[0]))
 	if h[0] > 0 {
 		lo = fan(int(h[0]) - 1)
 	}
 	if lo > hi || hi > n {
-		return 0, 0, false, false
+		return 0, 0, false, x.bad()
 	}
 	if lo == hi {
-		return 0, 0, false, true
+		return 0, 0, false, nil
 	}
 	bucket := make([]byte, (hi-lo)*20)
 	if _, err := f.ReadAt(bucket, hashes+lo*20); err != nil {
-		return 0, 0, false, false
+		return 0, 0, false, x.bad()
 	}
 	a, b := 0, int(hi-lo)
 	for a < b {
@@ -154,131 +170,38 @@ func (x *packIdx) position(h plumbing.Hash) (i, n int64, found, ok bool) {
 		}
 	}
 	if a == int(hi-lo) || !bytes.Equal(bucket[a*20:a*20+20], h[:]) {
-		return 0, 0, false, true
+		return 0, 0, false, nil
 	}
-	return lo + int64(a), n, true, true
+	return lo + int64(a), n, true, nil
 }
 
-// find looks h up and returns its offset in the pack; ok is false when the
-// index is malformed.
-func (x *packIdx) find(h plumbing.Hash) (off int64, found, ok bool) {
-	i, n, found, ok := x.position(h)
-	if !found || !ok {
-		return 0, found, ok
+func (x *packIdx) bad() error { return fmt.Errorf("%s: %w", x.f.Name(), errBadIdx) }
+
+// find looks h up and returns its offset in the pack.
+func (x *packIdx) find(h plumbing.Hash) (off int64, found bool, err error) {
+	i, n, found, err := x.position(h)
+	if !found || err != nil {
+		return 0, found, err
 	}
 	f, hashes := x.f, idxHashes
 	var o [8]byte
 	if _, err := f.ReadAt(o[:4], hashes+n*24+i*4); err != nil {
-		return 0, false, false
+		return 0, false, x.bad()
 	}
 	small := binary.BigEndian.Uint32(o[:4])
 	if small&0x80000000 == 0 {
-		return int64(small), true, true
+		return int64(small), true, nil
 	}
 	// The offset is in the table of 8-byte offsets after the 4-byte ones.
 	k := int64(small &^ 0x80000000)
 	if _, err := f.ReadAt(o[:], hashes+n*28+k*8); err != nil {
-		return 0, false, false
+		return 0, false, x.bad()
 	}
 	big := binary.BigEndian.Uint64(o[:])
 	if big > 1<<62 {
-		return 0, false, false
+		return 0, false, x.bad()
 	}
-	return int64(big), true, true
-}
-
-// readPackedObject reads the object at off in a pack, undoing offset deltas
-// with go-git's patcher, and checks that it hashes to h.
-func readPackedObject(path string, off int64, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, nil, false
-	}
-	typ, data, ok := packObjectAt(f, fi.Size(), off, 0)
-	if !ok || plumbing.ComputeHash(typ, data) != h {
-		return 0, nil, false
-	}
-	return typ, data, true
-}
-
-// maxDeltaChain bounds the offset deltas followed for one object (git's
-// default depth is 50).
-const maxDeltaChain = 64
-
-// packObjectAt inflates the object at off in a pack of the given size.
-func packObjectAt(f *os.File, packSize, off int64, depth int) (plumbing.ObjectType, []byte, bool) {
-	if off < 12 || off >= packSize || depth > maxDeltaChain {
-		return 0, nil, false
-	}
-	var head [32]byte
-	n, _ := f.ReadAt(head[:], off)
-	if n == 0 {
-		return 0, nil, false
-	}
-	// Type in bits 4-6 of the first byte, size in little-endian groups
-	// of 4 then 7 bits.
-	typ := plumbing.ObjectType((head[0] >> 4) & 7)
-	size := int64(head[0] & 15)
-	used := 1
-	for shift := 4; head[used-1]&0x80 != 0; shift += 7 {
-		if used >= n || shift > 28 {
-			return 0, nil, false
-		}
-		size |= int64(head[used]&0x7f) << shift
-		used++
-	}
-	if size > maxPackedObject {
-		return 0, nil, false
-	}
-	var base int64
-	switch typ {
-	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-	case plumbing.OFSDeltaObject:
-		// The base lies a big-endian distance back, each continuation
-		// adding one, as pack-format.txt describes.
-		if used >= n {
-			return 0, nil, false
-		}
-		c := head[used]
-		used++
-		dist := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if used >= n || dist >= 1<<48 {
-				return 0, nil, false
-			}
-			c = head[used]
-			used++
-			dist = (dist+1)<<7 | int64(c&0x7f)
-		}
-		if base = off - dist; dist <= 0 || base < 12 {
-			return 0, nil, false
-		}
-	default:
-		// Deltas against a hash need the index: go-git's business.
-		return 0, nil, false
-	}
-	start := off + int64(used)
-	data := make([]byte, size)
-	if !inflate(io.NewSectionReader(f, start, packSize-start), data) {
-		return 0, nil, false
-	}
-	if typ != plumbing.OFSDeltaObject {
-		return typ, data, true
-	}
-	btyp, bdata, ok := packObjectAt(f, packSize, base, depth+1)
-	if !ok {
-		return 0, nil, false
-	}
-	out, err := packfile.PatchDelta(bdata, data)
-	if err != nil || len(out) > maxPackedObject {
-		return 0, nil, false
-	}
-	return btyp, out, true
+	return int64(big), true, nil
 }
 
 // inflaters are zlib readers with their buffers, reused: a fresh one costs
@@ -290,23 +213,33 @@ type inflater struct {
 	zr io.ReadCloser
 }
 
-// inflate fills data from the zlib stream in r.
-func inflate(r io.Reader, data []byte) bool {
+// inflate reads size bytes from the zlib stream in r. The buffer grows as
+// data arrives past 1 MiB, so a corrupt header claiming a huge size costs
+// nothing.
+func inflate(r io.Reader, size int64) ([]byte, error) {
 	in, _ := inflaters.Get().(*inflater)
 	if in == nil {
 		in = &inflater{br: bufio.NewReader(r)}
 		zr, err := zlib.NewReader(in.br)
 		if err != nil {
-			return false
+			return nil, err
 		}
 		in.zr = zr
 	} else {
 		in.br.Reset(r)
 		if err := in.zr.(zlib.Resetter).Reset(in.br, nil); err != nil {
-			return false
+			return nil, err
 		}
 	}
-	_, err := io.ReadFull(in.zr, data)
-	inflaters.Put(in)
-	return err == nil
+	defer inflaters.Put(in)
+	if size <= 1<<20 {
+		data := make([]byte, size)
+		_, err := io.ReadFull(in.zr, data)
+		return data, err
+	}
+	var buf bytes.Buffer
+	if _, err := io.CopyN(&buf, in.zr, size); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

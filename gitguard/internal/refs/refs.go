@@ -4,9 +4,9 @@
 // leaves the ref at its old value or its new one, never empty or half
 // written: NAME.lock is created exclusively, the ref is compared with the
 // expected value while the lock is held, the new value goes into the lock,
-// and the lock is renamed over the ref. go-git rewrites a loose ref in
-// place, which a kill can leave empty, so it is used only to read refs and
-// to drop a deleted ref from packed-refs. No reflog is written.
+// and the lock is renamed over the ref. A deleted ref leaves packed-refs the
+// same way, through packed-refs.lock. Refs are read as git reads them: the
+// loose file, else the line of packed-refs (loose.go). No reflog is written.
 package refs
 
 import (
@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/hgate/hgate/gitguard/internal/lockfile"
 	"github.com/hgate/hgate/internal/fault"
@@ -36,7 +35,6 @@ const staleLock = 10 * time.Second
 type Store struct {
 	GitDir    string // this worktree's git directory: HEAD
 	CommonDir string // refs/ and packed-refs
-	Refs      storer.ReferenceStorer
 	// Stored, when set, maps the name a caller gives a ref to the name it is stored
 	// under (a linked worktree keeps hgate's refs apart); messages keep the caller's.
 	Stored func(name string) string
@@ -60,26 +58,18 @@ func HashValue(h plumbing.Hash) string {
 	return h.String()
 }
 
-// ValueOf is the value of a ref as go-git read it; a hash ref holding the
-// zero hash (an empty loose file) is no ref.
-func ValueOf(ref *plumbing.Reference) string {
-	if ref.Type() == plumbing.SymbolicReference {
-		return "ref: " + ref.Target().String()
-	}
-	return HashValue(ref.Hash())
-}
-
 // Read returns the value of ref name, "" when it does not exist. A loose
 // ref is read before packed-refs, as git does.
 func (s *Store) Read(name string) (string, error) {
-	ref, err := s.Refs.Reference(plumbing.ReferenceName(s.stored(name)))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return "", nil
+	v, found, err := readLoose(s.Path(name))
+	if err != nil || found {
+		return v, err
 	}
+	packed, err := s.packed()
 	if err != nil {
 		return "", err
 	}
-	return ValueOf(ref), nil
+	return packed[s.stored(name)], nil
 }
 
 // Hash returns the hash ref name holds, zero when it does not exist; a
@@ -157,8 +147,11 @@ func (s *Store) Update(name, new, old string) error {
 		return nil
 	}
 	if new == "" {
-		// The loose file and the packed-refs line, while the lock keeps writers out.
-		if err := s.Refs.RemoveReference(plumbing.ReferenceName(s.stored(name))); err != nil {
+		// The packed-refs line, then the loose file, while the lock keeps writers out.
+		if err := s.unpack(s.stored(name)); err != nil {
+			return fmt.Errorf("delete ref %s: %w", name, err)
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("delete ref %s: %w", name, err)
 		}
 		return nil

@@ -7,16 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-
 	"github.com/hgate/hgate/internal/gittest"
 )
 
 func store(g *gittest.Repo) *Store {
 	dir := filepath.Join(g.Dir, ".git")
-	return &Store{GitDir: dir, CommonDir: dir, Refs: filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())}
+	return &Store{GitDir: dir, CommonDir: dir}
 }
 
 // Update is a compare-and-set whatever the ref holds: nothing, a loose hash, a packed
@@ -116,4 +112,53 @@ func TestResolve(t *testing.T) {
 	if _, err := s.Resolve("refs/hgate/a"); err == nil || !strings.Contains(err.Error(), "symbolic refs in a row") {
 		t.Fatalf("a loop of symbolic refs: %v", err)
 	}
+}
+
+// List reads loose refs over packed ones as git does: a loose ref hides its
+// packed line, an empty loose file (a kill mid-write) falls back to it, a
+// lock is never a ref; and deleting a packed ref rewrites packed-refs
+// without it (nor its peeled line), which git then agrees with.
+func TestListAndPacked(t *testing.T) {
+	g := gittest.New(t)
+	g.Write("a", "1")
+	one := g.Commit("one")
+	g.Write("a", "2")
+	two := g.Commit("two")
+	g.Git("update-ref", "refs/hgate/p", one)
+	g.Git("update-ref", "refs/hgate/q", one)
+	g.Git("tag", "-a", "-m", "t", "t1", one)
+	g.Git("update-ref", "refs/hgate/empty", one)
+	g.Git("pack-refs", "--all")
+	g.Git("update-ref", "refs/hgate/q", two) // loose over packed
+	s := store(g)
+	os.WriteFile(s.Path("refs/hgate/empty"), nil, 0o644)
+	os.WriteFile(s.Path("refs/hgate/x.lock"), []byte(two+"\n"), 0o644)
+	got, err := s.List("refs/hgate/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"refs/hgate/p": one, "refs/hgate/q": two, "refs/hgate/empty": one}
+	if len(got) != len(want) {
+		t.Fatalf("List = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	tag := strings.TrimSpace(g.Git("rev-parse", "refs/tags/t1"))
+	if err := s.Update("refs/tags/t1", "", tag); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update("refs/hgate/q", "", two); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(s.Path("refs/hgate/empty")) // git calls an empty loose file a bad ref
+	if out, err := g.TryGit("show-ref"); err != nil || strings.Contains(out, "refs/tags/t1") || strings.Contains(out, "refs/hgate/q") || !strings.Contains(out, "refs/hgate/p") {
+		t.Fatalf("git show-ref after the deletes: %s %v", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(g.Dir, ".git", "packed-refs")); strings.Contains(string(b), "^") {
+		t.Fatalf("the tag's peeled line stayed:\n%s", b)
+	}
+	g.Git("fsck", "--no-progress")
 }

@@ -1,0 +1,8 @@
+package objstore
+
+import (
+	"compress/zlib"
+	"io"
+)
+
+func zlibWriter(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) }
