@@ -183,6 +183,9 @@ Run "hgate prepare" once, then "hgate gate" after each edit: exit 0 keeps the ch
 type exitPanic struct{ code int }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	if code, ok := runFast(args, stdout, stderr); ok {
+		return code
+	}
 	return runWith(ctx, args, stdout, stderr, false)
 }
 
