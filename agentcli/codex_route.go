@@ -77,7 +77,7 @@ func (Codex) Route(args []string, via Via) ([]string, []string) {
 // codexProvider is what codex's config.toml says of the model provider it uses.
 type codexProvider struct{ name, baseURL, envKey, wireAPI string }
 
-var tomlString = lazyRegexp(`^([A-Za-z0-9_.]+)\s*=\s*["']([^"']*)["']`)
+var tomlString = &lazyRE{expr: `^([A-Za-z0-9_.]+)\s*=\s*["']([^"']*)["']`}
 
 // readCodexProvider reads the top-level model_provider of codex's config.toml and that
 // provider's table ([model_providers.<name>]); a missing file selects the built-in one.
@@ -101,7 +101,7 @@ func readCodexProvider() codexProvider {
 			table = strings.Trim(line, "[] ")
 			continue
 		}
-		if m := tomlString().FindStringSubmatch(line); m != nil {
+		if m := tomlString.get().FindStringSubmatch(line); m != nil {
 			vals[strings.TrimPrefix(table+"."+m[1], ".")] = m[2]
 		}
 	}
@@ -111,8 +111,16 @@ func readCodexProvider() codexProvider {
 	return p
 }
 
-// lazyRegexp compiles expr on first use, not in the package's init: every hgate
-// command, --version included, would pay for it at start.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+// lazyRE is a regular expression compiled on its first use. A package-level value of
+// it is static data: neither compiling nor a closure (as sync.OnceValue would allocate)
+// costs every hgate command, --version included, at start.
+type lazyRE struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (l *lazyRE) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
 }

@@ -44,7 +44,7 @@ type showing struct {
 	By   string `json:"by"`
 }
 
-var lookTag = lazyRegexp(`\[final ([0-9a-f]{12}) (scored|shown) ([0-9a-f]{16})\]$`)
+var lookTag = &lazyRE{expr: `\[final ([0-9a-f]{12}) (scored|shown) ([0-9a-f]{16})\]$`}
 
 // lookID is a new look's id: random, so two commands showing at once never share one.
 func lookID() string {
@@ -79,7 +79,7 @@ func ledgerLooks(l *ledger.Ledger, tag string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, e := range entries {
-		if m := lookTag().FindStringSubmatch(e.Message); m != nil && m[1] == tag {
+		if m := lookTag.get().FindStringSubmatch(e.Message); m != nil && m[1] == tag {
 			out[m[3]] = m[2]
 		}
 	}

@@ -48,7 +48,7 @@ func (p *prep) refuseNulls(context.Context) error {
 
 // exitOnly is the reason of a reward taken from a failing exit status: the task printed
 // no reward.
-var exitOnly = lazyRegexp(`^exit status ([0-9]+)$`)
+var exitOnly = &lazyRE{expr: `^exit status ([0-9]+)$`}
 
 // refuseNeverRan refuses a baseline where every task failed the same way without printing
 // a reward: the same exit status and the same last line of output (the task's id aside),
@@ -72,7 +72,7 @@ func (p *prep) refuseNeverRan(context.Context) error {
 	}
 	for _, id := range order {
 		r := p.out.Results[id]
-		m := exitOnly().FindStringSubmatch(r.Reason)
+		m := exitOnly.get().FindStringSubmatch(r.Reason)
 		if r.Reward == nil || *r.Reward != 0 || m == nil || status != "" && m[1] != status {
 			return nil
 		}
@@ -158,8 +158,16 @@ func b2i(b bool) int {
 	return 0
 }
 
-// lazyRegexp compiles expr on first use, not in the package's init: every hgate
-// command, --version included, would pay for it at start.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+// lazyRE is a regular expression compiled on its first use. A package-level value of
+// it is static data: neither compiling nor a closure (as sync.OnceValue would allocate)
+// costs every hgate command, --version included, at start.
+type lazyRE struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (l *lazyRE) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
 }

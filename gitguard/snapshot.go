@@ -46,6 +46,7 @@ type snapshot struct {
 	indexPath string
 	idxMtimeS int64
 	idxMtimeN int64
+	mapped    bool // read the index through a mapping kept for the process's life (index.ReadMapped)
 	tr        *objstore.Trees
 	walked    *walkResult // the worktree walk, when done with the snapshot
 
@@ -369,7 +370,11 @@ func (s *snapshot) readIndex(opts Options) error {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	s.idxMtimeS, s.idxMtimeN = st.MtimeS, st.MtimeN
-	if s.idx, err = index.Read(s.indexPath, r.gitDir); err != nil {
+	read := index.Read
+	if s.mapped {
+		read = index.ReadMapped
+	}
+	if s.idx, err = read(s.indexPath, r.gitDir); err != nil {
 		return fmt.Errorf("read index %s: %w", s.indexPath, err)
 	}
 	// Entries of a shared index are racily clean against its own mtime.

@@ -30,6 +30,8 @@ import (
 // valid node, git commit takes the node's tree instead of the entries, and so
 // does this check (see internal/index, cachetree.go). Hints
 // unstage the change and keep the edit on disk. The result is sorted by path.
+// It maps the index and never unmaps it (see index.ReadMapped): a process
+// calls it once, as the hook does.
 func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error) {
 	// HEAD's tree is read while the index is; the object store is then
 	// used by one goroutine at a time again.
@@ -42,8 +44,9 @@ func (r *Repo) CheckStaged(allow []string, indexFile string) ([]Violation, error
 		_, t, err := r.Head()
 		headDone <- headResult{t, err}
 	}()
-	// The snapshot's reader resolves indexFile and explains a split index.
-	s := &snapshot{r: r}
+	// The snapshot's reader resolves indexFile and explains a split index. The hook's
+	// process reads one index and exits: a mapping it never unmaps is the cheap read.
+	s := &snapshot{r: r, mapped: true}
 	err := s.readIndex(Options{IndexFile: indexFile})
 	head := <-headDone
 	if err != nil {

@@ -131,11 +131,11 @@ func Load(dir string) ([]Artifact, error) {
 	return out, nil
 }
 
-var unsafeName = lazyRegexp(`[^A-Za-z0-9_-]`)
+var unsafeName = &lazyRE{expr: `[^A-Za-z0-9_-]`}
 
 // sanitize makes a folder name a tool name as HarnessGym does.
 func sanitize(name string) string {
-	if s := unsafeName().ReplaceAllString(name, "_"); s != "" {
+	if s := unsafeName.get().ReplaceAllString(name, "_"); s != "" {
 		return s
 	}
 	return "harness_mcp"
@@ -218,8 +218,16 @@ func readMCP(root *fsafe.Root, folder string) (*MCP, string) {
 	return nil, "no manifest (expected mcp.json, server.json or harnessgym-mcp.json)"
 }
 
-// lazyRegexp compiles expr on first use, not in the package's init: every hgate
-// command, --version included, would pay for it at start.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+// lazyRE is a regular expression compiled on its first use. A package-level value of
+// it is static data: neither compiling nor a closure (as sync.OnceValue would allocate)
+// costs every hgate command, --version included, at start.
+type lazyRE struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (l *lazyRE) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
 }

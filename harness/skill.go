@@ -15,30 +15,34 @@ import (
 
 // skillFields are the front matter fields of a SKILL.md as Claude Code documents them
 // (code.claude.com/docs/en/skills), each with what its value must be. name and
-// description are also the Agent Skills standard's, and all codex reads.
-var skillFields = map[string]func(any) string{
-	"name":                     skillName,
-	"description":              text(1024),
-	"when_to_use":              text(1536),
-	"argument-hint":            text(200),
-	"arguments":                words,
-	"disable-model-invocation": boolean,
-	"user-invocable":           boolean,
-	"allowed-tools":            words,
-	"disallowed-tools":         words,
-	"model":                    text(200),
-	"effort":                   oneOf("low", "medium", "high", "xhigh", "max"),
-	"context":                  oneOf("fork"),
-	"agent":                    text(200),
-	"hooks":                    mapping,
-	"paths":                    words,
-	"shell":                    oneOf("bash", "powershell"),
+// description are also the Agent Skills standard's, and all codex reads. Built when a
+// SKILL.md is checked, not at every start of hgate.
+func skillFields() map[string]func(any) string {
+	return map[string]func(any) string{
+		"name":                     skillName,
+		"description":              text(1024),
+		"when_to_use":              text(1536),
+		"argument-hint":            text(200),
+		"arguments":                words,
+		"disable-model-invocation": boolean,
+		"user-invocable":           boolean,
+		"allowed-tools":            words,
+		"disallowed-tools":         words,
+		"model":                    text(200),
+		"effort":                   oneOf("low", "medium", "high", "xhigh", "max"),
+		"context":                  oneOf("fork"),
+		"agent":                    text(200),
+		"hooks":                    mapping,
+		"paths":                    words,
+		"shell":                    oneOf("bash", "powershell"),
+	}
 }
 
 // SkillFields lists the front matter fields a SKILL.md may have, sorted.
 func SkillFields() []string {
-	out := make([]string, 0, len(skillFields))
-	for k := range skillFields {
+	fields := skillFields()
+	out := make([]string, 0, len(fields))
+	for k := range fields {
 		out = append(out, k)
 	}
 	sort.Strings(out)
@@ -48,8 +52,9 @@ func SkillFields() []string {
 // checkFrontMatter validates a SKILL.md's front matter field by field and names the first
 // bad one (in field order): unknown, of the wrong type, or out of its documented values.
 func checkFrontMatter(fm map[string]any) string {
+	fields := skillFields()
 	for _, k := range slices.Sorted(maps.Keys(fm)) {
-		check, ok := skillFields[k]
+		check, ok := fields[k]
 		if !ok {
 			return fmt.Sprintf("SKILL.md: front matter field %q is not one Claude Code documents (%s)", k, strings.Join(SkillFields(), ", "))
 		}
@@ -60,14 +65,14 @@ func checkFrontMatter(fm map[string]any) string {
 	return ""
 }
 
-var skillNamePattern = lazyRegexp(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var skillNamePattern = &lazyRE{expr: `^[a-z0-9]+(-[a-z0-9]+)*$`}
 
 func skillName(v any) string {
 	s, ok := v.(string)
 	if !ok {
 		return "not text"
 	}
-	if len(s) > 64 || !skillNamePattern().MatchString(s) {
+	if len(s) > 64 || !skillNamePattern.get().MatchString(s) {
 		return fmt.Sprintf("%q is not a skill name (lowercase letters, digits and single hyphens, at most 64)", s)
 	}
 	return ""

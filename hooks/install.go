@@ -333,8 +333,9 @@ func uninstall(dir, name string) (Result, error) {
 }
 
 // LefthookConfigs are the files lefthook 2.x reads its configuration from,
-// relative to the repository root.
-var LefthookConfigs = func() []string {
+// relative to the repository root. A function, not a table built at package
+// initialisation: every start of hgate would pay its 40 strings.
+func LefthookConfigs() []string {
 	var out []string
 	for _, dir := range []string{"", ".config/"} {
 		for _, base := range []string{"lefthook", ".lefthook", "lefthook-local", ".lefthook-local"} {
@@ -344,13 +345,13 @@ var LefthookConfigs = func() []string {
 		}
 	}
 	return out
-}()
+}
 
 // LefthookRunsHgate reports whether one of lefthook's configuration files in
 // root mentions "hgate hooks run NAME": lefthook does not run the hook it
 // keeps as NAME.old, so that is the only way hgate's check runs under it.
 func LefthookRunsHgate(root, name string) bool {
-	for _, f := range LefthookConfigs {
+	for _, f := range LefthookConfigs() {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if err == nil && bytes.Contains(b, []byte("hgate hooks run "+name)) {
 			return true

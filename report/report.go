@@ -16,6 +16,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -191,7 +192,7 @@ type RunIteration struct {
 }
 
 // ErrNoState says the ledger holds no prepared state.
-var ErrNoState = fmt.Errorf("the ledger %s holds no hgate state: run hgate prepare first", gitguard.LedgerRef)
+var ErrNoState = errors.New("the ledger " + gitguard.LedgerRef + " holds no hgate state: run hgate prepare first")
 
 // AddFinal adds the last score of the sealed final split, with the ledger's count of
 // looks, and counts this showing (gate.ShowFinal: in the ledger at once when locked, the

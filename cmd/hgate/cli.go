@@ -15,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/benchmark"
@@ -157,24 +156,6 @@ func takesValue(a string) bool {
 // boolShorts are the short global flags that take no value.
 const boolShorts = "vh"
 
-// completionCmd prints the init code of jotaen/kong-completion for a shell: it makes the
-// shell ask hgate itself (COMP_LINE set; see run) what completes a command line.
-type completionCmd struct {
-	Shell string `arg:"" enum:"bash,zsh,fish" help:"The shell: bash, zsh or fish."`
-}
-
-func (c *completionCmd) Help() string {
-	return `bash: source <(hgate completion bash), or add that line to ~/.bashrc.
-zsh:  source <(hgate completion zsh), or add that line to ~/.zshrc.
-fish: hgate completion fish | source, or add that line to ~/.config/fish/config.fish.
-
-The code names the hgate binary by its absolute path; the completions themselves come from that binary, so they always match its commands and flags.`
-}
-
-func (c *completionCmd) Run(kctx *kong.Context) error {
-	return (&kongcompletion.Completion{Shell: c.Shell, Code: true}).Run(kctx)
-}
-
 const description = `hgate lets a coding agent improve a system unattended while code, not a prompt, decides which changes are kept.
 
 Run "hgate prepare" once, then "hgate gate" after each edit: exit 0 keeps the change, 1 rejects it, 2 means hgate could not answer.`
@@ -183,6 +164,9 @@ Run "hgate prepare" once, then "hgate gate" after each edit: exit 0 keeps the ch
 type exitPanic struct{ code int }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	if code, ok := runFast(args, stdout, stderr); ok {
+		return code
+	}
 	return runWith(ctx, args, stdout, stderr, false)
 }
 
@@ -254,8 +238,8 @@ func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, s
 		return exitCannot
 	}
 	// The completion model is built only then: every other start would pay for it.
-	if completing {
-		kongcompletion.Register(parser)
+	if completing && completeLine(parser) {
+		return exitOK
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {

@@ -52,6 +52,8 @@ var byName = map[string]string{
 	"gitguard/internal/refs/refs.go":         "refs in .git, which no sandbox can write",
 	"gitguard/internal/objstore/packed.go":   "pack files in .git/objects, which no sandbox can write",
 	"gitguard/internal/index/index.go":       ".git/index, which no sandbox can write",
+	"gitguard/internal/index/map_unix.go":    ".git/index (mapped), which no sandbox can write",
+	"gitguard/internal/index/map_other.go":   ".git/index, which no sandbox can write",
 	"gitguard/internal/walk/dir_other.go":    "Windows and the systems other than Linux, macOS and FreeBSD (dir_fd.go there): no sandbox on them, and the agent runs as the user, so no folder is a sandbox's",
 	"gitguard/candidate.go":                  "Materialize writes a tree into a new folder hgate makes (O_EXCL files, links made as links, never written through); the worktree files it commits are read through fsafe",
 	"hooks/install.go":                       "`hgate hooks install`, run by the user on .git/hooks, which no sandbox can write",

@@ -18,19 +18,25 @@ import (
 const Env = "HGATE_TIMELINE"
 
 var (
-	on    = os.Getenv(Env) == "1"
 	start = time.Now() // package initialisation: close enough to the process's start
 	mu    sync.Mutex
 	out   io.Writer = os.Stderr
+	// on is read at the first mark, not at package initialisation: the environment's
+	// first read copies it into a map, which hgate --version never needs.
+	onOnce sync.Once
+	on     bool
 )
 
 // On reports whether marks are printed, for callers whose event text costs something to
 // build.
-func On() bool { return on }
+func On() bool {
+	onOnce.Do(func() { on = os.Getenv(Env) == "1" })
+	return on
+}
 
 // Mark prints the event with the time since the process started, when the timeline is on.
 func Mark(format string, args ...any) {
-	if !on {
+	if !On() {
 		return
 	}
 	line := fmt.Sprintf("hgate: timeline %8.3f "+format+"\n", append([]any{time.Since(start).Seconds()}, args...)...)

@@ -84,6 +84,25 @@ func Read(path, gitDir string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseRead(data, gitDir)
+}
+
+// ReadMapped is Read over a read-only mapping of the file, as git reads its index, which
+// is never unmapped: the entries' paths point into it. It is for a process that reads
+// one index and exits, git's pre-commit hook: reading a 0.9 MB index into the heap
+// faults in each of its pages (about 220 of the hook's 940 page faults at 10k files),
+// where the mapping shares the page cache's. A file truncated while mapped ends the
+// process with SIGBUS: the hook then fails, and git refuses the commit.
+func ReadMapped(path, gitDir string) (*File, error) {
+	data, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseRead(data, gitDir)
+}
+
+// parseRead is Read's parse of the index's bytes.
+func parseRead(data []byte, gitDir string) (*File, error) {
 	var sharedPath string
 	var sharedMtime time.Time
 	idx, err := Parse(data, func(id string) ([]byte, error) {
