@@ -16,8 +16,13 @@ import (
 // TestHTMLRendersInChromium renders a report in real headless Chromium (Debian's chromium
 // package; .ci/run installs it) and checks on the screenshot that the plots were drawn: the
 // best line's colour covers a line's worth of pixels, and the rejected attempts' crosses
-// and kept attempts' dots are there. It skips only when chromium is not installed.
+// and kept attempts' dots are there. It skips when chromium is not installed, and under
+// -short: Chromium's start costs about 3 CPU-s (the page's plots, checked in the HTML,
+// are TestSpendPlot's and TestHTMLNumbersReadable's).
 func TestHTMLRendersInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium (fast: TestSpendPlot, TestHTMLNumbersReadable)")
+	}
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/hgate/hgate/internal/timescale"
 	"github.com/hgate/hgate/loop"
 	"github.com/hgate/hgate/record"
 )
@@ -336,11 +337,11 @@ func (lc *loopCampaign) checkWorktrees(what string) {
 // checkProcesses: no process is left that works in the script's folders (its
 // environment, command line or folder names $WORK or the script's TMPDIR): no agent, no
 // tool, no shim. A killed hgate's processes are ended by the next one; they are given up
-// to ten seconds to be gone.
+// to ten seconds (stretched by HGATE_TEST_TIMESCALE) to be gone.
 func (lc *loopCampaign) checkProcesses(what string) {
 	marks := []string{lc.ts.Getenv("WORK"), lc.ts.Getenv("TMPDIR")}
 	var left []string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(timescale.D(10 * time.Second)); ; time.Sleep(200 * time.Millisecond) {
 		left = ours(marks)
 		if len(left) == 0 || time.Now().After(deadline) {
 			break

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hgate/hgate/internal/timescale"
 )
 
 // tcpq is the attack scripts' localhost channel, a program on the scripts' PATH (no nc
@@ -140,7 +142,7 @@ func tcpqAsk(port, line string) int {
 		return 1
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(timescale.D(10 * time.Second)))
 	if _, err := fmt.Fprintln(c, line); err != nil {
 		return 1
 	}

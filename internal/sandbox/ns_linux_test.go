@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgate/hgate/internal/timescale"
 )
 
 // helperEnv makes the test binary run helper instead of the tests (TestMain).
@@ -265,8 +267,8 @@ func testParentDeath(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("helper: %v %s", err, b)
 	}
-	// The kill is asynchronous: wait for the lock, bounded.
-	for deadline := time.Now().Add(10 * time.Second); !lockFree(t, filepath.Join(dir, "lock")); {
+	// The kill is asynchronous: wait for the lock, bounded (stretched on a loaded machine).
+	for deadline := time.Now().Add(timescale.D(10 * time.Second)); !lockFree(t, filepath.Join(dir, "lock")); {
 		if time.Now().After(deadline) {
 			t.Fatal("the tree outlived the process that started it: its lock is still held")
 		}
@@ -513,7 +515,7 @@ func dialLine(addr string) string {
 		return "no (" + err.Error() + ")"
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.SetDeadline(time.Now().Add(timescale.D(5 * time.Second)))
 	b := make([]byte, 64)
 	n, err := c.Read(b)
 	if n == 0 {
