@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"github.com/hgate/hgate/internal/human"
+	"io"
 	"strings"
 
 	"github.com/hgate/hgate/agentcli"
@@ -35,7 +36,7 @@ func (r *runner) budget() spend.Budget {
 // spent is the run's whole spend: the agent's and the train runs' (the journal's) and the
 // test split's (kept apart, see testspend.go).
 func (r *runner) spent() (usd float64, tokens int64) {
-	return spend.AddUSD(r.j.SpendUSD, r.test.CostUSD), spend.AddTokens(r.j.SpendTokens, r.test.Tokens)
+	return spend.AddUSD(r.j.SpendUSD, r.test.spent.CostUSD), spend.AddTokens(r.j.SpendTokens, r.test.spent.Tokens)
 }
 
 // addSpend adds one agent run's spend to the iteration's and the run's.
@@ -50,7 +51,7 @@ func (r *runner) addSpend(it *Iteration, out agentout.Run) {
 // agent ended, so a resume that finds it running counts it once.
 func (r *runner) iterationSpend(it *Iteration, out agentout.Run) (usd float64, tokens int64) {
 	if out.CostUSD == nil && out.Tokens.Total() > 0 {
-		if usd, ok := r.price(out.Tokens); ok {
+		if usd, ok := r.prices.price(r.cfg, r.log, out.Tokens); ok {
 			out.CostUSD = &usd
 			it.CostPriced = true
 		}
@@ -88,12 +89,13 @@ func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) error {
 	if train.Zero() && rep.TestSpend.Zero() {
 		return nil
 	}
-	if err := r.addTestSpend(rep.TestSpend, train); err != nil {
+	r.mg.chargeBench(rep.TestSpend, train) // the gateway's budget check counts the benchmark's spend too
+	if err := r.test.add(rep.TestSpend, train, r.j.GateSpends); err != nil {
 		return err
 	}
 	fault.Point("loop-gate-spent") // the private file has the gate's spend, the journal not yet
 	r.addTrainSpend(it, train)
-	r.j.GateSpends = r.test.Gates
+	r.j.GateSpends = r.test.spent.Gates
 	return r.save()
 }
 
@@ -145,22 +147,29 @@ func spendNote(it Iteration) string {
 // roundUSD is x in millionths of a dollar (spend.AddUSD sums so).
 func roundUSD(x float64) float64 { return spend.AddUSD(0, x) }
 
-// price is what tokens cost at the agent's model's loop.prices entry; ok is false when
-// there is none (the model unknown, or not priced).
-func (r *runner) price(t agentout.Tokens) (float64, bool) {
-	p, ok := r.modelPrice()
+// pricer prices the tokens of an agent that reports no dollars (codex) by loop.prices:
+// it finds the agent's model once, and warns once that a model has no price.
+type pricer struct {
+	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
+	unpriced bool   // the warning that the agent's tokens have no price was given
+}
+
+// price is what tokens cost at the agent's model's entry in cfg's loop.prices; ok is false
+// when there is none (the model unknown, or not priced).
+func (p *pricer) price(cfg config.Loop, log io.Writer, t agentout.Tokens) (float64, bool) {
+	c, ok := p.modelPrice(cfg)
 	if !ok {
-		if !r.unpriced && r.cfg.BudgetUSD > 0 {
-			r.unpriced = true
-			fmt.Fprintf(r.log, "[loop] warning: the agent reported tokens but no dollars, and loop.prices has no price for its model (%s): its tokens count against budget_tokens, not budget_usd\n", orUnknown(r.model))
+		if !p.unpriced && cfg.BudgetUSD > 0 {
+			p.unpriced = true
+			fmt.Fprintf(log, "[loop] warning: the agent reported tokens but no dollars, and loop.prices has no price for its model (%s): its tokens count against budget_tokens, not budget_usd\n", orUnknown(p.model))
 		}
 		return 0, false
 	}
-	cached := p.Input
-	if p.CachedInput != nil {
-		cached = *p.CachedInput
+	cached := c.Input
+	if c.CachedInput != nil {
+		cached = *c.CachedInput
 	}
-	usd := (float64(t.Input+t.CacheWrite)*p.Input + float64(t.CacheRead)*cached + float64(t.Output)*p.Output) / 1e6
+	usd := (float64(t.Input+t.CacheWrite)*c.Input + float64(t.CacheRead)*cached + float64(t.Output)*c.Output) / 1e6
 	return roundUSD(usd), true
 }
 
@@ -174,20 +183,20 @@ func orUnknown(s string) string {
 // modelPrice is the loop.prices entry of the agent's model: the model its command line
 // names (-m, --model, -c model=...), else codex's config.toml's; an unknown model takes
 // the entry when loop.prices has only one.
-func (r *runner) modelPrice() (config.Price, bool) {
-	if len(r.cfg.Prices) == 0 {
+func (p *pricer) modelPrice(cfg config.Loop) (config.Price, bool) {
+	if len(cfg.Prices) == 0 {
 		return config.Price{}, false
 	}
-	if r.model == "" {
-		args, _ := Command(r.cfg.Agent, "")
-		r.model = agentModel(args)
+	if p.model == "" {
+		args, _ := Command(cfg.Agent, "")
+		p.model = agentModel(args)
 	}
-	if p, ok := r.cfg.Prices[r.model]; ok {
-		return p, true
+	if c, ok := cfg.Prices[p.model]; ok {
+		return c, true
 	}
-	if r.model == "" && len(r.cfg.Prices) == 1 {
-		for _, p := range r.cfg.Prices {
-			return p, true
+	if p.model == "" && len(cfg.Prices) == 1 {
+		for _, c := range cfg.Prices {
+			return c, true
 		}
 	}
 	return config.Price{}, false

@@ -404,9 +404,9 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 	// Only a receipt of this tree that the loop's own gates wrote is reused: a gate the
 	// agent asked for scored nothing on the test split, and without the sandbox the agent
 	// may have produced one from a clean room it raced.
-	r.gating.Store(true)
+	r.test.gating.Store(true)
 	rep, err := gate.Run(gctx, r.env, gate.Options{Trust: r.trust})
-	r.gating.Store(false)
+	r.test.gating.Store(false)
 	it.GateSeconds += secs(r.now().Sub(start))
 	if err != nil {
 		// No answer: what its runs spent is counted all the same.

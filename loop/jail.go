@@ -398,12 +398,12 @@ func (r *runner) unseen() (hidden, protected []string, err error) {
 	// The test split's per-task rewards (gate/heldout.go): made now, so that it is hidden
 	// even when the first record is written during the agent's phase.
 	heldout := gate.HeldOut(r.repo)
-	for _, d := range []string{heldout, r.privateDir()} {
+	for _, d := range []string{heldout, privateDir(r.dir)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	hidden = append(hidden, heldout, r.privateDir()) // and the test split's spend (testspend.go)
+	hidden = append(hidden, heldout, privateDir(r.dir)) // and the test split's spend (testspend.go)
 	hidden = append(hidden, r.trainHidden(r.ws.Path(workspace.TracesDir))...)
 	// The digest key (internal/digest): whoever reads it can check guesses of held-out and
 	// test-only data against the digests the workspace and the ledger show.

@@ -32,7 +32,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -109,19 +108,14 @@ type runner struct {
 	// commands the loop serves the agent meanwhile (they move the ledger).
 	refsMu sync.Mutex
 
-	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
-	unpriced bool   // the warning that the agent's tokens have no price was given
+	prices pricer // the agent's tokens in dollars, where it reports no dollars
 	// act is iteration actIter's activation of the agent's own tools.
 	act     *activation
 	actIter int
 
 	mg *modelGateway // the run's model gateway; nil when the agent's CLI is not routed
 
-	test testSpend // the test split's spend over the run, kept out of the agent's sight
-	// testMu orders the writes of test_spend.json: the benchmark's runs report their
-	// spend side by side while gating is set (the loop's own gate runs).
-	testMu sync.Mutex
-	gating atomic.Bool
+	test testBook // the test split's spend over the run, kept out of the agent's sight
 	// genMu orders the journal writes of a generation's agents, which run side by side.
 	genMu sync.Mutex
 	// net is the agent's network under loop.sandbox.network: model or hosts (nil: all).
@@ -181,7 +175,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	if err := r.openPrivate(); err != nil {
 		return nil, nil, err
 	}
-	r.env.OnSpend(r.benchSpent)
+	r.env.OnSpend(r.test.benchSpent)
 	closeGateway, err := r.openGateway()
 	if err != nil {
 		return nil, nil, err
@@ -204,7 +198,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 		undo = append(undo, restore)
 	}
-	if r.net, err = r.openNet(r.gatewayServer()...); err != nil {
+	if r.net, err = r.openNet(r.mg.servers()...); err != nil {
 		return nil, nil, err
 	}
 	undo = append(undo, r.net.close)
@@ -759,8 +753,8 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	s.Seconds = secs(r.now().Sub(started))
 	// Stopped, the run shows its whole spend, the test split's as one total over the run.
 	s.SpendUSD, s.SpendTokens = r.spent()
-	if r.test.CostUSD != 0 || r.test.Tokens != 0 {
-		usd, tokens := r.test.CostUSD, r.test.Tokens
+	if r.test.spent.CostUSD != 0 || r.test.spent.Tokens != 0 {
+		usd, tokens := r.test.spent.CostUSD, r.test.spent.Tokens
 		s.TestSpendUSD, s.TestSpendTokens = &usd, &tokens
 	}
 	if err == nil {

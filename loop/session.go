@@ -81,7 +81,7 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		}
 	}
 	args, s.resumed = agentcli.Resume(cli, args, spec.Session)
-	args, routeEnv, scope := r.routeSession(spec, args)
+	args, routeEnv, scope := r.mg.route(spec, args)
 	s.scope = scope
 	env := append(os.Environ(),
 		"HGATE_PROMPT_FILE="+s.prompt, "HGATE_MESSAGE_FILE="+spec.Message,
