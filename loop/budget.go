@@ -21,37 +21,52 @@ type budgetStop struct{ detail string }
 
 func (b *budgetStop) Error() string { return "budget: " + b.detail }
 
-// overBudget says how the run's budget is spent, or "" while some of it is left: spent
-// reaches the budget, so no attempt or gate starts with nothing left.
-func (r *runner) overBudget() string {
-	usd, tokens := r.spent()
-	return r.budget().Reached(spend.Spend{USD: usd, Tokens: spend.Tokens{Input: tokens}})
+// spendBook is the run's spend: the journal's totals (the agent's and the train runs'),
+// the test split's kept apart (testBook), the budget over both, the pricer of an agent
+// that reports tokens only, and the model gateway that meters sessions (nil: none). It is
+// a view of the runner's state, taken where the spend is counted (runner.book).
+type spendBook struct {
+	j      *journal
+	test   *testBook
+	budget spend.Budget
+	prices *pricer
+	cfg    config.Loop // loop.prices and the agent, for the pricer
+	mg     *modelGateway
+	log    io.Writer
 }
 
-// budget is the run's budget.
-func (r *runner) budget() spend.Budget {
-	return spend.Budget{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)}
+// book is the run's spend book as it stands.
+func (r *runner) book() spendBook {
+	return spendBook{j: r.j, test: &r.test, budget: spend.Budget{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)},
+		prices: &r.prices, cfg: r.cfg, mg: r.mg, log: r.log}
+}
+
+// overBudget says how the run's budget is spent, or "" while some of it is left: spent
+// reaches the budget, so no attempt or gate starts with nothing left.
+func (b spendBook) overBudget() string {
+	usd, tokens := b.spent()
+	return b.budget.Reached(spend.Spend{USD: usd, Tokens: spend.Tokens{Input: tokens}})
 }
 
 // spent is the run's whole spend: the agent's and the train runs' (the journal's) and the
 // test split's (kept apart, see testspend.go).
-func (r *runner) spent() (usd float64, tokens int64) {
-	return spend.AddUSD(r.j.SpendUSD, r.test.spent.CostUSD), spend.AddTokens(r.j.SpendTokens, r.test.spent.Tokens)
+func (b spendBook) spent() (usd float64, tokens int64) {
+	return spend.AddUSD(b.j.SpendUSD, b.test.spent.CostUSD), spend.AddTokens(b.j.SpendTokens, b.test.spent.Tokens)
 }
 
 // addSpend adds one agent run's spend to the iteration's and the run's.
-func (r *runner) addSpend(it *Iteration, out agentout.Run) {
-	usd, tokens := r.iterationSpend(it, out)
-	r.runSpend(usd, tokens)
+func (b spendBook) addSpend(it *Iteration, out agentout.Run) {
+	usd, tokens := b.iterationSpend(it, out)
+	b.runSpend(usd, tokens)
 }
 
 // iterationSpend adds one agent run's spend to the iteration's alone, pricing the tokens
 // of an agent that reported no dollars (codex) by loop.prices, and returns it: a
 // generation's agent's reaches the run's total only in the journal write that says the
 // agent ended, so a resume that finds it running counts it once.
-func (r *runner) iterationSpend(it *Iteration, out agentout.Run) (usd float64, tokens int64) {
+func (b spendBook) iterationSpend(it *Iteration, out agentout.Run) (usd float64, tokens int64) {
 	if out.CostUSD == nil && out.Tokens.Total() > 0 {
-		if usd, ok := r.prices.price(r.cfg, r.log, out.Tokens); ok {
+		if usd, ok := b.prices.price(b.cfg, b.log, out.Tokens); ok {
 			out.CostUSD = &usd
 			it.CostPriced = true
 		}
@@ -63,8 +78,8 @@ func (r *runner) iterationSpend(it *Iteration, out agentout.Run) (usd float64, t
 	tokens = out.Tokens.Total()
 	if len(out.Invalid) > 0 {
 		// A refused report counts as reaching the budget, where one is set.
-		spentUSD, spentTokens := r.spent()
-		restUSD, restTokens := r.budget().Rest(spend.Spend{USD: spend.AddUSD(spentUSD, usd), Tokens: spend.Tokens{Input: spend.AddTokens(spentTokens, tokens)}})
+		spentUSD, spentTokens := b.spent()
+		restUSD, restTokens := b.budget.Rest(spend.Spend{USD: spend.AddUSD(spentUSD, usd), Tokens: spend.Tokens{Input: spend.AddTokens(spentTokens, tokens)}})
 		usd, tokens = spend.AddUSD(usd, restUSD), spend.AddTokens(tokens, restTokens)
 	}
 	it.SpendUSD = spend.AddUSD(it.SpendUSD, usd)
@@ -94,13 +109,13 @@ func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) error {
 		return err
 	}
 	fault.Point("loop-gate-spent") // the private file has the gate's spend, the journal not yet
-	r.addTrainSpend(it, train)
+	r.book().addTrainSpend(it, train)
 	r.j.GateSpends = r.test.spent.Gates
 	return r.save()
 }
 
 // addTrainSpend adds a gate's train runs' spend to the iteration and the run.
-func (r *runner) addTrainSpend(it *Iteration, s benchmark.Spend) {
+func (b spendBook) addTrainSpend(it *Iteration, s benchmark.Spend) {
 	if s.Zero() {
 		return
 	}
@@ -114,13 +129,13 @@ func (r *runner) addTrainSpend(it *Iteration, s benchmark.Spend) {
 	// counts on from them.
 	it.SpendUSD = spend.AddUSD(it.SpendUSD, s.CostUSD)
 	it.SpendTokens = spend.AddTokens(it.SpendTokens, s.Tokens())
-	r.runSpend(s.CostUSD, s.Tokens())
+	b.runSpend(s.CostUSD, s.Tokens())
 }
 
 // runSpend adds to the run's totals alone.
-func (r *runner) runSpend(usd float64, tokens int64) {
-	r.j.SpendUSD = spend.AddUSD(r.j.SpendUSD, usd)
-	r.j.SpendTokens = spend.AddTokens(r.j.SpendTokens, tokens)
+func (b spendBook) runSpend(usd float64, tokens int64) {
+	b.j.SpendUSD = spend.AddUSD(b.j.SpendUSD, usd)
+	b.j.SpendTokens = spend.AddTokens(b.j.SpendTokens, tokens)
 }
 
 // endKilled ends what is left of the single agent hgate was killed under in iteration n

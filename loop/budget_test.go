@@ -49,12 +49,12 @@ func TestSpendAndBudget(t *testing.T) {
 	}}
 	it := &Iteration{}
 	codex := agentout.Run{Format: agentout.FormatCodex, Tokens: agentout.Tokens{Input: 1_000_000, CacheRead: 2_000_000, Output: 100_000}}
-	r.addSpend(it, codex)
+	r.book().addSpend(it, codex)
 	// 1M input at $1, 2M cached at $0.10, 100k output at $10: $2.20.
 	if it.CostUSD == nil || *it.CostUSD != 2.2 || !it.CostPriced || it.SpendUSD != 2.2 || it.SpendTokens != 3_100_000 {
 		t.Fatalf("priced spend: %+v", it)
 	}
-	if why := r.overBudget(); why != "" {
+	if why := r.book().overBudget(); why != "" {
 		t.Fatalf("over budget at $2.20, 3.1M tokens: %s", why)
 	}
 	if err := r.openPrivate(); err != nil {
@@ -66,14 +66,14 @@ func TestSpendAndBudget(t *testing.T) {
 	if *it.BenchCostUSD != 1.5 || it.BenchTokens != 1_900_000 || r.j.SpendUSD != 3.7 || r.j.SpendTokens != 5_000_000 {
 		t.Fatalf("with the benchmark's spend: %+v, run %v %v", it, r.j.SpendUSD, r.j.SpendTokens)
 	}
-	if why := r.overBudget(); why != "5,000,000 tokens spent of the 5,000,000-token budget" {
+	if why := r.book().overBudget(); why != "5,000,000 tokens spent of the 5,000,000-token budget" {
 		t.Errorf("overBudget = %q", why)
 	}
 	// A model loop.prices does not name is not priced: its tokens count, its dollars not.
 	r2 := &runner{log: io.Discard, j: &journal{}, cfg: config.Loop{Agent: []string{"codex -m o3"}, BudgetUSD: 1,
 		Prices: map[string]config.Price{"gpt-5-codex": {Input: 1, Output: 10}}}}
 	it2 := &Iteration{}
-	r2.addSpend(it2, codex)
+	r2.book().addSpend(it2, codex)
 	if it2.CostUSD != nil || it2.SpendUSD != 0 || it2.SpendTokens != 3_100_000 || !r2.prices.unpriced {
 		t.Errorf("unpriced model: %+v", it2)
 	}

@@ -73,7 +73,7 @@ func (r *runner) openGateway() (func(), error) {
 		fmt.Fprintf(r.log, "[loop] the model gateway is not used: %s; the agent's spend is what its CLI reports\n", up.Why)
 		return nil, nil
 	}
-	usd, tokens := r.spent()
+	usd, tokens := r.book().spent()
 	cfg := gatewayapi.Config{
 		Prices: gatewayapi.DefaultPrices.Merge(gatewayPrices(r.cfg.Prices)),
 		Limits: gatewayapi.Limits{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)},
@@ -212,35 +212,35 @@ func (r *runner) takeMeter(it *Iteration, cli agentout.Run) agentout.Run {
 	m := r.j.Metering
 	r.j.Metering = nil
 	r.refsMu.Unlock()
-	return r.meterSpend(it, m, cli)
+	return r.book().meterSpend(it, m, cli)
 }
 
 // meterSpend is takeMeter's for the session m names (nil: none was metered).
-func (r *runner) meterSpend(it *Iteration, m *meterState, cli agentout.Run) agentout.Run {
+func (b spendBook) meterSpend(it *Iteration, m *meterState, cli agentout.Run) agentout.Run {
 	if m == nil {
 		return cli
 	}
 	c := m.Count
-	if r.mg != nil {
-		if live, ok := r.mg.scopes()[m.Scope]; ok {
+	if b.mg != nil {
+		if live, ok := b.mg.scopes()[m.Scope]; ok {
 			c = live
 		} else {
-			r.mg.charge(c.Spend()) // a killed hgate's session: this gateway never saw it
+			b.mg.charge(c.Spend()) // a killed hgate's session: this gateway never saw it
 		}
 	}
-	r.j.Telemetry = addTelemetry(r.j.Telemetry, m.Scope, c)
+	b.j.Telemetry = addTelemetry(b.j.Telemetry, m.Scope, c)
 	if c.Requests == 0 && c.Budget == 0 {
-		r.mg.chargeRun(cli)
+		b.mg.chargeRun(cli)
 		return cli
 	}
-	keepCLIFigure(it, cli, c, r.log)
+	keepCLIFigure(it, cli, c, b.log)
 	if c.Open > 0 {
 		it.SpendOpen = true
-		fmt.Fprintf(r.log, "[loop] iteration %d: %d model response(s) were cut before their end: the spend counts each up to its last usage event (an upper bound, marked open)\n", it.Iteration, c.Open)
+		fmt.Fprintf(b.log, "[loop] iteration %d: %d model response(s) were cut before their end: the spend counts each up to its last usage event (an upper bound, marked open)\n", it.Iteration, c.Open)
 	}
 	if c.Budget > 0 && it.BudgetCut == "" {
-		tot := r.mg.total()
-		it.BudgetCut = fmt.Sprintf("budget reached: the gateway refused the agent's next model request with %s", r.budget().Reached(tot.Spend()))
+		tot := b.mg.total()
+		it.BudgetCut = fmt.Sprintf("budget reached: the gateway refused the agent's next model request with %s", b.budget.Reached(tot.Spend()))
 	}
 	usd := c.USD
 	return agentout.Run{Format: cli.Format, SessionID: cli.SessionID, CostUSD: &usd, Tokens: c.Tokens}

@@ -66,9 +66,9 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	ranAgent(it, res, out)
 	r.genMu.Lock()
 	if ss.scope != "" {
-		out = r.meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
+		out = r.book().meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
 	}
-	r.iterationSpend(it, out) // the run's total takes it when the journal says it ended
+	r.book().iterationSpend(it, out) // the run's total takes it when the journal says it ended
 	r.genMu.Unlock()
 	return it, nil
 }

@@ -317,7 +317,7 @@ func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
 	}
 	spent = r.takeMeter(it, spent) // the gateway's count, where it metered the session
-	r.addSpend(it, spent)
+	r.book().addSpend(it, spent)
 	j.SessionTokens = nil
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
@@ -392,7 +392,7 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 			return nil, nil
 		}
 	}
-	if why := r.overBudget(); why != "" {
+	if why := r.book().overBudget(); why != "" {
 		return nil, &budgetStop{why} // checked before each gate that runs the benchmark
 	}
 	gctx := ctx

@@ -752,7 +752,7 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	s := r.summary()
 	s.Seconds = secs(r.now().Sub(started))
 	// Stopped, the run shows its whole spend, the test split's as one total over the run.
-	s.SpendUSD, s.SpendTokens = r.spent()
+	s.SpendUSD, s.SpendTokens = r.book().spent()
 	if r.test.spent.CostUSD != 0 || r.test.spent.Tokens != 0 {
 		usd, tokens := r.test.spent.CostUSD, r.test.spent.Tokens
 		s.TestSpendUSD, s.TestSpendTokens = &usd, &tokens

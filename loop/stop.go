@@ -28,8 +28,8 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 		return StopIterations, fmt.Sprintf("%d iteration(s) done", done)
 	case c.Patience > 0 && r.j.SinceBest >= c.Patience:
 		return StopPatience, fmt.Sprintf("%d iteration(s) without a new best", r.j.SinceBest)
-	case r.overBudget() != "":
-		return StopBudget, r.overBudget()
+	case r.book().overBudget() != "":
+		return StopBudget, r.book().overBudget()
 	case !r.dead.IsZero() && !r.now().Before(r.dead):
 		return StopDeadline, "deadline " + r.dead.Local().Format("2006-01-02 15:04")
 	}
@@ -40,7 +40,7 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 // refused the agent's model request on the budget, so nothing more starts. A resume with
 // a larger budget goes on: the gateway's count no longer reaches it.
 func (r *runner) budgetCut() string {
-	if len(r.j.Iterations) == 0 || r.budget().Reached(r.mg.total().Spend()) == "" {
+	if len(r.j.Iterations) == 0 || r.book().budget.Reached(r.mg.total().Spend()) == "" {
 		return ""
 	}
 	last := r.j.Iterations[len(r.j.Iterations)-1]

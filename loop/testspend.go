@@ -81,7 +81,7 @@ func (r *runner) openPrivate() error {
 	if t.Gates == r.j.GateSpends+1 && r.j.Current != nil {
 		// Killed between the two writes of a gate's spend: the journal takes its train
 		// share now.
-		r.addTrainSpend(r.j.Current, t.Train)
+		r.book().addTrainSpend(r.j.Current, t.Train)
 		r.j.GateSpends = t.Gates
 		// Saved before the flight is settled: the file may then run one gate ahead again.
 		if err := r.save(); err != nil {
@@ -128,9 +128,9 @@ func (r *runner) settleFlight() error {
 		return err
 	}
 	if it := r.j.Current; it != nil {
-		r.addTrainSpend(it, f.Train)
+		r.book().addTrainSpend(it, f.Train)
 	} else {
-		r.runSpend(roundUSD(f.Train.CostUSD), f.Train.Tokens())
+		r.book().runSpend(roundUSD(f.Train.CostUSD), f.Train.Tokens())
 	}
 	r.j.GateSpends = r.test.spent.Gates
 	return r.save()
