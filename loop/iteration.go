@@ -22,8 +22,11 @@ import (
 	"github.com/hgate/hgate/suite"
 )
 
-func (r *runner) iterDir(n int) string {
-	return filepath.Join(r.dir, "iterations", strconv.Itoa(n))
+func (r *runner) iterDir(n int) string { return iterDir(r.dir, n) }
+
+// iterDir is the folder of iteration n in the run's folder runDir.
+func iterDir(runDir string, n int) string {
+	return filepath.Join(runDir, "iterations", strconv.Itoa(n))
 }
 
 // repairDir is the folder of an iteration's attempt (repair 0: the iteration's own) or
@@ -175,7 +178,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		// A repair is told what the gate said of the attempt it repairs.
 		in.Repair, in.Previous, in.PrevOutcome = repair, j.LastReport, ""
 	}
-	act, err := r.activation(n)
+	act, err := r.tools().activation(n)
 	if err != nil {
 		return err
 	}
@@ -258,7 +261,7 @@ type agentCall struct {
 // every phase gets the same sandbox, journal entry and end of its processes.
 func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult, agentout.Run, bool, error) {
 	j := r.j
-	act, err := r.activation(n)
+	act, err := r.tools().activation(n)
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}

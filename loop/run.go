@@ -108,10 +108,8 @@ type runner struct {
 	// commands the loop serves the agent meanwhile (they move the ledger).
 	refsMu sync.Mutex
 
-	prices pricer // the agent's tokens in dollars, where it reports no dollars
-	// act is iteration actIter's activation of the agent's own tools.
-	act     *activation
-	actIter int
+	prices pricer         // the agent's tokens in dollars, where it reports no dollars
+	act    lastActivation // the last activation of the agent's own tools (activator)
 
 	mg *modelGateway // the run's model gateway; nil when the agent's CLI is not routed
 
