@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,7 +40,13 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	if err != nil {
 		return nil, err
 	}
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.genServe(g, a), Status: r.statusOf(a.Iteration), Prefix: scratch.Prefix("hgate-loop-")})
+	// The commands it sends over its socket run on its worktree, through its generation's
+	// watch of hgate's refs (what moved behind hgate's back is put back first: the
+	// generation's candidates are then rejected); they write none of hgate's state, so two
+	// agents' commands can take turns with the repository lock.
+	at := &Worktree{Dir: a.Worktree, Base: g.Base, Traces: filepath.Join(dir, tracesName)}
+	serve := r.serveAt(at, func() (refWatch, bool) { return r.genRefs(g), true })
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: serve, Status: r.statusOf(a.Iteration), Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, err
 	}
@@ -80,21 +85,6 @@ type Worktree struct {
 	Dir    string // the agent's linked worktree
 	Base   string // the generation's base: Step 0 compares with it
 	Traces string // its train traces: iterations/<n>/traces
-}
-
-// genServe runs a command agent a sent over its socket, on its worktree. What moved
-// under refs/hgate/ behind hgate's back is put back first (the generation's candidates
-// are then rejected); the command writes none of hgate's state, so two agents' commands
-// can take turns with the repository lock.
-func (r *runner) genServe(g *generation, a *genAgent) func(context.Context, []string, io.Writer, io.Writer) int {
-	at := &Worktree{Dir: a.Worktree, Base: g.Base, Traces: filepath.Join(r.iterDir(a.Iteration), tracesName)}
-	return r.serveAt(at, func(run func()) {
-		w := r.genRefs(g)
-		w.mu.Lock()
-		w.refresh()
-		w.mu.Unlock()
-		run()
-	})
 }
 
 // genPrompt is agent a's prompt: an attempt's, against the best as it stands, with its

@@ -183,7 +183,15 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	}
 	r.agentTmp = os.TempDir()
 	r.sweepTemp()
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serveAt(nil, r.served), Status: r.statusOf(0), Prefix: scratch.Prefix("hgate-loop-")})
+	// The single agent's commands run through its phase's watch of hgate's refs, the
+	// journal's (none before the run's journal is open).
+	soloWatch := func() (refWatch, bool) {
+		if r.j == nil {
+			return refWatch{}, false
+		}
+		return r.soloRefs(r.j.Next), true
+	}
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serveAt(nil, soloWatch), Status: r.statusOf(0), Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,10 +289,11 @@ func (r *runner) hideTemp() (restore func(), err error) {
 }
 
 // serveAt is the socket's command handler for an agent working in at (nil: the single
-// agent, in the repository's worktree): guard runs the command after putting back what
-// moved under refs/hgate/ behind hgate's back, so the command sees hgate's state as
-// hgate left it (served, or a generation's genServe).
-func (r *runner) serveAt(at *Worktree, guard func(func())) func(context.Context, []string, io.Writer, io.Writer) int {
+// agent, in the repository's worktree): the command runs through the watch of its
+// agent's phase (refWatch.serve: what moved under refs/hgate/ behind hgate's back is put
+// back first, so the command sees hgate's state as hgate left it); without one (ok
+// false) it just runs.
+func (r *runner) serveAt(at *Worktree, watch func() (w refWatch, ok bool)) func(context.Context, []string, io.Writer, io.Writer) int {
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.opts.Serve == nil {
 			fmt.Fprintln(stderr, "hgate: this loop serves no commands")
@@ -294,7 +303,12 @@ func (r *runner) serveAt(at *Worktree, guard func(func())) func(context.Context,
 			return 2
 		}
 		code := 2
-		guard(func() { code = r.opts.Serve(ctx, at, args, stdout, stderr) })
+		run := func() { code = r.opts.Serve(ctx, at, args, stdout, stderr) }
+		if w, ok := watch(); ok {
+			w.serve(run, at == nil)
+		} else {
+			run()
+		}
 		return code
 	}
 }
