@@ -453,7 +453,7 @@ func killLeftovers(j *journal) {
 // human approved it: then an agents' phase that cannot be checked is set aside, never
 // gated (Tamper), and any other phase still refuses.
 func (r *runner) checkAnchors(j *journal, id, path string) error {
-	why := r.anchorProblem(j)
+	why := anchorCheck{r.repo}.problem(j)
 	if why == "" {
 		return nil
 	}
