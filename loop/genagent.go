@@ -56,7 +56,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	spec := sessionSpec{Phase: "attempt", Dir: dir, Worktree: a.Worktree, Iteration: a.Iteration,
 		Timeout: r.cfg.AttemptTimeout, Server: srv, Message: msg, Prompt: func(string) string { return prompt },
 		Jail: jailSpec{Worktree: a.Worktree, Protected: []string{filepath.Join(a.Worktree, ".git"), string(r.ws)}, Files: []string{msg, notes},
-			Hidden: r.trainHidden(filepath.Join(dir, tracesName))},
+			Hidden: r.jails().trainHidden(filepath.Join(dir, tracesName))},
 		Env: []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)},
 		// Its generation reaps the orphans once every agent has ended (another agent
 		// may still run).

@@ -54,7 +54,7 @@ type sessionSpec struct {
 // openSession opens spec's sandbox, writes its prompt and builds its process: nothing is
 // started yet. The caller closes it.
 func (r *runner) openSession(spec sessionSpec) (*session, error) {
-	jl, err := r.openJail(spec.Jail)
+	jl, err := r.jails().open(spec.Jail)
 	if err != nil {
 		return nil, err
 	}
