@@ -17,18 +17,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/hgate/hgate/internal/human"
 	"io"
 	"io/fs"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -414,7 +410,7 @@ func (r *runner) resume(dir, id string) error {
 		return err
 	}
 	r.j, r.dead = j, dead
-	if d := r.deadline(r.now()); !d.IsZero() {
+	if d := deadline(r.cfg, r.now()); !d.IsZero() {
 		r.dead = d // a deadline given again counts from now
 		r.j.Deadline = d.Format(time.RFC3339Nano)
 	}
@@ -423,8 +419,9 @@ func (r *runner) resume(dir, id string) error {
 		return refuseStart(err, "loop.sandbox", "hgate loop --resume --no-sandbox, knowing the agent then runs as your own user")
 	}
 	fmt.Fprintf(r.log, "[loop] resuming run %s at iteration %d\n", id, j.Next)
-	r.warnChangedSettings(id)
-	return r.writeRunConfig()
+	settings := runConfig(r.cfg, r.env.Config, r.j)
+	warnChangedSettings(r.dir, id, settings, r.log)
+	return writeRunConfig(r.dir, settings)
 }
 
 // agentsRunning says whether the journal is in a phase where an agent ran (the single
@@ -555,7 +552,7 @@ func (r *runner) newRun(runs, sb string) error {
 		return err
 	}
 	r.j = &journal{RunID: id, Started: start.UTC().Format(time.RFC3339), Next: 1, Sandbox: sb}
-	if d := r.deadline(start); !d.IsZero() {
+	if d := deadline(r.cfg, start); !d.IsZero() {
 		r.dead = d
 		r.j.Deadline = d.Format(time.RFC3339Nano)
 	}
@@ -574,7 +571,7 @@ func (r *runner) newRun(runs, sb string) error {
 	if err := r.env.MarkGated(); err != nil {
 		return err
 	}
-	if err := r.writeRunConfig(); err != nil {
+	if err := writeRunConfig(r.dir, runConfig(r.cfg, r.env.Config, r.j)); err != nil {
 		return err
 	}
 	return r.save()
@@ -596,81 +593,6 @@ func (r *runner) userWork(cand plumbing.Hash) error {
 	}
 	return &NotStarted{Reason: "the worktree has uncommitted changes in allowed files, which the loop would gate and commit as the agent's",
 		Where: strings.Join(paths, ", "), Fix: r.userWorkFix()}
-}
-
-// deadline resolves until/for against t; zero when neither is set.
-func (r *runner) deadline(t time.Time) time.Time {
-	var d time.Time
-	if r.cfg.For > 0 {
-		d = t.Add(r.cfg.For)
-	}
-	if r.cfg.Until != "" {
-		if hour, minute, ok := config.ParseClock(r.cfg.Until); ok {
-			lt := t.Local()
-			u := time.Date(lt.Year(), lt.Month(), lt.Day(), hour, minute, 0, 0, time.Local)
-			if !u.After(lt) {
-				u = u.AddDate(0, 0, 1)
-			}
-			if d.IsZero() || u.Before(d) {
-				d = u
-			}
-		}
-	}
-	return d
-}
-
-func (r *runner) writeRunConfig() error {
-	return writeJSON(filepath.Join(r.dir, "run_config.json"), r.runConfig())
-}
-
-// warnChangedSettings says which settings a resume runs with that differ from the ones
-// the run was started (or last resumed) with, as its run_config.json has them: flags are
-// not carried over, so a resume without them runs hgate.yaml's agent and limits.
-func (r *runner) warnChangedSettings(id string) {
-	data, err := os.ReadFile(filepath.Join(r.dir, "run_config.json"))
-	if err != nil {
-		return
-	}
-	var was map[string]any
-	if json.Unmarshal(data, &was) != nil {
-		return
-	}
-	now := map[string]any{}
-	if b, err := json.Marshal(r.runConfig()); err != nil || json.Unmarshal(b, &now) != nil {
-		return
-	}
-	var diffs []string
-	for _, k := range slices.Sorted(maps.Keys(now)) {
-		if k == "run_id" || k == "deadline" {
-			continue // the deadline counts from the resume
-		}
-		if old, ok := was[k]; ok && !reflect.DeepEqual(old, now[k]) {
-			o, _ := json.Marshal(old)
-			n, _ := json.Marshal(now[k])
-			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, o, n))
-		}
-	}
-	if len(diffs) > 0 {
-		fmt.Fprintf(r.log, "[loop] warning: run %s resumes with other settings than it ran with (flags are not carried over: give --resume the run's flags again): %s\n",
-			id, strings.Join(diffs, "; "))
-	}
-}
-
-// runConfig is run_config.json: the settings the run runs with.
-func (r *runner) runConfig() map[string]any {
-	c := r.cfg
-	return map[string]any{
-		"run_id": r.j.RunID, "agent": c.Agent, "program": c.Program,
-		"attempt_timeout": c.AttemptTimeout.String(), "iterations": c.Iterations, "patience": c.Patience,
-		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
-		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
-		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
-		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.RunSandbox(),
-		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden, "sandbox_network": networkName(c.Sandbox.Network),
-		"agents": c.Agents, "budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
-		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
-			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
-	}
 }
 
 // best is the gate's best (gate.CurrentBest): the one value every line, prompt, summary
