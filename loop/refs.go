@@ -32,6 +32,15 @@ func (r *runner) soloRefs(n int) refWatch {
 		repo: r.repo, check: r.checkGit, save: r.save, log: r.log}
 }
 
+// servedRefs is the watch the single agent's served commands run through: its phase's,
+// the journal's (none before the run's journal is open).
+func (r *runner) servedRefs() (refWatch, bool) {
+	if r.j == nil {
+		return refWatch{}, false
+	}
+	return r.soloRefs(r.j.Next), true
+}
+
 // genRefs is the watch of generation g's agents, which run side by side (genMu).
 func (r *runner) genRefs(g *generation) refWatch {
 	return refWatch{mu: &r.genMu, snap: &g.Refs, tamper: &g.Tamper, who: fmt.Sprintf("generation %d", g.Number), agent: "an agent",

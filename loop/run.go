@@ -179,15 +179,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	}
 	r.agentTmp = os.TempDir()
 	r.sweepTemp()
-	// The single agent's commands run through its phase's watch of hgate's refs, the
-	// journal's (none before the run's journal is open).
-	soloWatch := func() (refWatch, bool) {
-		if r.j == nil {
-			return refWatch{}, false
-		}
-		return r.soloRefs(r.j.Next), true
-	}
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serveAt(nil, soloWatch), Status: r.statusOf(0), Prefix: scratch.Prefix("hgate-loop-")})
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serveAt(nil, r.servedRefs), Status: r.statusOf(0), Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, nil, err
 	}
