@@ -39,12 +39,21 @@ const transcriptName = agentcli.TranscriptName
 //
 // Symlinks are never granted: the kernel would grant their target.
 func agentWritable(root string, allow []string, protected []string) ([]string, error) {
-	m := gitguard.NewMatcher(allow)
-	var anchored []string
-	anywhere := false // some pattern without a slash matches at any depth
+	w := &writableWalk{root: root, m: gitguard.NewMatcher(allow), protected: protected}
+	w.anchored, w.anywhere = splitAllow(allow)
+	if err := w.visit(""); err != nil {
+		return nil, fmt.Errorf("sandbox: list the worktree: %w", err)
+	}
+	return w.out, nil
+}
+
+// splitAllow sorts allow's patterns: the anchored ones (with a slash, without their
+// leading one), and whether some pattern without a slash matches at any depth. A
+// negation only narrows what the patterns match.
+func splitAllow(allow []string) (anchored []string, anywhere bool) {
 	for _, p := range allow {
 		if strings.HasPrefix(p, "!") {
-			continue // a negation only narrows what the patterns match
+			continue
 		}
 		if body := strings.TrimRight(p, "/"); strings.Contains(body, "/") {
 			anchored = append(anchored, strings.TrimPrefix(body, "/"))
@@ -52,49 +61,55 @@ func agentWritable(root string, allow []string, protected []string) ([]string, e
 			anywhere = true
 		}
 	}
-	isProtected := func(abs string) bool {
-		return slices.ContainsFunc(protected, func(p string) bool { return within(abs, p) })
+	return anchored, anywhere
+}
+
+// writableWalk is agentWritable's walk of the worktree root: what it grants goes to out.
+type writableWalk struct {
+	root      string
+	m         *gitguard.Matcher
+	anchored  []string
+	anywhere  bool
+	protected []string
+	out       []string
+}
+
+// visit grants what allow opens of folder rel, entry by entry.
+func (w *writableWalk) visit(rel string) error {
+	ents, err := os.ReadDir(filepath.Join(w.root, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
 	}
-	holdsProtected := func(abs string) bool {
-		return slices.ContainsFunc(protected, func(p string) bool { return within(p, abs) })
-	}
-	var out []string
-	var visit func(rel string) error
-	visit = func(rel string) error {
-		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
+	for _, e := range ents {
+		childRel := path.Join(rel, e.Name())
+		abs := filepath.Join(w.root, filepath.FromSlash(childRel))
+		if slices.ContainsFunc(w.protected, func(p string) bool { return within(abs, p) }) || e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
+		if err := w.entry(e, childRel, abs); err != nil {
 			return err
 		}
-		for _, e := range ents {
-			childRel := path.Join(rel, e.Name())
-			abs := filepath.Join(root, filepath.FromSlash(childRel))
-			if isProtected(abs) || e.Type()&fs.ModeSymlink != 0 {
-				continue
-			}
-			switch {
-			case e.IsDir() && holdsProtected(abs):
-				if err := visit(childRel); err != nil {
-					return err
-				}
-			case e.IsDir() && m.Match(childRel, true):
-				out = append(out, abs) // a folder the allowlist names (agent/ at any depth)
-			case e.IsDir() && slices.ContainsFunc(anchored, func(p string) bool { return mayMatchBelow(p, childRel) }):
-				out = append(out, abs)
-			case e.IsDir() && anywhere:
-				// No anchored pattern reaches in here: only files a slash-less pattern names.
-				if err := visitFiles(m, root, childRel, &out); err != nil {
-					return err
-				}
-			case e.Type().IsRegular() && m.Match(childRel, false):
-				out = append(out, abs)
-			}
-		}
-		return nil
 	}
-	if err := visit(""); err != nil {
-		return nil, fmt.Errorf("sandbox: list the worktree: %w", err)
+	return nil
+}
+
+// entry grants entry e (childRel, at abs) where allow opens it: a folder that holds a
+// protected path is visited, never granted whole.
+func (w *writableWalk) entry(e fs.DirEntry, childRel, abs string) error {
+	switch {
+	case e.IsDir() && slices.ContainsFunc(w.protected, func(p string) bool { return within(p, abs) }):
+		return w.visit(childRel)
+	case e.IsDir() && w.m.Match(childRel, true):
+		w.out = append(w.out, abs) // a folder the allowlist names (agent/ at any depth)
+	case e.IsDir() && slices.ContainsFunc(w.anchored, func(p string) bool { return mayMatchBelow(p, childRel) }):
+		w.out = append(w.out, abs)
+	case e.IsDir() && w.anywhere:
+		// No anchored pattern reaches in here: only files a slash-less pattern names.
+		return visitFiles(w.m, w.root, childRel, &w.out)
+	case e.Type().IsRegular() && w.m.Match(childRel, false):
+		w.out = append(w.out, abs)
 	}
-	return out, nil
+	return nil
 }
 
 // visitFiles adds the regular files below rel that the allowlist matches.
