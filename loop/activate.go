@@ -3,12 +3,15 @@ package loop
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/hgate/hgate/agentcli"
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/harness/qualify"
 	"github.com/hgate/hgate/internal/fault"
@@ -70,37 +73,61 @@ type activeSkill struct {
 	File        string `json:"file"` // its SKILL.md, in the activation folder
 }
 
+// activator makes (or, resumed, reads back) an iteration's activation and keeps the
+// last one: every agent run of the iteration is given the same tools. It is a view of the
+// runner's state, taken where an agent run needs its tools (runner.tools).
+type activator struct {
+	cfg    config.Harness
+	reg    func() (*harness.Registry, error) // the repository's harness registry
+	repo   *gitguard.Repo
+	cli    agentcli.CLI
+	runDir string // runs/<id>: the iterations' folders and mcp_calls.jsonl
+	log    io.Writer
+	last   *lastActivation
+}
+
+// lastActivation is the last activation made or read, and its iteration.
+type lastActivation struct {
+	act  *activation
+	iter int
+}
+
+// tools is the run's activator as it stands.
+func (r *runner) tools() activator {
+	return activator{cfg: r.cfg.Harness, reg: r.env.Registry, repo: r.repo, cli: r.cli(), runDir: r.dir, log: r.log, last: &r.act}
+}
+
 // activation is the iteration's activation: read from its folder when a resumed run
 // made it already, else made from the registry now. Without loop.harness.enabled it is
 // empty.
-func (r *runner) activation(n int) (*activation, error) {
-	if !r.cfg.Harness.Enabled {
+func (t activator) activation(n int) (*activation, error) {
+	if !t.cfg.Enabled {
 		return &activation{}, nil
 	}
-	if r.act != nil && r.actIter == n {
-		return r.act, nil
+	if t.last.act != nil && t.last.iter == n {
+		return t.last.act, nil
 	}
-	dir := filepath.Join(r.iterDir(n), "activation")
+	dir := filepath.Join(iterDir(t.runDir, n), "activation")
 	file := filepath.Join(dir, activationName)
 	var a activation
 	if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &a) == nil {
-		r.act, r.actIter = &a, n
+		*t.last = lastActivation{act: &a, iter: n}
 		return &a, nil
 	}
-	act, err := r.activate(dir, n)
+	act, err := t.activate(dir, n)
 	if err != nil {
 		return nil, fmt.Errorf("loop: activate the agent's tools: %w", err)
 	}
 	if err := writeJSON(file, act); err != nil {
 		return nil, err
 	}
-	r.act, r.actIter = act, n
+	*t.last = lastActivation{act: act, iter: n}
 	return act, nil
 }
 
 // activate writes the activation folder from the registry: only artifacts hgate
 // qualified whose content is still what it judged.
-func (r *runner) activate(dir string, n int) (*activation, error) {
+func (t activator) activate(dir string, n int) (*activation, error) {
 	if err := harness.Unseal(dir); err != nil {
 		return nil, err
 	}
@@ -111,15 +138,15 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 		return nil, err
 	}
 	act := &activation{MCP: []activeMCP{}, Skills: []activeSkill{}, Iteration: n}
-	reg, err := r.env.Registry()
+	reg, err := t.reg()
 	if err != nil || reg == nil {
 		return act, err
 	}
-	root := r.repo.Root()
+	root := t.repo.Root()
 	// What runs is what qualified: the bytes on refs/hgate/harness, read-only in the
 	// activation folder, never the worktree's folder the agent can still edit.
 	mat := filepath.Join(dir, "harness")
-	if err := harness.Materialize(r.repo, reg, mat); err != nil {
+	if err := harness.Materialize(t.repo, reg, mat); err != nil {
 		return nil, err
 	}
 	fault.Point("loop-activated") // the qualified bytes in the folder, activation.json not yet written
@@ -132,17 +159,17 @@ func (r *runner) activate(dir string, n int) (*activation, error) {
 			act.Hidden++
 		}
 	}
-	hdir := filepath.Join(root, filepath.FromSlash(r.cfg.Harness.Dir))
+	hdir := filepath.Join(root, filepath.FromSlash(t.cfg.Dir))
 	tools := reportTools(root, reg)
 	for _, a := range arts {
 		if !stillQualified(reg, a, hdir, mat) {
 			continue
 		}
-		if err := act.add(a, tools[a.Path], activeServer(a, root, r.cfg.Harness.Dir, mat), dir, mat); err != nil {
+		if err := act.add(a, tools[a.Path], activeServer(a, root, t.cfg.Dir, mat), dir, mat); err != nil {
 			return nil, err
 		}
 	}
-	return act, r.writeActivation(act, dir)
+	return act, t.write(act, dir)
 }
 
 // stillQualified says whether artifact a (as materialized in mat) is one the registry
@@ -190,28 +217,28 @@ func (act *activation) add(a harness.Artifact, tools []string, srv activeMCP, di
 	return nil
 }
 
-// writeActivation writes what the agent's CLI is given of the active tools into the
+// write writes what the agent's CLI is given of the active tools into the
 // activation folder dir: the skills' plugin and CLI home, the servers' config and the
 // proxy that logs their calls.
-func (r *runner) writeActivation(act *activation, dir string) error {
+func (t activator) write(act *activation, dir string) error {
 	if len(act.Skills) > 0 {
 		act.SkillsDir = filepath.Join(dir, "skills")
 		if err := act.claudePlugin(dir); err != nil {
 			return err
 		}
 		var err error
-		if act.Home, err = r.cli().Activate(dir, act.tools()); err != nil {
+		if act.Home, err = t.cli.Activate(dir, act.tools()); err != nil {
 			return err
 		}
 	}
 	if len(act.MCP) == 0 {
 		return nil
 	}
-	act.Log = filepath.Join(r.dir, mcpCallsName)
+	act.Log = filepath.Join(t.runDir, mcpCallsName)
 	if p, err := proc.Sibling("hgate-mcp"); err == nil {
 		act.Proxy = p
 	} else {
-		fmt.Fprintf(r.log, "[loop] %v: the agent's MCP servers run without hgate's proxy, and their calls are not logged\n", err)
+		fmt.Fprintf(t.log, "[loop] %v: the agent's MCP servers run without hgate's proxy, and their calls are not logged\n", err)
 	}
 	return act.writeMCPConfig(filepath.Join(dir, "claude-mcp.json"))
 }

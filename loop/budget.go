@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"github.com/hgate/hgate/internal/human"
+	"io"
 	"strings"
 
 	"github.com/hgate/hgate/agentcli"
@@ -20,37 +21,52 @@ type budgetStop struct{ detail string }
 
 func (b *budgetStop) Error() string { return "budget: " + b.detail }
 
-// overBudget says how the run's budget is spent, or "" while some of it is left: spent
-// reaches the budget, so no attempt or gate starts with nothing left.
-func (r *runner) overBudget() string {
-	usd, tokens := r.spent()
-	return r.budget().Reached(spend.Spend{USD: usd, Tokens: spend.Tokens{Input: tokens}})
+// spendBook is the run's spend: the journal's totals (the agent's and the train runs'),
+// the test split's kept apart (testBook), the budget over both, the pricer of an agent
+// that reports tokens only, and the model gateway that meters sessions (nil: none). It is
+// a view of the runner's state, taken where the spend is counted (runner.book).
+type spendBook struct {
+	j      *journal
+	test   *testBook
+	budget spend.Budget
+	prices *pricer
+	cfg    config.Loop // loop.prices and the agent, for the pricer
+	mg     *modelGateway
+	log    io.Writer
 }
 
-// budget is the run's budget.
-func (r *runner) budget() spend.Budget {
-	return spend.Budget{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)}
+// book is the run's spend book as it stands.
+func (r *runner) book() spendBook {
+	return spendBook{j: r.j, test: &r.test, budget: spend.Budget{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)},
+		prices: &r.prices, cfg: r.cfg, mg: r.mg, log: r.log}
+}
+
+// overBudget says how the run's budget is spent, or "" while some of it is left: spent
+// reaches the budget, so no attempt or gate starts with nothing left.
+func (b spendBook) overBudget() string {
+	usd, tokens := b.spent()
+	return b.budget.Reached(spend.Spend{USD: usd, Tokens: spend.Tokens{Input: tokens}})
 }
 
 // spent is the run's whole spend: the agent's and the train runs' (the journal's) and the
 // test split's (kept apart, see testspend.go).
-func (r *runner) spent() (usd float64, tokens int64) {
-	return spend.AddUSD(r.j.SpendUSD, r.test.CostUSD), spend.AddTokens(r.j.SpendTokens, r.test.Tokens)
+func (b spendBook) spent() (usd float64, tokens int64) {
+	return spend.AddUSD(b.j.SpendUSD, b.test.spent.CostUSD), spend.AddTokens(b.j.SpendTokens, b.test.spent.Tokens)
 }
 
 // addSpend adds one agent run's spend to the iteration's and the run's.
-func (r *runner) addSpend(it *Iteration, out agentout.Run) {
-	usd, tokens := r.iterationSpend(it, out)
-	r.runSpend(usd, tokens)
+func (b spendBook) addSpend(it *Iteration, out agentout.Run) {
+	usd, tokens := b.iterationSpend(it, out)
+	b.runSpend(usd, tokens)
 }
 
 // iterationSpend adds one agent run's spend to the iteration's alone, pricing the tokens
 // of an agent that reported no dollars (codex) by loop.prices, and returns it: a
 // generation's agent's reaches the run's total only in the journal write that says the
 // agent ended, so a resume that finds it running counts it once.
-func (r *runner) iterationSpend(it *Iteration, out agentout.Run) (usd float64, tokens int64) {
+func (b spendBook) iterationSpend(it *Iteration, out agentout.Run) (usd float64, tokens int64) {
 	if out.CostUSD == nil && out.Tokens.Total() > 0 {
-		if usd, ok := r.price(out.Tokens); ok {
+		if usd, ok := b.prices.price(b.cfg, b.log, out.Tokens); ok {
 			out.CostUSD = &usd
 			it.CostPriced = true
 		}
@@ -62,8 +78,8 @@ func (r *runner) iterationSpend(it *Iteration, out agentout.Run) (usd float64, t
 	tokens = out.Tokens.Total()
 	if len(out.Invalid) > 0 {
 		// A refused report counts as reaching the budget, where one is set.
-		spentUSD, spentTokens := r.spent()
-		restUSD, restTokens := r.budget().Rest(spend.Spend{USD: spend.AddUSD(spentUSD, usd), Tokens: spend.Tokens{Input: spend.AddTokens(spentTokens, tokens)}})
+		spentUSD, spentTokens := b.spent()
+		restUSD, restTokens := b.budget.Rest(spend.Spend{USD: spend.AddUSD(spentUSD, usd), Tokens: spend.Tokens{Input: spend.AddTokens(spentTokens, tokens)}})
 		usd, tokens = spend.AddUSD(usd, restUSD), spend.AddTokens(tokens, restTokens)
 	}
 	it.SpendUSD = spend.AddUSD(it.SpendUSD, usd)
@@ -88,17 +104,18 @@ func (r *runner) addGateSpend(it *Iteration, rep *gate.Answer) error {
 	if train.Zero() && rep.TestSpend.Zero() {
 		return nil
 	}
-	if err := r.addTestSpend(rep.TestSpend, train); err != nil {
+	r.mg.chargeBench(rep.TestSpend, train) // the gateway's budget check counts the benchmark's spend too
+	if err := r.test.add(rep.TestSpend, train, r.j.GateSpends); err != nil {
 		return err
 	}
 	fault.Point("loop-gate-spent") // the private file has the gate's spend, the journal not yet
-	r.addTrainSpend(it, train)
-	r.j.GateSpends = r.test.Gates
+	r.book().addTrainSpend(it, train)
+	r.j.GateSpends = r.test.spent.Gates
 	return r.save()
 }
 
 // addTrainSpend adds a gate's train runs' spend to the iteration and the run.
-func (r *runner) addTrainSpend(it *Iteration, s benchmark.Spend) {
+func (b spendBook) addTrainSpend(it *Iteration, s benchmark.Spend) {
 	if s.Zero() {
 		return
 	}
@@ -112,13 +129,13 @@ func (r *runner) addTrainSpend(it *Iteration, s benchmark.Spend) {
 	// counts on from them.
 	it.SpendUSD = spend.AddUSD(it.SpendUSD, s.CostUSD)
 	it.SpendTokens = spend.AddTokens(it.SpendTokens, s.Tokens())
-	r.runSpend(s.CostUSD, s.Tokens())
+	b.runSpend(s.CostUSD, s.Tokens())
 }
 
 // runSpend adds to the run's totals alone.
-func (r *runner) runSpend(usd float64, tokens int64) {
-	r.j.SpendUSD = spend.AddUSD(r.j.SpendUSD, usd)
-	r.j.SpendTokens = spend.AddTokens(r.j.SpendTokens, tokens)
+func (b spendBook) runSpend(usd float64, tokens int64) {
+	b.j.SpendUSD = spend.AddUSD(b.j.SpendUSD, usd)
+	b.j.SpendTokens = spend.AddTokens(b.j.SpendTokens, tokens)
 }
 
 // endKilled ends what is left of the single agent hgate was killed under in iteration n
@@ -145,22 +162,29 @@ func spendNote(it Iteration) string {
 // roundUSD is x in millionths of a dollar (spend.AddUSD sums so).
 func roundUSD(x float64) float64 { return spend.AddUSD(0, x) }
 
-// price is what tokens cost at the agent's model's loop.prices entry; ok is false when
-// there is none (the model unknown, or not priced).
-func (r *runner) price(t agentout.Tokens) (float64, bool) {
-	p, ok := r.modelPrice()
+// pricer prices the tokens of an agent that reports no dollars (codex) by loop.prices:
+// it finds the agent's model once, and warns once that a model has no price.
+type pricer struct {
+	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
+	unpriced bool   // the warning that the agent's tokens have no price was given
+}
+
+// price is what tokens cost at the agent's model's entry in cfg's loop.prices; ok is false
+// when there is none (the model unknown, or not priced).
+func (p *pricer) price(cfg config.Loop, log io.Writer, t agentout.Tokens) (float64, bool) {
+	c, ok := p.modelPrice(cfg)
 	if !ok {
-		if !r.unpriced && r.cfg.BudgetUSD > 0 {
-			r.unpriced = true
-			fmt.Fprintf(r.log, "[loop] warning: the agent reported tokens but no dollars, and loop.prices has no price for its model (%s): its tokens count against budget_tokens, not budget_usd\n", orUnknown(r.model))
+		if !p.unpriced && cfg.BudgetUSD > 0 {
+			p.unpriced = true
+			fmt.Fprintf(log, "[loop] warning: the agent reported tokens but no dollars, and loop.prices has no price for its model (%s): its tokens count against budget_tokens, not budget_usd\n", orUnknown(p.model))
 		}
 		return 0, false
 	}
-	cached := p.Input
-	if p.CachedInput != nil {
-		cached = *p.CachedInput
+	cached := c.Input
+	if c.CachedInput != nil {
+		cached = *c.CachedInput
 	}
-	usd := (float64(t.Input+t.CacheWrite)*p.Input + float64(t.CacheRead)*cached + float64(t.Output)*p.Output) / 1e6
+	usd := (float64(t.Input+t.CacheWrite)*c.Input + float64(t.CacheRead)*cached + float64(t.Output)*c.Output) / 1e6
 	return roundUSD(usd), true
 }
 
@@ -174,20 +198,20 @@ func orUnknown(s string) string {
 // modelPrice is the loop.prices entry of the agent's model: the model its command line
 // names (-m, --model, -c model=...), else codex's config.toml's; an unknown model takes
 // the entry when loop.prices has only one.
-func (r *runner) modelPrice() (config.Price, bool) {
-	if len(r.cfg.Prices) == 0 {
+func (p *pricer) modelPrice(cfg config.Loop) (config.Price, bool) {
+	if len(cfg.Prices) == 0 {
 		return config.Price{}, false
 	}
-	if r.model == "" {
-		args, _ := Command(r.cfg.Agent, "")
-		r.model = agentModel(args)
+	if p.model == "" {
+		args, _ := Command(cfg.Agent, "")
+		p.model = agentModel(args)
 	}
-	if p, ok := r.cfg.Prices[r.model]; ok {
-		return p, true
+	if c, ok := cfg.Prices[p.model]; ok {
+		return c, true
 	}
-	if r.model == "" && len(r.cfg.Prices) == 1 {
-		for _, p := range r.cfg.Prices {
-			return p, true
+	if p.model == "" && len(cfg.Prices) == 1 {
+		for _, c := range cfg.Prices {
+			return c, true
 		}
 	}
 	return config.Price{}, false

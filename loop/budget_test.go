@@ -49,12 +49,12 @@ func TestSpendAndBudget(t *testing.T) {
 	}}
 	it := &Iteration{}
 	codex := agentout.Run{Format: agentout.FormatCodex, Tokens: agentout.Tokens{Input: 1_000_000, CacheRead: 2_000_000, Output: 100_000}}
-	r.addSpend(it, codex)
+	r.book().addSpend(it, codex)
 	// 1M input at $1, 2M cached at $0.10, 100k output at $10: $2.20.
 	if it.CostUSD == nil || *it.CostUSD != 2.2 || !it.CostPriced || it.SpendUSD != 2.2 || it.SpendTokens != 3_100_000 {
 		t.Fatalf("priced spend: %+v", it)
 	}
-	if why := r.overBudget(); why != "" {
+	if why := r.book().overBudget(); why != "" {
 		t.Fatalf("over budget at $2.20, 3.1M tokens: %s", why)
 	}
 	if err := r.openPrivate(); err != nil {
@@ -66,15 +66,15 @@ func TestSpendAndBudget(t *testing.T) {
 	if *it.BenchCostUSD != 1.5 || it.BenchTokens != 1_900_000 || r.j.SpendUSD != 3.7 || r.j.SpendTokens != 5_000_000 {
 		t.Fatalf("with the benchmark's spend: %+v, run %v %v", it, r.j.SpendUSD, r.j.SpendTokens)
 	}
-	if why := r.overBudget(); why != "5,000,000 tokens spent of the 5,000,000-token budget" {
+	if why := r.book().overBudget(); why != "5,000,000 tokens spent of the 5,000,000-token budget" {
 		t.Errorf("overBudget = %q", why)
 	}
 	// A model loop.prices does not name is not priced: its tokens count, its dollars not.
 	r2 := &runner{log: io.Discard, j: &journal{}, cfg: config.Loop{Agent: []string{"codex -m o3"}, BudgetUSD: 1,
 		Prices: map[string]config.Price{"gpt-5-codex": {Input: 1, Output: 10}}}}
 	it2 := &Iteration{}
-	r2.addSpend(it2, codex)
-	if it2.CostUSD != nil || it2.SpendUSD != 0 || it2.SpendTokens != 3_100_000 || !r2.unpriced {
+	r2.book().addSpend(it2, codex)
+	if it2.CostUSD != nil || it2.SpendUSD != 0 || it2.SpendTokens != 3_100_000 || !r2.prices.unpriced {
 		t.Errorf("unpriced model: %+v", it2)
 	}
 }
@@ -93,19 +93,19 @@ func TestResumeCountsGateSpend(t *testing.T) {
 	// Gate 1 answered $1 test and $1.50 train, the private file has it, the journal never
 	// heard; gate 2 was killed once its runs had reported $0.25 test and $0.50 train.
 	r := open(&journal{Current: &Iteration{}})
-	if err := r.addTestSpend(benchmark.Spend{CostUSD: 1}, benchmark.Spend{CostUSD: 1.5}); err != nil {
+	if err := r.test.add(benchmark.Spend{CostUSD: 1}, benchmark.Spend{CostUSD: 1.5}, r.j.GateSpends); err != nil {
 		t.Fatal(err)
 	}
-	r.gating.Store(true)
-	r.benchSpent("test", benchmark.Spend{CostUSD: 0.25})
-	r.benchSpent("train", benchmark.Spend{CostUSD: 0.5})
-	r.benchSpent("all", benchmark.Spend{CostUSD: 9}) // not a gate's answer's: never counted
+	r.test.gating.Store(true)
+	r.test.benchSpent("test", benchmark.Spend{CostUSD: 0.25})
+	r.test.benchSpent("train", benchmark.Spend{CostUSD: 0.5})
+	r.test.benchSpent("all", benchmark.Spend{CostUSD: 9}) // not a gate's answer's: never counted
 
 	j := &journal{Current: &Iteration{}}
 	for i := range 2 { // resumed, then resumed again from the journal the first one saved
 		r := open(j)
-		if j.SpendUSD != 2 || *j.Current.BenchCostUSD != 2 || j.GateSpends != 2 || r.test.CostUSD != 1.25 || r.test.Flight != nil {
-			t.Errorf("resume %d: journal $%v (bench $%v, %d gates), test $%v, flight %+v", i, j.SpendUSD, *j.Current.BenchCostUSD, j.GateSpends, r.test.CostUSD, r.test.Flight)
+		if j.SpendUSD != 2 || *j.Current.BenchCostUSD != 2 || j.GateSpends != 2 || r.test.spent.CostUSD != 1.25 || r.test.spent.Flight != nil {
+			t.Errorf("resume %d: journal $%v (bench $%v, %d gates), test $%v, flight %+v", i, j.SpendUSD, *j.Current.BenchCostUSD, j.GateSpends, r.test.spent.CostUSD, r.test.spent.Flight)
 		}
 		path := filepath.Join(dir, journalName)
 		data, err := os.ReadFile(path)

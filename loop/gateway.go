@@ -6,9 +6,11 @@ import (
 	"math"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
+	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gatewayapi"
 	"github.com/hgate/hgate/internal/fault"
@@ -26,34 +28,37 @@ type modelGateway struct {
 	port   int // its host-side listener's: a jail may bind the same port inside its namespace
 	routed agentcli.Routed
 	up     agentcli.Upstream
+	// isolated: the agent is kept off the network, so off the provider's web tools too.
+	isolated bool
+	log      io.Writer // the loop's log: what goes wrong with the gateway is said there
 }
 
-// gatewayPort is the port of the run's gateway listener on the host's 127.0.0.1 (0: no
+// hostPort is the port of the run's gateway listener on the host's 127.0.0.1 (0: no
 // gateway): the agent's network namespace, where it has one, binds the same port, so the
 // session's base URL works on both sides.
-func (r *runner) gatewayPort() int {
-	if r.mg == nil {
+func (mg *modelGateway) hostPort() int {
+	if mg == nil {
 		return 0
 	}
-	return r.mg.port
+	return mg.port
 }
 
-// serveGateway makes the run's gateway answer on l too: a listener bound on the same
-// port inside the agent's network namespace (loop.sandbox.network: model), handed back by
-// the sandbox's shim. Closing the gateway closes it.
-func (r *runner) serveGateway(l net.Listener) {
-	if r.mg != nil {
-		r.mg.gw.Serve(l)
+// serve makes the run's gateway answer on l too: a listener bound on the same port inside
+// the agent's network namespace (loop.sandbox.network: model), handed back by the
+// sandbox's shim. Closing the gateway closes it.
+func (mg *modelGateway) serve(l net.Listener) {
+	if mg != nil {
+		mg.gw.Serve(l)
 	}
 }
 
-// gatewayServer is the run's gateway as the agent's network namespace serves it
+// servers is the run's gateway as the agent's network namespace serves it
 // (loop.sandbox.network: model or hosts): none when no gateway runs.
-func (r *runner) gatewayServer() []netServer {
-	if r.mg == nil {
+func (mg *modelGateway) servers() []netServer {
+	if mg == nil {
 		return nil
 	}
-	return []netServer{{Name: "the model gateway", Port: r.gatewayPort(), Serve: r.serveGateway}}
+	return []netServer{{Name: "the model gateway", Port: mg.hostPort(), Serve: mg.serve}}
 }
 
 // openGateway starts the run's gateway when the agent's CLI can be routed through it;
@@ -68,7 +73,7 @@ func (r *runner) openGateway() (func(), error) {
 		fmt.Fprintf(r.log, "[loop] the model gateway is not used: %s; the agent's spend is what its CLI reports\n", up.Why)
 		return nil, nil
 	}
-	usd, tokens := r.spent()
+	usd, tokens := r.book().spent()
 	cfg := gatewayapi.Config{
 		Prices: gatewayapi.DefaultPrices.Merge(gatewayPrices(r.cfg.Prices)),
 		Limits: gatewayapi.Limits{USD: r.cfg.BudgetUSD, Tokens: int64(r.cfg.BudgetTokens)},
@@ -94,7 +99,8 @@ func (r *runner) openGateway() (func(), error) {
 		return nil, fmt.Errorf("loop: the model gateway: %w", err)
 	}
 	gw.Serve(l)
-	r.mg = &modelGateway{gw: gw, port: l.Addr().(*net.TCPAddr).Port, routed: routed, up: up}
+	r.mg = &modelGateway{gw: gw, port: l.Addr().(*net.TCPAddr).Port, routed: routed, up: up,
+		isolated: r.cfg.Sandbox.Network.Isolated(), log: r.log}
 	key := "the agent's own login passes through"
 	if up.Key != "" {
 		key = "it holds the API key, the agent has a placeholder"
@@ -129,68 +135,67 @@ func meterPhase(phase string, repair int) string {
 	return phase
 }
 
-// routeSession registers a scope for one session and points its CLI at it: its command
-// line and environment, the provider's key replaced by a placeholder where the gateway
-// holds it. name is "" when the run has no gateway.
-func (r *runner) routeSession(spec sessionSpec, args []string) (out, env []string, name string) {
-	if r.mg == nil {
+// route registers a scope for one session and points its CLI at it: its command line
+// and environment, the provider's key replaced by a placeholder where the gateway holds
+// it. name is "" when the run has no gateway.
+func (mg *modelGateway) route(spec sessionSpec, args []string) (out, env []string, name string) {
+	if mg == nil {
 		return args, nil, ""
 	}
 	name = fmt.Sprintf("%s/%d/%s", meterPhase(spec.Phase, spec.Repair), spec.Iteration, spec.Tag)
-	prefix, err := r.mg.gw.Scope(name)
+	prefix, err := mg.gw.Scope(name)
 	if err != nil {
 		// The gateway is gone: the session's requests fail, and its CLI says so.
-		fmt.Fprintf(r.log, "[loop] the model gateway: %v\n", err)
+		fmt.Fprintf(mg.log, "[loop] the model gateway: %v\n", err)
 	}
-	base := fmt.Sprintf("http://127.0.0.1:%d%s", r.mg.port, prefix)
-	held := r.mg.up.Key != ""
-	out, env = r.mg.routed.Route(args, agentcli.Via{Base: base, Held: held, NoWebTools: r.cfg.Sandbox.Network.Isolated()})
-	if held && r.mg.up.KeyEnv != "" {
-		env = append(env, r.mg.up.KeyEnv+"="+agentcli.KeyPlaceholder)
+	base := fmt.Sprintf("http://127.0.0.1:%d%s", mg.port, prefix)
+	held := mg.up.Key != ""
+	out, env = mg.routed.Route(args, agentcli.Via{Base: base, Held: held, NoWebTools: mg.isolated})
+	if held && mg.up.KeyEnv != "" {
+		env = append(env, mg.up.KeyEnv+"="+agentcli.KeyPlaceholder)
 	}
 	return out, env, name
 }
 
 // gatewayUsage journals count, the count of the session a usage event belongs to, with
 // the journal's own atomic write (on the gateway client's goroutine, which acks the event
-// after: the gateway holds the response until then). The journal holds one
-// such count, the session in flight's: it stays bounded however long the stream. While a
-// command served to the agent holds the journal (a gate), the event is not waited for:
-// the next one, or the session's end, journals the count (the stream is never held up).
+// after: the gateway holds the response until then). The journal holds one such count
+// per agent in flight, its session's: it stays bounded however long the stream. The
+// agents of a generation are looked for first, then the single agent's session. While
+// another write holds the journal (another agent's, or a gate a command served to the
+// agent runs), the event is not waited for: the next one, or the session's end, journals
+// the count (the stream is never held up).
 func (r *runner) gatewayUsage(u gatewayapi.Usage, count gatewayapi.Scope) {
-	saved := r.genAgentUsage(u, count) || r.sessionUsage(u, count)
+	if r.mg == nil {
+		return
+	}
+	gen := func() []*meterState {
+		if r.j.Gen == nil {
+			return nil
+		}
+		ms := make([]*meterState, len(r.j.Gen.Agents))
+		for i := range r.j.Gen.Agents {
+			ms[i] = r.j.Gen.Agents[i].Metering
+		}
+		return ms
+	}
+	solo := func() []*meterState { return []*meterState{r.j.Metering} }
+	saved := r.journalCount(&r.genMu, gen, u.Scope, count) || r.journalCount(&r.refsMu, solo, u.Scope, count)
 	if saved && !u.Final {
 		fault.Point("loop-gateway-usage") // a stream's usage journaled, its end not seen
 	}
 }
 
-// sessionUsage journals the count of the single session in flight when u is its: true
-// when saved.
-func (r *runner) sessionUsage(u gatewayapi.Usage, count gatewayapi.Scope) bool {
-	if !r.refsMu.TryLock() {
+// journalCount journals count in the meter of scope among those meters lists, under mu
+// (which orders their writes with the others of their kind), when mu is free: true when
+// saved.
+func (r *runner) journalCount(mu *sync.Mutex, meters func() []*meterState, scope string, count gatewayapi.Scope) bool {
+	if !mu.TryLock() {
 		return false
 	}
-	defer r.refsMu.Unlock()
-	if m := r.j.Metering; m != nil && m.Scope == u.Scope && r.mg != nil {
-		m.Count = count
-		return r.save() == nil
-	}
-	return false
-}
-
-// genAgentUsage journals the count of the generation's agent u belongs to, in its own
-// entry (genMu orders the agents' journal writes): true when saved. While another agent's
-// write holds the journal, the next event, or the agent's end, journals the count.
-func (r *runner) genAgentUsage(u gatewayapi.Usage, count gatewayapi.Scope) bool {
-	if r.mg == nil || !r.genMu.TryLock() {
-		return false
-	}
-	defer r.genMu.Unlock()
-	if r.j.Gen == nil {
-		return false
-	}
-	for i := range r.j.Gen.Agents {
-		if m := r.j.Gen.Agents[i].Metering; m != nil && m.Scope == u.Scope {
+	defer mu.Unlock()
+	for _, m := range meters() {
+		if m != nil && m.Scope == scope {
 			m.Count = count
 			return r.save() == nil
 		}
@@ -207,35 +212,35 @@ func (r *runner) takeMeter(it *Iteration, cli agentout.Run) agentout.Run {
 	m := r.j.Metering
 	r.j.Metering = nil
 	r.refsMu.Unlock()
-	return r.meterSpend(it, m, cli)
+	return r.book().meterSpend(it, m, cli)
 }
 
 // meterSpend is takeMeter's for the session m names (nil: none was metered).
-func (r *runner) meterSpend(it *Iteration, m *meterState, cli agentout.Run) agentout.Run {
+func (b spendBook) meterSpend(it *Iteration, m *meterState, cli agentout.Run) agentout.Run {
 	if m == nil {
 		return cli
 	}
 	c := m.Count
-	if r.mg != nil {
-		if live, ok := r.mg.scopes()[m.Scope]; ok {
+	if b.mg != nil {
+		if live, ok := b.mg.scopes()[m.Scope]; ok {
 			c = live
 		} else {
-			r.mg.charge(c.Spend(), r.log) // a killed hgate's session: this gateway never saw it
+			b.mg.charge(c.Spend()) // a killed hgate's session: this gateway never saw it
 		}
 	}
-	r.addTelemetry(m.Scope, c)
+	b.j.Telemetry = addTelemetry(b.j.Telemetry, m.Scope, c)
 	if c.Requests == 0 && c.Budget == 0 {
-		r.chargeGateway(cli)
+		b.mg.chargeRun(cli)
 		return cli
 	}
-	r.keepCLIFigure(it, cli, c)
+	keepCLIFigure(it, cli, c, b.log)
 	if c.Open > 0 {
 		it.SpendOpen = true
-		fmt.Fprintf(r.log, "[loop] iteration %d: %d model response(s) were cut before their end: the spend counts each up to its last usage event (an upper bound, marked open)\n", it.Iteration, c.Open)
+		fmt.Fprintf(b.log, "[loop] iteration %d: %d model response(s) were cut before their end: the spend counts each up to its last usage event (an upper bound, marked open)\n", it.Iteration, c.Open)
 	}
 	if c.Budget > 0 && it.BudgetCut == "" {
-		tot := r.mg.total()
-		it.BudgetCut = fmt.Sprintf("budget reached: the gateway refused the agent's next model request with %s", r.budget().Reached(tot.Spend()))
+		tot := b.mg.total()
+		it.BudgetCut = fmt.Sprintf("budget reached: the gateway refused the agent's next model request with %s", b.budget.Reached(tot.Spend()))
 	}
 	usd := c.USD
 	return agentout.Run{Format: cli.Format, SessionID: cli.SessionID, CostUSD: &usd, Tokens: c.Tokens}
@@ -258,29 +263,40 @@ func (mg *modelGateway) scopes() map[string]gatewayapi.Scope {
 
 // charge tells the gateway of spend it did not see; a gateway gone forwards nothing more,
 // so only the log says it.
-func (mg *modelGateway) charge(s spend.Spend, log io.Writer) {
+func (mg *modelGateway) charge(s spend.Spend) {
 	if err := mg.gw.Charge(s); err != nil {
-		fmt.Fprintf(log, "[loop] the model gateway: %v\n", err)
+		fmt.Fprintf(mg.log, "[loop] the model gateway: %v\n", err)
 	}
 }
 
-// chargeGateway tells the gateway of spend it did not see (the benchmark's, a session it
-// did not meter), so that its budget check counts the run's whole spend.
-func (r *runner) chargeGateway(out agentout.Run) {
-	if r.mg == nil {
+// chargeRun tells the gateway of an agent run's spend it did not see (a session it did not
+// meter), so that its budget check counts the run's whole spend; nothing without a gateway.
+func (mg *modelGateway) chargeRun(out agentout.Run) {
+	if mg == nil {
 		return
 	}
 	s := spend.Spend{Tokens: out.Tokens}
 	if out.CostUSD != nil {
 		s.USD = *out.CostUSD
 	}
-	r.mg.charge(s, r.log)
+	mg.charge(s)
+}
+
+// chargeBench tells the gateway of a gate's spend (its test and train splits'), which it
+// never sees, so that its budget check counts the benchmark's spend too; nothing without a
+// gateway.
+func (mg *modelGateway) chargeBench(test, train benchmark.Spend) {
+	if mg == nil {
+		return
+	}
+	mg.charge(spend.Spend{USD: spend.AddUSD(test.CostUSD, train.CostUSD),
+		Tokens: spend.Tokens{Input: spend.AddTokens(test.Tokens(), train.Tokens())}})
 }
 
 // keepCLIFigure keeps what the CLI reported beside the gateway's count, and shows a
 // disagreement above 2% or $0.01 (dollars, where the CLI reports them), or above 2% of
 // the tokens.
-func (r *runner) keepCLIFigure(it *Iteration, cli agentout.Run, c gatewayapi.Scope) {
+func keepCLIFigure(it *Iteration, cli agentout.Run, c gatewayapi.Scope, log io.Writer) {
 	it.Metered = true
 	if cli.CostUSD != nil {
 		v := spend.AddUSD(0, *cli.CostUSD)
@@ -302,17 +318,19 @@ func (r *runner) keepCLIFigure(it *Iteration, cli agentout.Run, c gatewayapi.Sco
 	}
 	if why != "" {
 		it.SpendDisagreement = why
-		fmt.Fprintf(r.log, "[loop] iteration %d: the agent's spend: %s; the gateway's figure counts\n", it.Iteration, why)
+		fmt.Fprintf(log, "[loop] iteration %d: the agent's spend: %s; the gateway's figure counts\n", it.Iteration, why)
 	}
 }
 
-// addTelemetry adds a session's count at the gateway to the run's, by phase.
-func (r *runner) addTelemetry(scope string, c gatewayapi.Scope) {
+// addTelemetry is the run's count at the gateway by phase (the journal's), with a
+// session's count added.
+func addTelemetry(phases map[string]gatewayapi.Scope, scope string, c gatewayapi.Scope) map[string]gatewayapi.Scope {
 	phase, _, _ := strings.Cut(scope, "/")
-	if r.j.Telemetry == nil {
-		r.j.Telemetry = map[string]gatewayapi.Scope{}
+	if phases == nil {
+		phases = map[string]gatewayapi.Scope{}
 	}
-	r.j.Telemetry[phase] = sumScope(r.j.Telemetry[phase], c)
+	phases[phase] = sumScope(phases[phase], c)
+	return phases
 }
 
 // telemetry is the summary's view of the journal's count by phase; nil for none.

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -21,11 +22,11 @@ func TestGatewaySecondListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw.Serve(host)
-	r := &runner{mg: &modelGateway{gw: gw, port: host.Addr().(*net.TCPAddr).Port, routed: agentcli.Claude{}, up: agentcli.Upstream{API: "anthropic"}}}
-	if r.gatewayPort() != r.mg.port || (&runner{}).gatewayPort() != 0 {
-		t.Fatalf("gatewayPort %d, want %d (0 without a gateway)", r.gatewayPort(), r.mg.port)
+	r := &runner{mg: &modelGateway{gw: gw, port: host.Addr().(*net.TCPAddr).Port, routed: agentcli.Claude{}, up: agentcli.Upstream{API: "anthropic"}, log: io.Discard}}
+	if r.mg.hostPort() != r.mg.port || (&runner{}).mg.hostPort() != 0 {
+		t.Fatalf("hostPort %d, want %d (0 without a gateway)", r.mg.hostPort(), r.mg.port)
 	}
-	_, env, scope := r.routeSession(sessionSpec{Phase: "attempt", Repair: 1, Iteration: 3, Tag: "T"}, []string{"claude", "-p"})
+	_, env, scope := r.mg.route(sessionSpec{Phase: "attempt", Repair: 1, Iteration: 3, Tag: "T"}, []string{"claude", "-p"})
 	if scope != "repair/3/T" || len(env) != 1 {
 		t.Fatalf("scope %q, env %q: want repair/3/T and the base URL alone (no key held)", scope, env)
 	}
@@ -34,7 +35,7 @@ func TestGatewaySecondListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.serveGateway(other)
+	r.mg.serve(other)
 	for _, addr := range []string{host.Addr().String(), other.Addr().String()} {
 		u := fmt.Sprintf("http://%s%s/", addr, base[len(fmt.Sprintf("http://127.0.0.1:%d", r.mg.port)):])
 		resp, err := http.Head(u)

@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,7 +40,13 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	if err != nil {
 		return nil, err
 	}
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.genServe(g, a), Status: r.statusOf(a.Iteration), Prefix: scratch.Prefix("hgate-loop-")})
+	// The commands it sends over its socket run on its worktree, through its generation's
+	// watch of hgate's refs (what moved behind hgate's back is put back first: the
+	// generation's candidates are then rejected); they write none of hgate's state, so two
+	// agents' commands can take turns with the repository lock.
+	at := &Worktree{Dir: a.Worktree, Base: g.Base, Traces: filepath.Join(dir, tracesName)}
+	serve := r.serveAt(at, func() (refWatch, bool) { return r.genRefs(g), true })
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: serve, Status: r.statusOf(a.Iteration), Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +56,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	spec := sessionSpec{Phase: "attempt", Dir: dir, Worktree: a.Worktree, Iteration: a.Iteration,
 		Timeout: r.cfg.AttemptTimeout, Server: srv, Message: msg, Prompt: func(string) string { return prompt },
 		Jail: jailSpec{Worktree: a.Worktree, Protected: []string{filepath.Join(a.Worktree, ".git"), string(r.ws)}, Files: []string{msg, notes},
-			Hidden: r.trainHidden(filepath.Join(dir, tracesName))},
+			Hidden: r.jails().trainHidden(filepath.Join(dir, tracesName))},
 		Env: []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)},
 		// Its generation reaps the orphans once every agent has ended (another agent
 		// may still run).
@@ -66,9 +71,9 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	ranAgent(it, res, out)
 	r.genMu.Lock()
 	if ss.scope != "" {
-		out = r.meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
+		out = r.book().meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
 	}
-	r.iterationSpend(it, out) // the run's total takes it when the journal says it ended
+	r.book().iterationSpend(it, out) // the run's total takes it when the journal says it ended
 	r.genMu.Unlock()
 	return it, nil
 }
@@ -80,21 +85,6 @@ type Worktree struct {
 	Dir    string // the agent's linked worktree
 	Base   string // the generation's base: Step 0 compares with it
 	Traces string // its train traces: iterations/<n>/traces
-}
-
-// genServe runs a command agent a sent over its socket, on its worktree. What moved
-// under refs/hgate/ behind hgate's back is put back first (the generation's candidates
-// are then rejected); the command writes none of hgate's state, so two agents' commands
-// can take turns with the repository lock.
-func (r *runner) genServe(g *generation, a *genAgent) func(context.Context, []string, io.Writer, io.Writer) int {
-	at := &Worktree{Dir: a.Worktree, Base: g.Base, Traces: filepath.Join(r.iterDir(a.Iteration), tracesName)}
-	return r.serveAt(at, func(run func()) {
-		w := r.genRefs(g)
-		w.mu.Lock()
-		w.refresh()
-		w.mu.Unlock()
-		run()
-	})
 }
 
 // genPrompt is agent a's prompt: an attempt's, against the best as it stands, with its

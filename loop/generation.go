@@ -214,8 +214,8 @@ func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
 	out := killedOutput(r.cli(), r.iterDir(a.Iteration))
 	// The gateway's count up to the last usage event journaled, where it metered the
 	// agent (an upper bound, marked open, where a stream's end was not seen).
-	out = r.meterSpend(it, a.Metering, out)
-	r.iterationSpend(it, out)
+	out = r.book().meterSpend(it, a.Metering, out)
+	r.book().iterationSpend(it, out)
 	return it
 }
 
@@ -249,7 +249,7 @@ func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	}
 	a.Result, a.Candidate, a.State, a.PID, a.Start = it, cand, agentEnded, 0, ""
 	a.Unread, a.Metering = unread, nil
-	r.runSpend(it.SpendUSD, it.SpendTokens)
+	r.book().runSpend(it.SpendUSD, it.SpendTokens)
 	return r.save()
 }
 

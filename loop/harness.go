@@ -26,7 +26,7 @@ const reflectionName = "reflection.json"
 // agent's session is resumed to reflect, or, without one, only qualification runs.
 func (r *runner) harnessStart(ctx context.Context, n int) (phase, error) {
 	j, it := r.j, r.j.Current
-	act, err := r.activation(n)
+	act, err := r.tools().activation(n)
 	if err != nil {
 		return "", err
 	}

@@ -22,8 +22,11 @@ import (
 	"github.com/hgate/hgate/suite"
 )
 
-func (r *runner) iterDir(n int) string {
-	return filepath.Join(r.dir, "iterations", strconv.Itoa(n))
+func (r *runner) iterDir(n int) string { return iterDir(r.dir, n) }
+
+// iterDir is the folder of iteration n in the run's folder runDir.
+func iterDir(runDir string, n int) string {
+	return filepath.Join(runDir, "iterations", strconv.Itoa(n))
 }
 
 // repairDir is the folder of an iteration's attempt (repair 0: the iteration's own) or
@@ -175,7 +178,7 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		// A repair is told what the gate said of the attempt it repairs.
 		in.Repair, in.Previous, in.PrevOutcome = repair, j.LastReport, ""
 	}
-	act, err := r.activation(n)
+	act, err := r.tools().activation(n)
 	if err != nil {
 		return err
 	}
@@ -258,7 +261,7 @@ type agentCall struct {
 // every phase gets the same sandbox, journal entry and end of its processes.
 func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult, agentout.Run, bool, error) {
 	j := r.j
-	act, err := r.activation(n)
+	act, err := r.tools().activation(n)
 	if err != nil {
 		return agentResult{}, agentout.Run{}, false, err
 	}
@@ -317,7 +320,7 @@ func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
 	}
 	spent = r.takeMeter(it, spent) // the gateway's count, where it metered the session
-	r.addSpend(it, spent)
+	r.book().addSpend(it, spent)
 	j.SessionTokens = nil
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
@@ -392,7 +395,7 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 			return nil, nil
 		}
 	}
-	if why := r.overBudget(); why != "" {
+	if why := r.book().overBudget(); why != "" {
 		return nil, &budgetStop{why} // checked before each gate that runs the benchmark
 	}
 	gctx := ctx
@@ -404,9 +407,9 @@ func (r *runner) gate(ctx context.Context, n int) (*gate.Answer, error) {
 	// Only a receipt of this tree that the loop's own gates wrote is reused: a gate the
 	// agent asked for scored nothing on the test split, and without the sandbox the agent
 	// may have produced one from a clean room it raced.
-	r.gating.Store(true)
+	r.test.gating.Store(true)
 	rep, err := gate.Run(gctx, r.env, gate.Options{Trust: r.trust})
-	r.gating.Store(false)
+	r.test.gating.Store(false)
 	it.GateSeconds += secs(r.now().Sub(start))
 	if err != nil {
 		// No answer: what its runs spent is counted all the same.

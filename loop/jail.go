@@ -39,12 +39,21 @@ const transcriptName = agentcli.TranscriptName
 //
 // Symlinks are never granted: the kernel would grant their target.
 func agentWritable(root string, allow []string, protected []string) ([]string, error) {
-	m := gitguard.NewMatcher(allow)
-	var anchored []string
-	anywhere := false // some pattern without a slash matches at any depth
+	w := &writableWalk{root: root, m: gitguard.NewMatcher(allow), protected: protected}
+	w.anchored, w.anywhere = splitAllow(allow)
+	if err := w.visit(""); err != nil {
+		return nil, fmt.Errorf("sandbox: list the worktree: %w", err)
+	}
+	return w.out, nil
+}
+
+// splitAllow sorts allow's patterns: the anchored ones (with a slash, without their
+// leading one), and whether some pattern without a slash matches at any depth. A
+// negation only narrows what the patterns match.
+func splitAllow(allow []string) (anchored []string, anywhere bool) {
 	for _, p := range allow {
 		if strings.HasPrefix(p, "!") {
-			continue // a negation only narrows what the patterns match
+			continue
 		}
 		if body := strings.TrimRight(p, "/"); strings.Contains(body, "/") {
 			anchored = append(anchored, strings.TrimPrefix(body, "/"))
@@ -52,49 +61,55 @@ func agentWritable(root string, allow []string, protected []string) ([]string, e
 			anywhere = true
 		}
 	}
-	isProtected := func(abs string) bool {
-		return slices.ContainsFunc(protected, func(p string) bool { return within(abs, p) })
+	return anchored, anywhere
+}
+
+// writableWalk is agentWritable's walk of the worktree root: what it grants goes to out.
+type writableWalk struct {
+	root      string
+	m         *gitguard.Matcher
+	anchored  []string
+	anywhere  bool
+	protected []string
+	out       []string
+}
+
+// visit grants what allow opens of folder rel, entry by entry.
+func (w *writableWalk) visit(rel string) error {
+	ents, err := os.ReadDir(filepath.Join(w.root, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
 	}
-	holdsProtected := func(abs string) bool {
-		return slices.ContainsFunc(protected, func(p string) bool { return within(p, abs) })
-	}
-	var out []string
-	var visit func(rel string) error
-	visit = func(rel string) error {
-		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
+	for _, e := range ents {
+		childRel := path.Join(rel, e.Name())
+		abs := filepath.Join(w.root, filepath.FromSlash(childRel))
+		if slices.ContainsFunc(w.protected, func(p string) bool { return within(abs, p) }) || e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
+		if err := w.entry(e, childRel, abs); err != nil {
 			return err
 		}
-		for _, e := range ents {
-			childRel := path.Join(rel, e.Name())
-			abs := filepath.Join(root, filepath.FromSlash(childRel))
-			if isProtected(abs) || e.Type()&fs.ModeSymlink != 0 {
-				continue
-			}
-			switch {
-			case e.IsDir() && holdsProtected(abs):
-				if err := visit(childRel); err != nil {
-					return err
-				}
-			case e.IsDir() && m.Match(childRel, true):
-				out = append(out, abs) // a folder the allowlist names (agent/ at any depth)
-			case e.IsDir() && slices.ContainsFunc(anchored, func(p string) bool { return mayMatchBelow(p, childRel) }):
-				out = append(out, abs)
-			case e.IsDir() && anywhere:
-				// No anchored pattern reaches in here: only files a slash-less pattern names.
-				if err := visitFiles(m, root, childRel, &out); err != nil {
-					return err
-				}
-			case e.Type().IsRegular() && m.Match(childRel, false):
-				out = append(out, abs)
-			}
-		}
-		return nil
 	}
-	if err := visit(""); err != nil {
-		return nil, fmt.Errorf("sandbox: list the worktree: %w", err)
+	return nil
+}
+
+// entry grants entry e (childRel, at abs) where allow opens it: a folder that holds a
+// protected path is visited, never granted whole.
+func (w *writableWalk) entry(e fs.DirEntry, childRel, abs string) error {
+	switch {
+	case e.IsDir() && slices.ContainsFunc(w.protected, func(p string) bool { return within(p, abs) }):
+		return w.visit(childRel)
+	case e.IsDir() && w.m.Match(childRel, true):
+		w.out = append(w.out, abs) // a folder the allowlist names (agent/ at any depth)
+	case e.IsDir() && slices.ContainsFunc(w.anchored, func(p string) bool { return mayMatchBelow(p, childRel) }):
+		w.out = append(w.out, abs)
+	case e.IsDir() && w.anywhere:
+		// No anchored pattern reaches in here: only files a slash-less pattern names.
+		return visitFiles(w.m, w.root, childRel, &w.out)
+	case e.Type().IsRegular() && w.m.Match(childRel, false):
+		w.out = append(w.out, abs)
 	}
-	return out, nil
+	return nil
 }
 
 // visitFiles adds the regular files below rel that the allowlist matches.
@@ -222,22 +237,44 @@ type jailSpec struct {
 	Hidden []string
 }
 
-// openJail builds the policy of one session: the agent may write where allow can match
+// jailer builds the sandboxes of an agent's sessions, from the run's settings: what the
+// agent may write of its worktree, what it may never read or be granted. It is a view of
+// the runner's state, taken where a session is opened (runner.jails).
+type jailer struct {
+	repo      *gitguard.Repo
+	cfg       config.Loop
+	gcfg      *config.Config // allow, clean_room's carried and test-only paths
+	ws        workspace.Dir
+	runDir    string // runs/<id>: mcp_calls.jsonl and the private folder
+	agentTmp  string // where the agents' private TMPDIRs are made
+	hiddenTmp string // this process's own temporary folders while an agent runs ("" = none)
+	off       bool   // the run's agent runs unsandboxed
+	net       *agentNet
+	cli       agentcli.CLI
+}
+
+// jails is the run's jailer as it stands.
+func (r *runner) jails() jailer {
+	return jailer{repo: r.repo, cfg: r.cfg, gcfg: r.env.Config, ws: r.ws, runDir: r.dir, agentTmp: r.agentTmp, hiddenTmp: r.hiddenTmp,
+		off: r.j.Sandbox == SandboxOff, net: r.net, cli: r.cli()}
+}
+
+// open builds the policy of one session: the agent may write where allow can match
 // in its worktree, the files it writes by design, a private TMPDIR and
 // loop.sandbox.writable (plus its CLI's own config folders); it cannot read
 // loop.sandbox.hidden or clean_room.test_only. .git, the workspace, hgate's lock and the clean rooms are
 // outside what it may write. In a harness phase it may write the harness folder instead
 // of the worktree's allowed paths and its files: a tool is all it builds there.
-func (r *runner) openJail(spec jailSpec) (*jail, error) {
-	tmp, err := scratch.MkdirTemp(r.agentTmp, "hgate-agent-") // the next hgate removes it if the loop is killed
+func (j jailer) open(spec jailSpec) (*jail, error) {
+	tmp, err := scratch.MkdirTemp(j.agentTmp, "hgate-agent-") // the next hgate removes it if the loop is killed
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private TMPDIR: %w", err)
 	}
 	jl := &jail{tmp: tmp}
-	if r.j.Sandbox == SandboxOff {
+	if j.off {
 		return jl, nil
 	}
-	write, hidden, folders, err := r.jailWrite(spec, tmp)
+	write, hidden, folders, err := j.write(spec, tmp)
 	if err != nil {
 		jl.close()
 		return nil, err
@@ -245,12 +282,12 @@ func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	// Its own PID namespace: when its phase ends, every process of it is gone (the
 	// kernel kills them with the shim, its init) before the loop gates what it left.
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
-	if r.net != nil {
+	if j.net != nil {
 		// A network namespace with loopback only; the servers hgate runs for the agent
 		// are reached there on listeners the shim brings back (networkState made sure
 		// namespaces can be had).
-		jl.policy.NoNetwork, jl.policy.Listen = true, r.net.ports()
-		jl.net = r.net
+		jl.policy.NoNetwork, jl.policy.Listen = true, j.net.ports()
+		jl.net = j.net
 	}
 	if jl.policy.Isolate && len(folders) > 0 {
 		// The folders of files allowed by name stay writable mounts (a temporary file
@@ -265,24 +302,24 @@ func (r *runner) openJail(spec jailSpec) (*jail, error) {
 	return jl, nil
 }
 
-// jailWrite is what spec's agent may write, and what it may not read.
+// write is what spec's agent may write, and what it may not read.
 // folders are those that hold files allowed by name and no folder of write holds.
-func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []string, err error) {
-	root := r.repo.Root()
-	hidden, protected, err := r.unseen()
+func (j jailer) write(spec jailSpec, tmp string) (write, hidden, folders []string, err error) {
+	root := j.repo.Root()
+	hidden, protected, err := j.unseen()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if write, err = r.worktreeWrite(spec, protected); err != nil {
+	if write, err = j.worktreeWrite(spec, protected); err != nil {
 		return nil, nil, nil, err
 	}
 	folders = mountFolders(write, protected)
 	write = append(write, tmp)
 	hidden = append(hidden, spec.Hidden...)
-	if r.cfg.Harness.Enabled {
+	if j.cfg.Harness.Enabled {
 		// The proxies of the agent's MCP servers log its tools/calls here: the agent's
 		// side's record, which hgate shows and never trusts.
-		calls := filepath.Join(r.dir, mcpCallsName)
+		calls := filepath.Join(j.runDir, mcpCallsName)
 		if err := createIfMissing(calls); err != nil {
 			return nil, nil, nil, err
 		}
@@ -309,8 +346,8 @@ func (r *runner) jailWrite(spec jailSpec, tmp string) (write, hidden, folders []
 		}
 		return nil
 	}
-	err = grant("loop.sandbox.writable", r.cfg.Sandbox.Writable)
-	if cli := r.cli(); err == nil {
+	err = grant("loop.sandbox.writable", j.cfg.Sandbox.Writable)
+	if cli := j.cli; err == nil {
 		err = grant("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable())
 	}
 	return write, hidden, folders, err
@@ -353,10 +390,10 @@ func mountFolders(write, protected []string) []string {
 
 // worktreeWrite is what spec's agent may write of its worktree and its files: the
 // harness folder in a harness phase.
-func (r *runner) worktreeWrite(spec jailSpec, protected []string) ([]string, error) {
-	root := r.repo.Root()
+func (j jailer) worktreeWrite(spec jailSpec, protected []string) ([]string, error) {
+	root := j.repo.Root()
 	if spec.Harness {
-		dir, err := harnessDir(root, r.cfg.Harness.Dir)
+		dir, err := harnessDir(root, j.cfg.Harness.Dir)
 		return []string{dir}, err
 	}
 	wt := spec.Worktree
@@ -366,7 +403,7 @@ func (r *runner) worktreeWrite(spec jailSpec, protected []string) ([]string, err
 	if spec.Protected != nil {
 		protected = spec.Protected
 	}
-	write, err := agentWritable(wt, r.env.Config.Allow, protected)
+	write, err := agentWritable(wt, j.gcfg.Allow, protected)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +413,7 @@ func (r *runner) worktreeWrite(spec jailSpec, protected []string) ([]string, err
 		}
 		write = append(write, f)
 	}
-	if l := r.ws.Learnings(); spec.Learnings && fileExists(l) {
+	if l := j.ws.Learnings(); spec.Learnings && fileExists(l) {
 		write = append(write, l)
 	}
 	return write, nil
@@ -386,30 +423,30 @@ func (r *runner) worktreeWrite(spec jailSpec, protected []string) ([]string, err
 // private traces of the gates it asks for, the held-out records and their key, the run's private folder,
 // loop.sandbox.hidden, clean_room.test_only) and what it may never be granted besides:
 // .git, the workspace, the carried paths.
-func (r *runner) unseen() (hidden, protected []string, err error) {
-	root := r.repo.Root()
-	protected = []string{filepath.Join(root, ".git"), string(r.ws), r.repo.GitDir(), r.repo.CommonDir()}
-	for _, c := range r.env.Config.CleanRoom.Carry {
+func (j jailer) unseen() (hidden, protected []string, err error) {
+	root := j.repo.Root()
+	protected = []string{filepath.Join(root, ".git"), string(j.ws), j.repo.GitDir(), j.repo.CommonDir()}
+	for _, c := range j.gcfg.CleanRoom.Carry {
 		protected = append(protected, filepath.Join(root, filepath.FromSlash(strings.TrimRight(c, "/"))))
 	}
-	if r.hiddenTmp != "" {
-		hidden = append(hidden, r.hiddenTmp)
+	if j.hiddenTmp != "" {
+		hidden = append(hidden, j.hiddenTmp)
 	}
 	// The test split's per-task rewards (gate/heldout.go): made now, so that it is hidden
 	// even when the first record is written during the agent's phase.
-	heldout := gate.HeldOut(r.repo)
-	for _, d := range []string{heldout, r.privateDir()} {
+	heldout := gate.HeldOut(j.repo)
+	for _, d := range []string{heldout, privateDir(j.runDir)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	hidden = append(hidden, heldout, r.privateDir()) // and the test split's spend (testspend.go)
-	hidden = append(hidden, r.trainHidden(r.ws.Path(workspace.TracesDir))...)
+	hidden = append(hidden, heldout, privateDir(j.runDir)) // and the test split's spend (testspend.go)
+	hidden = append(hidden, j.trainHidden(j.ws.Path(workspace.TracesDir))...)
 	// The digest key (internal/digest): whoever reads it can check guesses of held-out and
 	// test-only data against the digests the workspace and the ledger show.
-	hidden = append(hidden, gate.DigestKey(r.repo), gate.DigestKey(r.repo)+".d") // and its temporary folder (digest.TempDir)
+	hidden = append(hidden, gate.DigestKey(j.repo), gate.DigestKey(j.repo)+".d") // and its temporary folder (digest.TempDir)
 	// clean_room.test_only is for test-split runs alone: hidden like loop.sandbox.hidden.
-	for _, h := range slices.Concat(r.cfg.Sandbox.Hidden, r.env.Config.CleanRoom.TestOnly) {
+	for _, h := range slices.Concat(j.cfg.Sandbox.Hidden, j.gcfg.CleanRoom.TestOnly) {
 		p, err := expandPath(h, root)
 		if err != nil {
 			return nil, nil, err
@@ -508,8 +545,8 @@ func harnessDir(root, rel string) (string, error) {
 
 // trainHidden is dir, made if missing, when loop.train_visibility keeps the train traces
 // from the agent (scores, none): the traces folder a served hgate bench or gate writes.
-func (r *runner) trainHidden(dir string) []string {
-	if r.cfg.Train() == config.TrainTraces {
+func (j jailer) trainHidden(dir string) []string {
+	if j.cfg.Train() == config.TrainTraces {
 		return nil
 	}
 	// Made so that it is hidden even when the first trace is written during the agent's

@@ -23,8 +23,8 @@ func TestLogNumbersReadable(t *testing.T) {
 	score, verdict := 1.0/3, "pass"
 	r.report(Iteration{Iteration: 8, Row: 6, Outcome: OutcomeKept, Agent: AgentOK, Verdict: &verdict, ValScore: &score,
 		Commit: "0123456789abcdef", Repairs: 2, SpendUSD: 0.1 + 0.2, SpendTokens: 12345, CumulativeUSD: 0.6000000000000001, CumulativeTokens: 1234567})
-	log.WriteString(r.overBudget() + "\n")
-	log.WriteString(stoppedLine(&Summary{StopReason: StopBudget, StopDetail: r.overBudget(), Kept: 1, Rejected: 2,
+	log.WriteString(r.book().overBudget() + "\n")
+	log.WriteString(stoppedLine(&Summary{StopReason: StopBudget, StopDetail: r.book().overBudget(), Kept: 1, Rejected: 2,
 		SpendUSD: 0.1 + 0.2, SpendTokens: 1234567}, "summary.json") + "\n")
 	text := log.String()
 	for _, m := range floatRE.FindAllString(text, -1) {

@@ -170,7 +170,7 @@ func (r *runner) preflight(ctx context.Context, p *Preflight, wt string, head pl
 	defer ss.close()
 	p.Outcome, p.Detail, p.Message = res.Outcome, res.Detail, out.Message
 	p.ReachedModel, p.ReadOutput = reachedModel(res, out), readsTurns(out)
-	p.SpendUSD, p.Tokens = r.iterationSpend(&Iteration{}, out)
+	p.SpendUSD, p.Tokens = r.book().iterationSpend(&Iteration{}, out)
 	if p.Outcome != AgentOK || !p.ReachedModel {
 		return nil
 	}

@@ -32,6 +32,15 @@ func (r *runner) soloRefs(n int) refWatch {
 		repo: r.repo, check: r.checkGit, save: r.save, log: r.log}
 }
 
+// servedRefs is the watch the single agent's served commands run through: its phase's,
+// the journal's (none before the run's journal is open).
+func (r *runner) servedRefs() (refWatch, bool) {
+	if r.j == nil {
+		return refWatch{}, false
+	}
+	return r.soloRefs(r.j.Next), true
+}
+
 // genRefs is the watch of generation g's agents, which run side by side (genMu).
 func (r *runner) genRefs(g *generation) refWatch {
 	return refWatch{mu: &r.genMu, snap: &g.Refs, tamper: &g.Tamper, who: fmt.Sprintf("generation %d", g.Number), agent: "an agent",
@@ -128,21 +137,27 @@ func (r *runner) checkRefs(n int) error {
 	})
 }
 
-// served runs fn, a command the single agent asked the loop for, so that it sees hgate's
-// refs as hgate left them (refresh), and takes what the command itself wrote (the
-// ledger) as the new expected state.
-func (r *runner) served(fn func()) {
-	r.refsMu.Lock()
-	defer r.refsMu.Unlock()
-	if r.j == nil || r.j.Refs == nil {
+// serve runs fn, a command served to an agent of the watch's phase, so that it sees
+// hgate's refs as hgate left them (refresh). retake: the command may move hgate's refs
+// itself (the single agent's gate and bench, in the repository's worktree, write the
+// ledger), and what they hold after it is the new expected state; a generation's agents'
+// commands write none of hgate's state. Without a snapshot (no agents' phase holds one)
+// fn just runs.
+func (w refWatch) serve(fn func(), retake bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if *w.snap == nil {
 		fn()
 		return
 	}
-	r.soloRefs(r.j.Next).refresh()
+	w.refresh()
 	fn()
-	if snap, err := r.repo.SnapshotRefs(gitguard.RefPrefix); err == nil {
-		r.j.Refs = snap
-		_ = r.save()
+	if !retake {
+		return
+	}
+	if snap, err := w.repo.SnapshotRefs(gitguard.RefPrefix); err == nil {
+		*w.snap = snap
+		_ = w.save()
 	}
 }
 

@@ -120,3 +120,52 @@ func assertTamper(t *testing.T, tamper, want []string, log string) {
 		t.Errorf("log = %q, want the put-back said", log)
 	}
 }
+
+// TestRefWatchServe: a command served to an agent sees hgate's refs as hgate left them,
+// for the single agent and a generation alike; what the command itself moves (the single
+// agent's gate writes the ledger) becomes the expected state only where the watch retakes
+// it. Without a snapshot the command just runs.
+func TestRefWatchServe(t *testing.T) {
+	const gated, ledger = gitguard.RefPrefix + "gated", gitguard.RefPrefix + "ledger"
+	for _, c := range []struct {
+		name         string
+		snapshot     bool
+		retake       bool
+		wantTamper   int  // entries put back before the command ran
+		wantLedger   bool // the command's ledger is in the snapshot after it
+		wantSaves    int
+		wantGatedNow bool // refs/hgate/gated put back to c1 before the command
+	}{
+		{name: "single agent", snapshot: true, retake: true, wantTamper: 1, wantLedger: true, wantSaves: 3, wantGatedNow: true},
+		{name: "generation", snapshot: true, retake: false, wantTamper: 1, wantSaves: 2, wantGatedNow: true},
+		{name: "no snapshot", snapshot: false, retake: true, wantSaves: 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, c1, c2 := refsRepo(t)
+			setRef(t, g, gated, c1, plumbing.ZeroHash)
+			var snap gitguard.RefSnapshot
+			var tamper []string
+			saves := 0
+			w := refWatch{mu: &sync.Mutex{}, snap: &snap, tamper: &tamper, who: "iteration 1", agent: "the agent",
+				repo: g, check: func() error { return nil }, save: func() error { saves++; return nil }, log: &bytes.Buffer{}}
+			if c.snapshot {
+				if err := w.take(nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			setRef(t, g, gated, c2, c1) // behind hgate's back, before the command
+			var seen plumbing.Hash
+			w.serve(func() {
+				seen, _ = g.Ref(gated)
+				setRef(t, g, ledger, c2, plumbing.ZeroHash) // the command's own write
+			}, c.retake)
+			if (seen == c1) != c.wantGatedNow {
+				t.Errorf("the command saw %s at %s, want put back before it: %v", gated, seen, c.wantGatedNow)
+			}
+			_, inSnap := snap[ledger]
+			if len(tamper) != c.wantTamper || inSnap != c.wantLedger || saves != c.wantSaves {
+				t.Errorf("tamper %q (want %d), ledger in snapshot %v (want %v), %d saves (want %d)", tamper, c.wantTamper, inSnap, c.wantLedger, saves, c.wantSaves)
+			}
+		})
+	}
+}

@@ -39,13 +39,17 @@ func readJournal(path string) ([]byte, error) {
 	return data, err
 }
 
-// anchorProblem is why the journal's anchors cannot be trusted, or "".
-func (r *runner) anchorProblem(j *journal) string {
+// anchorCheck checks the anchors of a journal a resume reads against the repository:
+// the commits it names, and its refs snapshot against the ledger that snapshot names.
+type anchorCheck struct{ repo *gitguard.Repo }
+
+// problem is why the journal's anchors cannot be trusted, or "".
+func (c anchorCheck) problem(j *journal) string {
 	if why := fieldsProblem(j); why != "" {
 		return why
 	}
 	if g := j.Gen; g != nil {
-		if why := r.genProblem(g); why != "" || g.Phase == genAgents {
+		if why := c.gen(g); why != "" || g.Phase == genAgents {
 			return why
 		}
 	}
@@ -54,11 +58,11 @@ func (r *runner) anchorProblem(j *journal) string {
 	}
 	switch j.Phase {
 	case phaseAgent, phaseGate, phaseAttempt, phaseRestore:
-		if why := r.commitProblem("pre_head", j.PreHead); why != "" {
+		if why := c.commit("pre_head", j.PreHead); why != "" {
 			return why
 		}
 	case phaseCommit, phaseRecord:
-		if why := r.commitProblem("commit_parent", j.CommitParent); why != "" {
+		if why := c.commit("commit_parent", j.CommitParent); why != "" {
 			return why
 		}
 	}
@@ -68,7 +72,7 @@ func (r *runner) anchorProblem(j *journal) string {
 	if j.Refs == nil {
 		return fmt.Sprintf("refs: missing for iteration %d's agent phase (the snapshot of refs/hgate/* that checks what the agent moved)", j.Next)
 	}
-	return r.snapshotProblem(j.Refs)
+	return c.snapshot(j.Refs)
 }
 
 // fieldsProblem is why the journal lacks what every resume needs, or "".
@@ -86,17 +90,17 @@ func fieldsProblem(j *journal) string {
 	return ""
 }
 
-// genProblem checks the generation in progress: its base and candidates must be commits
+// gen checks the generation in progress: its base and candidates must be commits
 // here, and in the agents' phase its refs snapshot must match the ledger it names.
-func (r *runner) genProblem(g *generation) string {
-	if why := r.commitProblem("generation: base", g.Base); why != "" {
+func (c anchorCheck) gen(g *generation) string {
+	if why := c.commit("generation: base", g.Base); why != "" {
 		return why
 	}
 	for _, a := range g.Agents {
 		if a.Candidate == "" {
 			continue
 		}
-		if why := r.commitProblem(fmt.Sprintf("generation: agents[%d]: candidate", a.Index-1), a.Candidate); why != "" {
+		if why := c.commit(fmt.Sprintf("generation: agents[%d]: candidate", a.Index-1), a.Candidate); why != "" {
 			return why
 		}
 	}
@@ -106,24 +110,24 @@ func (r *runner) genProblem(g *generation) string {
 	if g.Refs == nil {
 		return fmt.Sprintf("generation: refs: missing for generation %d's agents (the snapshot of refs/hgate/* that checks what they moved)", g.Number)
 	}
-	return r.snapshotProblem(g.Refs)
+	return c.snapshot(g.Refs)
 }
 
-// commitProblem checks a journal field that must name a commit of the repository.
-func (r *runner) commitProblem(field, v string) string {
+// commit checks a journal field that must name a commit of the repository.
+func (c anchorCheck) commit(field, v string) string {
 	if len(v) != 40 || !plumbing.IsHash(v) {
 		return fmt.Sprintf("%s: %q is not a commit id", field, v)
 	}
-	if _, err := r.repo.Commit(plumbing.NewHash(v)); err != nil {
+	if _, err := c.repo.Commit(plumbing.NewHash(v)); err != nil {
 		return fmt.Sprintf("%s: %s is not a commit of this repository", field, v[:12])
 	}
 	return ""
 }
 
-// snapshotProblem checks the refs snapshot against the ledger it names: hgate takes it
+// snapshot checks the refs snapshot against the ledger it names: hgate takes it
 // with the anchors where that ledger commit put them.
-func (r *runner) snapshotProblem(snap map[string]string) string {
-	tip, err := r.repo.Ref(gitguard.LedgerRef)
+func (c anchorCheck) snapshot(snap map[string]string) string {
+	tip, err := c.repo.Ref(gitguard.LedgerRef)
 	if err != nil {
 		return err.Error()
 	}
@@ -136,7 +140,7 @@ func (r *runner) snapshotProblem(snap map[string]string) string {
 	case len(at) != 40 || !plumbing.IsHash(at):
 		return fmt.Sprintf("refs: %s: %q is not a commit id", gitguard.LedgerRef, at)
 	}
-	anchors, ok, err := ledger.AnchorsAt(r.repo, plumbing.NewHash(at))
+	anchors, ok, err := ledger.AnchorsAt(c.repo, plumbing.NewHash(at))
 	if err != nil {
 		return fmt.Sprintf("refs: %s: %s: %v", gitguard.LedgerRef, at[:12], err)
 	}

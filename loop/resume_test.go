@@ -47,7 +47,7 @@ func TestAnchorProblem(t *testing.T) {
 	} {
 		j := ok()
 		tc.edit(j)
-		got := r.anchorProblem(j)
+		got := anchorCheck{r.repo}.problem(j)
 		if tc.want == "" && got != "" || tc.want != "" && !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}

@@ -17,22 +17,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/hgate/hgate/internal/human"
 	"io"
 	"io/fs"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -109,19 +104,12 @@ type runner struct {
 	// commands the loop serves the agent meanwhile (they move the ledger).
 	refsMu sync.Mutex
 
-	model    string // the agent's model, as loop.prices names it ("" until needed, or unknown)
-	unpriced bool   // the warning that the agent's tokens have no price was given
-	// act is iteration actIter's activation of the agent's own tools.
-	act     *activation
-	actIter int
+	prices pricer         // the agent's tokens in dollars, where it reports no dollars
+	act    lastActivation // the last activation of the agent's own tools (activator)
 
 	mg *modelGateway // the run's model gateway; nil when the agent's CLI is not routed
 
-	test testSpend // the test split's spend over the run, kept out of the agent's sight
-	// testMu orders the writes of test_spend.json: the benchmark's runs report their
-	// spend side by side while gating is set (the loop's own gate runs).
-	testMu sync.Mutex
-	gating atomic.Bool
+	test testBook // the test split's spend over the run, kept out of the agent's sight
 	// genMu orders the journal writes of a generation's agents, which run side by side.
 	genMu sync.Mutex
 	// net is the agent's network under loop.sandbox.network: model or hosts (nil: all).
@@ -181,7 +169,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	if err := r.openPrivate(); err != nil {
 		return nil, nil, err
 	}
-	r.env.OnSpend(r.benchSpent)
+	r.env.OnSpend(r.test.benchSpent)
 	closeGateway, err := r.openGateway()
 	if err != nil {
 		return nil, nil, err
@@ -191,7 +179,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	}
 	r.agentTmp = os.TempDir()
 	r.sweepTemp()
-	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serveAt(nil, r.served), Status: r.statusOf(0), Prefix: scratch.Prefix("hgate-loop-")})
+	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: r.serveAt(nil, r.servedRefs), Status: r.statusOf(0), Prefix: scratch.Prefix("hgate-loop-")})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +192,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 		undo = append(undo, restore)
 	}
-	if r.net, err = r.openNet(r.gatewayServer()...); err != nil {
+	if r.net, err = r.openNet(r.mg.servers()...); err != nil {
 		return nil, nil, err
 	}
 	undo = append(undo, r.net.close)
@@ -289,10 +277,11 @@ func (r *runner) hideTemp() (restore func(), err error) {
 }
 
 // serveAt is the socket's command handler for an agent working in at (nil: the single
-// agent, in the repository's worktree): guard runs the command after putting back what
-// moved under refs/hgate/ behind hgate's back, so the command sees hgate's state as
-// hgate left it (served, or a generation's genServe).
-func (r *runner) serveAt(at *Worktree, guard func(func())) func(context.Context, []string, io.Writer, io.Writer) int {
+// agent, in the repository's worktree): the command runs through the watch of its
+// agent's phase (refWatch.serve: what moved under refs/hgate/ behind hgate's back is put
+// back first, so the command sees hgate's state as hgate left it); without one (ok
+// false) it just runs.
+func (r *runner) serveAt(at *Worktree, watch func() (w refWatch, ok bool)) func(context.Context, []string, io.Writer, io.Writer) int {
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.opts.Serve == nil {
 			fmt.Fprintln(stderr, "hgate: this loop serves no commands")
@@ -302,7 +291,12 @@ func (r *runner) serveAt(at *Worktree, guard func(func())) func(context.Context,
 			return 2
 		}
 		code := 2
-		guard(func() { code = r.opts.Serve(ctx, at, args, stdout, stderr) })
+		run := func() { code = r.opts.Serve(ctx, at, args, stdout, stderr) }
+		if w, ok := watch(); ok {
+			w.serve(run, at == nil)
+		} else {
+			run()
+		}
 		return code
 	}
 }
@@ -408,7 +402,7 @@ func (r *runner) resume(dir, id string) error {
 		return err
 	}
 	r.j, r.dead = j, dead
-	if d := r.deadline(r.now()); !d.IsZero() {
+	if d := deadline(r.cfg, r.now()); !d.IsZero() {
 		r.dead = d // a deadline given again counts from now
 		r.j.Deadline = d.Format(time.RFC3339Nano)
 	}
@@ -417,8 +411,9 @@ func (r *runner) resume(dir, id string) error {
 		return refuseStart(err, "loop.sandbox", "hgate loop --resume --no-sandbox, knowing the agent then runs as your own user")
 	}
 	fmt.Fprintf(r.log, "[loop] resuming run %s at iteration %d\n", id, j.Next)
-	r.warnChangedSettings(id)
-	return r.writeRunConfig()
+	settings := runConfig(r.cfg, r.env.Config, r.j)
+	warnChangedSettings(r.dir, id, settings, r.log)
+	return writeRunConfig(r.dir, settings)
 }
 
 // agentsRunning says whether the journal is in a phase where an agent ran (the single
@@ -447,7 +442,7 @@ func killLeftovers(j *journal) {
 // human approved it: then an agents' phase that cannot be checked is set aside, never
 // gated (Tamper), and any other phase still refuses.
 func (r *runner) checkAnchors(j *journal, id, path string) error {
-	why := r.anchorProblem(j)
+	why := anchorCheck{r.repo}.problem(j)
 	if why == "" {
 		return nil
 	}
@@ -549,7 +544,7 @@ func (r *runner) newRun(runs, sb string) error {
 		return err
 	}
 	r.j = &journal{RunID: id, Started: start.UTC().Format(time.RFC3339), Next: 1, Sandbox: sb}
-	if d := r.deadline(start); !d.IsZero() {
+	if d := deadline(r.cfg, start); !d.IsZero() {
 		r.dead = d
 		r.j.Deadline = d.Format(time.RFC3339Nano)
 	}
@@ -568,7 +563,7 @@ func (r *runner) newRun(runs, sb string) error {
 	if err := r.env.MarkGated(); err != nil {
 		return err
 	}
-	if err := r.writeRunConfig(); err != nil {
+	if err := writeRunConfig(r.dir, runConfig(r.cfg, r.env.Config, r.j)); err != nil {
 		return err
 	}
 	return r.save()
@@ -590,81 +585,6 @@ func (r *runner) userWork(cand plumbing.Hash) error {
 	}
 	return &NotStarted{Reason: "the worktree has uncommitted changes in allowed files, which the loop would gate and commit as the agent's",
 		Where: strings.Join(paths, ", "), Fix: r.userWorkFix()}
-}
-
-// deadline resolves until/for against t; zero when neither is set.
-func (r *runner) deadline(t time.Time) time.Time {
-	var d time.Time
-	if r.cfg.For > 0 {
-		d = t.Add(r.cfg.For)
-	}
-	if r.cfg.Until != "" {
-		if hour, minute, ok := config.ParseClock(r.cfg.Until); ok {
-			lt := t.Local()
-			u := time.Date(lt.Year(), lt.Month(), lt.Day(), hour, minute, 0, 0, time.Local)
-			if !u.After(lt) {
-				u = u.AddDate(0, 0, 1)
-			}
-			if d.IsZero() || u.Before(d) {
-				d = u
-			}
-		}
-	}
-	return d
-}
-
-func (r *runner) writeRunConfig() error {
-	return writeJSON(filepath.Join(r.dir, "run_config.json"), r.runConfig())
-}
-
-// warnChangedSettings says which settings a resume runs with that differ from the ones
-// the run was started (or last resumed) with, as its run_config.json has them: flags are
-// not carried over, so a resume without them runs hgate.yaml's agent and limits.
-func (r *runner) warnChangedSettings(id string) {
-	data, err := os.ReadFile(filepath.Join(r.dir, "run_config.json"))
-	if err != nil {
-		return
-	}
-	var was map[string]any
-	if json.Unmarshal(data, &was) != nil {
-		return
-	}
-	now := map[string]any{}
-	if b, err := json.Marshal(r.runConfig()); err != nil || json.Unmarshal(b, &now) != nil {
-		return
-	}
-	var diffs []string
-	for _, k := range slices.Sorted(maps.Keys(now)) {
-		if k == "run_id" || k == "deadline" {
-			continue // the deadline counts from the resume
-		}
-		if old, ok := was[k]; ok && !reflect.DeepEqual(old, now[k]) {
-			o, _ := json.Marshal(old)
-			n, _ := json.Marshal(now[k])
-			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, o, n))
-		}
-	}
-	if len(diffs) > 0 {
-		fmt.Fprintf(r.log, "[loop] warning: run %s resumes with other settings than it ran with (flags are not carried over: give --resume the run's flags again): %s\n",
-			id, strings.Join(diffs, "; "))
-	}
-}
-
-// runConfig is run_config.json: the settings the run runs with.
-func (r *runner) runConfig() map[string]any {
-	c := r.cfg
-	return map[string]any{
-		"run_id": r.j.RunID, "agent": c.Agent, "program": c.Program,
-		"attempt_timeout": c.AttemptTimeout.String(), "iterations": c.Iterations, "patience": c.Patience,
-		"stop_score": c.StopScore, "until": c.Until, "for": c.For.String(), "deadline": r.j.Deadline,
-		"repair_attempts": c.RepairAttempts, "max_consecutive_crashes": c.MaxConsecutiveCrashes,
-		"allow": r.env.Config.Allow, "ignore": r.env.Config.Ignore, "workspace": r.env.Config.Workspace,
-		"file_guard": r.env.Config.FileGuard, "sandbox": r.j.RunSandbox(),
-		"sandbox_writable": c.Sandbox.Writable, "sandbox_hidden": c.Sandbox.Hidden, "sandbox_network": networkName(c.Sandbox.Network),
-		"agents": c.Agents, "budget_usd": c.BudgetUSD, "budget_tokens": c.BudgetTokens, "prices": pricesJSON(c.Prices),
-		"harness": map[string]any{"enabled": c.Harness.Enabled, "dir": c.Harness.Dir, "artifact_repairs": c.Harness.ArtifactRepairs,
-			"reflect_timeout": c.Harness.Reflect().String(), "build_timeout": c.Harness.BuildTimeout.String()},
-	}
 }
 
 // best is the gate's best (gate.CurrentBest): the one value every line, prompt, summary
@@ -758,9 +678,9 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	s := r.summary()
 	s.Seconds = secs(r.now().Sub(started))
 	// Stopped, the run shows its whole spend, the test split's as one total over the run.
-	s.SpendUSD, s.SpendTokens = r.spent()
-	if r.test.CostUSD != 0 || r.test.Tokens != 0 {
-		usd, tokens := r.test.CostUSD, r.test.Tokens
+	s.SpendUSD, s.SpendTokens = r.book().spent()
+	if r.test.spent.CostUSD != 0 || r.test.spent.Tokens != 0 {
+		usd, tokens := r.test.spent.CostUSD, r.test.spent.Tokens
 		s.TestSpendUSD, s.TestSpendTokens = &usd, &tokens
 	}
 	if err == nil {

@@ -54,7 +54,7 @@ type sessionSpec struct {
 // openSession opens spec's sandbox, writes its prompt and builds its process: nothing is
 // started yet. The caller closes it.
 func (r *runner) openSession(spec sessionSpec) (*session, error) {
-	jl, err := r.openJail(spec.Jail)
+	jl, err := r.jails().open(spec.Jail)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		}
 	}
 	args, s.resumed = agentcli.Resume(cli, args, spec.Session)
-	args, routeEnv, scope := r.routeSession(spec, args)
+	args, routeEnv, scope := r.mg.route(spec, args)
 	s.scope = scope
 	env := append(os.Environ(),
 		"HGATE_PROMPT_FILE="+s.prompt, "HGATE_MESSAGE_FILE="+spec.Message,

@@ -56,5 +56,5 @@ func (st *step) gate() (bool, error) {
 func (st *step) mayRepair() bool {
 	r, ctx, j := st.r, st.ctx, st.r.j
 	return j.Gen == nil && j.Repair < r.cfg.RepairAttempts && len(j.Tamper) == 0 && ctx.Err() == nil &&
-		(r.dead.IsZero() || r.now().Before(r.dead)) && r.overBudget() == ""
+		(r.dead.IsZero() || r.now().Before(r.dead)) && r.book().overBudget() == ""
 }

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/hgate/hgate/config"
 )
 
-// shouldStop checks the stop conditions between iterations.
+// shouldStop checks the stop conditions between iterations: what the agent's last
+// iteration came to first, then the run's limits (limitStop).
 func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 	c := r.cfg
-	done := len(r.j.Iterations)
 	best, _ := r.best()
 	switch {
 	case ctx.Err() != nil:
@@ -24,14 +27,23 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 		return StopCrashes, "the agent did not start"
 	case c.MaxConsecutiveCrashes > 0 && r.j.Crashes >= c.MaxConsecutiveCrashes:
 		return StopCrashes, fmt.Sprintf("the agent crashed %d time(s) in a row", r.j.Crashes)
+	}
+	return limitStop(c, r.j, r.book().overBudget, r.dead, r.now)
+}
+
+// limitStop checks the run's limits in c against journal j: its iterations, its
+// patience, its budget (overBudget) and its deadline dead (zero: none) at now.
+func limitStop(c config.Loop, j *journal, overBudget func() string, dead time.Time, now func() time.Time) (StopReason, string) {
+	done := len(j.Iterations)
+	switch {
 	case c.Iterations > 0 && done >= c.Iterations:
 		return StopIterations, fmt.Sprintf("%d iteration(s) done", done)
-	case c.Patience > 0 && r.j.SinceBest >= c.Patience:
-		return StopPatience, fmt.Sprintf("%d iteration(s) without a new best", r.j.SinceBest)
-	case r.overBudget() != "":
-		return StopBudget, r.overBudget()
-	case !r.dead.IsZero() && !r.now().Before(r.dead):
-		return StopDeadline, "deadline " + r.dead.Local().Format("2006-01-02 15:04")
+	case c.Patience > 0 && j.SinceBest >= c.Patience:
+		return StopPatience, fmt.Sprintf("%d iteration(s) without a new best", j.SinceBest)
+	case overBudget() != "":
+		return StopBudget, overBudget()
+	case !dead.IsZero() && !now().Before(dead):
+		return StopDeadline, "deadline " + dead.Local().Format("2006-01-02 15:04")
 	}
 	return StopNone, ""
 }
@@ -40,7 +52,7 @@ func (r *runner) shouldStop(ctx context.Context) (StopReason, string) {
 // refused the agent's model request on the budget, so nothing more starts. A resume with
 // a larger budget goes on: the gateway's count no longer reaches it.
 func (r *runner) budgetCut() string {
-	if len(r.j.Iterations) == 0 || r.budget().Reached(r.mg.total().Spend()) == "" {
+	if len(r.j.Iterations) == 0 || r.book().budget.Reached(r.mg.total().Spend()) == "" {
 		return ""
 	}
 	last := r.j.Iterations[len(r.j.Iterations)-1]

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/internal/statefile"
@@ -41,15 +44,28 @@ type flight struct {
 	Test  benchmark.Spend `json:"test"`
 }
 
-func (r *runner) privateDir() string { return filepath.Join(r.dir, privateDirName) }
+// testBook is the test split's spend over the run, as runs/<run>/private/test_spend.json
+// keeps it (spent), and the count of the gate in flight while the loop's own gate runs
+// (gating). The benchmark's runs report their spend side by side: mu orders the writes.
+type testBook struct {
+	spent  testSpend
+	dir    string    // runs/<run>/private
+	log    io.Writer // where a write that failed is said
+	mu     sync.Mutex
+	gating atomic.Bool
+}
+
+// privateDir is the run's private folder, which the agent's sandbox hides.
+func privateDir(runDir string) string { return filepath.Join(runDir, privateDirName) }
 
 // openPrivate makes the run's private folder (it must exist for the sandbox to hide it)
 // and reads the test split's spend so far: a resumed run counts on from it.
 func (r *runner) openPrivate() error {
-	if err := os.MkdirAll(r.privateDir(), 0o700); err != nil {
+	r.test.dir, r.test.log = privateDir(r.dir), r.log
+	if err := os.MkdirAll(r.test.dir, 0o700); err != nil {
 		return fmt.Errorf("loop: private folder: %w", err)
 	}
-	path := filepath.Join(r.privateDir(), testSpendName)
+	path := filepath.Join(r.test.dir, testSpendName)
 	data, _, err := statefile.ReadHead(path, 4096)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -61,11 +77,11 @@ func (r *runner) openPrivate() error {
 	if err := json.Unmarshal(data, &t); err != nil {
 		return fmt.Errorf("loop: %s: %w", path, err)
 	}
-	r.test = t
+	r.test.spent = t
 	if t.Gates == r.j.GateSpends+1 && r.j.Current != nil {
 		// Killed between the two writes of a gate's spend: the journal takes its train
 		// share now.
-		r.addTrainSpend(r.j.Current, t.Train)
+		r.book().addTrainSpend(r.j.Current, t.Train)
 		r.j.GateSpends = t.Gates
 		// Saved before the flight is settled: the file may then run one gate ahead again.
 		if err := r.save(); err != nil {
@@ -79,60 +95,56 @@ func (r *runner) openPrivate() error {
 // OnSpend): while the loop's own gate runs, it is kept in test_spend.json's flight at once,
 // so a kill before the gate answers loses none of it. The agent's own gates through the
 // socket are not counted, as before.
-func (r *runner) benchSpent(split string, s benchmark.Spend) {
-	if !r.gating.Load() || split != "train" && split != "test" {
+func (b *testBook) benchSpent(split string, s benchmark.Spend) {
+	if !b.gating.Load() || split != "train" && split != "test" {
 		return // a gate's answer counts these two alone (gate.Run)
 	}
-	r.testMu.Lock()
-	defer r.testMu.Unlock()
-	f := r.test.Flight
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := b.spent.Flight
 	if f == nil {
 		f = &flight{}
-		r.test.Flight = f
+		b.spent.Flight = f
 	}
 	if split == "test" {
 		f.Test.Add(s)
 	} else {
 		f.Train.Add(s)
 	}
-	if err := writeJSON(filepath.Join(r.privateDir(), testSpendName), r.test); err != nil {
-		fmt.Fprintf(r.log, "[loop] warning: the gate's spend so far: %v\n", err)
+	if err := writeJSON(filepath.Join(b.dir, testSpendName), b.spent); err != nil {
+		fmt.Fprintf(b.log, "[loop] warning: the gate's spend so far: %v\n", err)
 	}
 }
 
 // settleFlight counts the spend of a gate that gave no answer (hgate was killed in it, or
 // it was interrupted), as a gate's answer is counted: a gate run again spends again.
 func (r *runner) settleFlight() error {
-	f := r.test.Flight
+	f := r.test.spent.Flight
 	if f == nil {
 		return nil
 	}
-	if err := r.addTestSpend(f.Test, f.Train); err != nil {
+	r.mg.chargeBench(f.Test, f.Train)
+	if err := r.test.add(f.Test, f.Train, r.j.GateSpends); err != nil {
 		return err
 	}
 	if it := r.j.Current; it != nil {
-		r.addTrainSpend(it, f.Train)
+		r.book().addTrainSpend(it, f.Train)
 	} else {
-		r.runSpend(roundUSD(f.Train.CostUSD), f.Train.Tokens())
+		r.book().runSpend(roundUSD(f.Train.CostUSD), f.Train.Tokens())
 	}
-	r.j.GateSpends = r.test.Gates
+	r.j.GateSpends = r.test.spent.Gates
 	return r.save()
 }
 
-// addTestSpend adds one gate's test-split spend, and keeps its train spend until the
-// journal has it, written before the journal moves on: a gate run again after a kill
-// spent again, and counts again.
-func (r *runner) addTestSpend(test, train benchmark.Spend) error {
-	r.testMu.Lock()
-	defer r.testMu.Unlock()
-	r.test.Flight = nil // counted now, in the same write
-	// The gateway's budget check counts the benchmark's spend too.
-	if r.mg != nil {
-		r.mg.charge(spend.Spend{USD: spend.AddUSD(test.CostUSD, train.CostUSD),
-			Tokens: spend.Tokens{Input: spend.AddTokens(test.Tokens(), train.Tokens())}}, r.log)
-	}
-	r.test.CostUSD = spend.AddUSD(r.test.CostUSD, test.CostUSD)
-	r.test.Tokens = spend.AddTokens(r.test.Tokens, test.Tokens())
-	r.test.Gates, r.test.Train = r.j.GateSpends+1, train
-	return writeJSON(filepath.Join(r.privateDir(), testSpendName), r.test)
+// add adds one gate's test-split spend, and keeps its train spend until the journal has
+// it (the journal holds gates gates' spends so far), written before the journal moves on:
+// a gate run again after a kill spent again, and counts again.
+func (b *testBook) add(test, train benchmark.Spend, gates int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent.Flight = nil // counted now, in the same write
+	b.spent.CostUSD = spend.AddUSD(b.spent.CostUSD, test.CostUSD)
+	b.spent.Tokens = spend.AddTokens(b.spent.Tokens, test.Tokens())
+	b.spent.Gates, b.spent.Train = gates+1, train
+	return writeJSON(filepath.Join(b.dir, testSpendName), b.spent)
 }

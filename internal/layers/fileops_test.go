@@ -96,6 +96,7 @@ var byName = map[string]string{
 	"loop/testspend.go":                      "the loop's private folder, hidden from every sandbox",
 	"loop/generation.go":                     "the run's generation folders and the agents' linked worktrees themselves (os.RemoveAll never follows a link; their parent is hgate's)",
 	"loop/run.go":                            "the run's folder, which no sandbox can write",
+	"loop/runconfig.go":                      "run_config.json, in the run's folder, which no sandbox can write",
 	"loop/preflight.go":                      "the preflight's scratch folder and its linked worktree themselves (os.RemoveAll never follows a link; their parent is hgate's)",
 	"runlog/runs.go":                         "the run's JSON files, which no sandbox can write",
 	"loop/resume.go":                         "the run's approval and refusal files, which no sandbox can write",
