@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hgate/hgate/internal/fsafe"
+	"github.com/hgate/hgate/internal/lazyre"
 )
 
 // gatewayProvider is the name of the model provider the codex adapter defines for the
@@ -77,7 +76,7 @@ func (Codex) Route(args []string, via Via) ([]string, []string) {
 // codexProvider is what codex's config.toml says of the model provider it uses.
 type codexProvider struct{ name, baseURL, envKey, wireAPI string }
 
-var tomlString = &lazyRE{expr: `^([A-Za-z0-9_.]+)\s*=\s*["']([^"']*)["']`}
+var tomlString = lazyre.New(`^([A-Za-z0-9_.]+)\s*=\s*["']([^"']*)["']`)
 
 // readCodexProvider reads the top-level model_provider of codex's config.toml and that
 // provider's table ([model_providers.<name>]); a missing file selects the built-in one.
@@ -101,7 +100,7 @@ func readCodexProvider() codexProvider {
 			table = strings.Trim(line, "[] ")
 			continue
 		}
-		if m := tomlString.get().FindStringSubmatch(line); m != nil {
+		if m := tomlString.Get().FindStringSubmatch(line); m != nil {
 			vals[strings.TrimPrefix(table+"."+m[1], ".")] = m[2]
 		}
 	}
@@ -109,18 +108,4 @@ func readCodexProvider() codexProvider {
 	t := "model_providers." + p.name + "."
 	p.baseURL, p.envKey, p.wireAPI = vals[t+"base_url"], vals[t+"env_key"], vals[t+"wire_api"]
 	return p
-}
-
-// lazyRE is a regular expression compiled on its first use. A package-level value of
-// it is static data: neither compiling nor a closure (as sync.OnceValue would allocate)
-// costs every hgate command, --version included, at start.
-type lazyRE struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func (l *lazyRE) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
 }

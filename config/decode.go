@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hgate/hgate/internal/lazyre"
 )
 
 // problem is one error found in the file; line 0 means the file as a whole.
@@ -90,10 +90,10 @@ func (d *decoder) err() error {
 	return errors.Join(errs...)
 }
 
-var digitsRE = &lazyRE{expr: `^[-+]?[0-9]+$`}
+var digitsRE = lazyre.New(`^[-+]?[0-9]+$`)
 
-var yamlLineErr = &lazyRE{expr: `^yaml: line (\d+): (.*)$`}
-var unknownAnchorErr = &lazyRE{expr: `^yaml: unknown anchor '(.*)' referenced$`}
+var yamlLineErr = lazyre.New(`^yaml: line (\d+): (.*)$`)
+var unknownAnchorErr = lazyre.New(`^yaml: unknown anchor '(.*)' referenced$`)
 
 // decodeFile parses data as a single yaml document and decodes it into cfg.
 func (d *decoder) decodeFile(data []byte, cfg *Config) {
@@ -179,7 +179,7 @@ func (d *decoder) syntaxError(data []byte, err error) {
 		// Both of the library's marks were on its line 0: the first line.
 		msg = "yaml: line 0: " + strings.TrimPrefix(msg, "yaml: ")
 	}
-	if m := yamlLineErr.get().FindStringSubmatch(msg); m != nil {
+	if m := yamlLineErr.Get().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		text := m[2]
 		if opener, ok := parserProblems[text]; ok {
@@ -193,7 +193,7 @@ func (d *decoder) syntaxError(data []byte, err error) {
 		d.failf(&yaml.Node{Line: line}, "", "invalid yaml: %s", text)
 		return
 	}
-	if m := unknownAnchorErr.get().FindStringSubmatch(msg); m != nil {
+	if m := unknownAnchorErr.Get().FindStringSubmatch(msg); m != nil {
 		// The library gives no line here; the first use of the alias is where it fails.
 		line := lineOf(data, "*"+m[1])
 		d.failf(&yaml.Node{Line: line}, "", "invalid yaml: alias *%s refers to no anchor (expected &%s defined above it)", m[1], m[1])
@@ -202,7 +202,7 @@ func (d *decoder) syntaxError(data []byte, err error) {
 	d.failf(nil, "", "invalid yaml: %s", strings.TrimPrefix(msg, "yaml: "))
 }
 
-var placeholderRe = &lazyRE{expr: `\{[a-z_]+\}`}
+var placeholderRe = lazyre.New(`\{[a-z_]+\}`)
 
 // unquotedPlaceholder returns the first placeholder ({task}, {tasks}, ...) outside quotes
 // on line n (from 1) or the line after it (a block's problem is reported on its first
@@ -214,7 +214,7 @@ func unquotedPlaceholder(data []byte, n int) string {
 			continue
 		}
 		line := lines[i-1]
-		for _, loc := range placeholderRe.get().FindAllIndex(line, -1) {
+		for _, loc := range placeholderRe.Get().FindAllIndex(line, -1) {
 			if !inQuotes(line[:loc[0]]) {
 				return string(line[loc[0]:loc[1]])
 			}
@@ -443,7 +443,7 @@ func (d *decoder) integer(n *yaml.Node, path, example string) (int64, bool) {
 			return strconv.ParseInt(strings.TrimSpace(r.Value), 10, 64)
 		case "!!float":
 			// yaml reads digits too long for an integer as a float.
-			if digitsRE.get().MatchString(r.Value) {
+			if digitsRE.Get().MatchString(r.Value) {
 				return 0, errTooLarge
 			}
 		}
@@ -630,18 +630,4 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
-}
-
-// lazyRE is a regular expression compiled on its first use. A package-level value of
-// it is static data: neither compiling nor a closure (as sync.OnceValue would allocate)
-// costs every hgate command, --version included, at start.
-type lazyRE struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func (l *lazyRE) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
 }

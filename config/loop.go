@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hgate/hgate/internal/lazyre"
 )
 
 // The ranges of the loop's settings. hgate.yaml's loop keys (loopFields) and hgate loop's
@@ -52,12 +54,12 @@ func stopScoreRange(f float64) string {
 
 const notClock = `is not a time of day (expected HH:MM on a 24-hour clock, e.g. "07:00")`
 
-var clockRE = &lazyRE{expr: `^([01]?[0-9]|2[0-3]):([0-5][0-9])$`}
+var clockRE = lazyre.New(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
 
 // ParseClock reads a time of day on a 24-hour clock, "H:MM" or "HH:MM", as loop.until and
 // hgate loop --until take it; ok is false for anything else.
 func ParseClock(s string) (hour, minute int, ok bool) {
-	m := clockRE.get().FindStringSubmatch(strings.TrimSpace(s))
+	m := clockRE.Get().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return 0, 0, false
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hgate/hgate/internal/lazyre"
 )
 
 // The sections of hgate.yaml, each a table of its keys in the README's order
@@ -416,11 +418,11 @@ func (d *decoder) command(n *yaml.Node, p, example string, placeholders []string
 }
 
 // placeholderRE finds {name} tokens; ${NAME} is the shell's and is left alone.
-var placeholderRE = &lazyRE{expr: `\$?\{([A-Za-z_][A-Za-z0-9_.-]*)\}`}
+var placeholderRE = lazyre.New(`\$?\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
 
 func (d *decoder) placeholders(n *yaml.Node, p, arg string, allowed []string) {
 	var unknown []string
-	for _, m := range placeholderRE.get().FindAllStringSubmatch(arg, -1) {
+	for _, m := range placeholderRE.Get().FindAllStringSubmatch(arg, -1) {
 		if strings.HasPrefix(m[0], "$") || contains(allowed, m[1]) || contains(unknown, "{"+m[1]+"}") {
 			continue
 		}
@@ -449,7 +451,7 @@ func (d *decoder) placeholders(n *yaml.Node, p, arg string, allowed []string) {
 	d.failf(n, p, "unknown %s %s%s (expected %s)", noun, strings.Join(unknown, ", "), hint, strings.Join(names, ", "))
 }
 
-var envNameRE = &lazyRE{expr: `^[A-Za-z_][A-Za-z0-9_]*$`}
+var envNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // variables decodes a mapping of environment variable names (each checked, see envName)
 // to values, in file order so that messages come out the same way every time. value
@@ -495,7 +497,7 @@ func (d *decoder) env(n *yaml.Node, p string) map[string]string {
 var hgateVars = []string{"HGATE_TASK", "HGATE_TASKS", "HGATE_SPLIT", "HGATE_TRACE_DIR"}
 
 func (d *decoder) envName(n *yaml.Node, p, name string) bool {
-	if !envNameRE.get().MatchString(name) {
+	if !envNameRE.Get().MatchString(name) {
 		d.failf(n, p, "%q is not a variable name (expected letters, digits and _, e.g. PYTHONHASHSEED)", name)
 		return false
 	}
@@ -586,7 +588,7 @@ func (d *decoder) agent(n *yaml.Node) []string {
 
 // cacheNameRE is one folder name that cannot be ".", ".." or hidden, nor hold a
 // separator: a cache stays inside hgate's caches folder.
-var cacheNameRE = &lazyRE{expr: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`}
+var cacheNameRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // caches decodes clean_room.caches: variable name to cache name.
 func (d *decoder) caches(n *yaml.Node, p string, benchEnv map[string]string) map[string]string {
@@ -604,7 +606,7 @@ func (d *decoder) caches(n *yaml.Node, p string, benchEnv map[string]string) map
 			return "", false
 		}
 		s, ok := d.text(e.val, full, "a cache name, e.g. "+name+": go-build")
-		if ok && !cacheNameRE.get().MatchString(s) {
+		if ok && !cacheNameRE.Get().MatchString(s) {
 			d.failf(e.val, full, "%q is not a cache name (expected one folder name of letters, digits, ., _ and -, not starting with . or -, e.g. go-build)", s)
 			return "", false
 		}

@@ -13,11 +13,12 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/internal/lazyre"
 )
 
 // brokenStatus matches a reason that ends in the exit status a shell gives a command it
 // could not run: 126, found but not executable; 127, not found.
-var brokenStatus = &lazyRE{expr: `(?:^|; )exit status (12[67])$`}
+var brokenStatus = lazyre.New(`(?:^|; )exit status (12[67])$`)
 
 // traceLines is how much of a broken command's output a refusal repeats.
 const (
@@ -26,7 +27,7 @@ const (
 )
 
 // anyStatus matches a reason that ends in a failing exit status.
-var anyStatus = &lazyRE{expr: `(?:^|; )exit status ([0-9]+)$`}
+var anyStatus = lazyre.New(`(?:^|; )exit status ([0-9]+)$`)
 
 // shells are the programs that, given a script that does not exist, exit with a status of
 // their own choosing (dash, Debian's and Ubuntu's sh, says 2; bash 127).
@@ -53,11 +54,11 @@ func (b baselineCheck) checkRuns(dir string, tasks []string) error {
 	codes := map[string]bool{}
 	var gone []string // the missing scripts, as the tasks' commands name them
 	for _, id := range tasks {
-		if m := brokenStatus.get().FindStringSubmatch(results[id].Reason); m != nil {
+		if m := brokenStatus.Get().FindStringSubmatch(results[id].Reason); m != nil {
 			codes[m[1]] = true
 			continue
 		}
-		m := anyStatus.get().FindStringSubmatch(results[id].Reason)
+		m := anyStatus.Get().FindStringSubmatch(results[id].Reason)
 		script := missingScript(b.Config.Benchmark.Run, dir, id)
 		if m == nil || script == "" {
 			return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/lazyre"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/workspace"
@@ -44,7 +45,7 @@ type showing struct {
 	By   string `json:"by"`
 }
 
-var lookTag = &lazyRE{expr: `\[final ([0-9a-f]{12}) (scored|shown) ([0-9a-f]{16})\]$`}
+var lookTag = lazyre.New(`\[final ([0-9a-f]{12}) (scored|shown) ([0-9a-f]{16})\]$`)
 
 // lookID is a new look's id: random, so two commands showing at once never share one.
 func lookID() string {
@@ -79,7 +80,7 @@ func ledgerLooks(l *ledger.Ledger, tag string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, e := range entries {
-		if m := lookTag.get().FindStringSubmatch(e.Message); m != nil && m[1] == tag {
+		if m := lookTag.Get().FindStringSubmatch(e.Message); m != nil && m[1] == tag {
 			out[m[3]] = m[2]
 		}
 	}

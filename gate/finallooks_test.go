@@ -51,12 +51,12 @@ func TestJSONLKillLeftovers(t *testing.T) {
 func TestLookTag(t *testing.T) {
 	fs := &FinalScore{ID: "0123456789abcdef", Tree: "2c41d06aa", Scored: 2}
 	for _, m := range []string{scoredMessage(fs, "8ee60162d058", ""), scoredMessage(fs, "8ee60162d058", " (recorded after an interruption)")} {
-		g := lookTag.get().FindStringSubmatch(m)
+		g := lookTag.Get().FindStringSubmatch(m)
 		if g == nil || g[1] != "8ee60162d058" || g[2] != "scored" || g[3] != fs.ID {
 			t.Errorf("%q: %q", m, g)
 		}
 	}
-	if g := lookTag.get().FindStringSubmatch(shownMessage(showing{ID: "fedcba9876543210", By: "hgate status"}, "8ee60162d058") + " later"); g != nil {
+	if g := lookTag.Get().FindStringSubmatch(shownMessage(showing{ID: "fedcba9876543210", By: "hgate status"}, "8ee60162d058") + " later"); g != nil {
 		t.Errorf("a tag not at the end was read: %q", g)
 	}
 }

@@ -8,12 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hgate/hgate/internal/fsafe"
+	"github.com/hgate/hgate/internal/lazyre"
 	"github.com/hgate/hgate/split"
 )
 
@@ -48,7 +47,7 @@ func (p *prep) refuseNulls(context.Context) error {
 
 // exitOnly is the reason of a reward taken from a failing exit status: the task printed
 // no reward.
-var exitOnly = &lazyRE{expr: `^exit status ([0-9]+)$`}
+var exitOnly = lazyre.New(`^exit status ([0-9]+)$`)
 
 // refuseNeverRan refuses a baseline where every task failed the same way without printing
 // a reward: the same exit status and the same last line of output (the task's id aside),
@@ -72,7 +71,7 @@ func (p *prep) refuseNeverRan(context.Context) error {
 	}
 	for _, id := range order {
 		r := p.out.Results[id]
-		m := exitOnly.get().FindStringSubmatch(r.Reason)
+		m := exitOnly.Get().FindStringSubmatch(r.Reason)
 		if r.Reward == nil || *r.Reward != 0 || m == nil || status != "" && m[1] != status {
 			return nil
 		}
@@ -156,18 +155,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// lazyRE is a regular expression compiled on its first use. A package-level value of
-// it is static data: neither compiling nor a closure (as sync.OnceValue would allocate)
-// costs every hgate command, --version included, at start.
-type lazyRE struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func (l *lazyRE) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
 }

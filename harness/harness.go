@@ -12,15 +12,14 @@ import (
 	"io"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/fsafe"
+	"github.com/hgate/hgate/internal/lazyre"
 )
 
 // Kinds of artifact.
@@ -131,11 +130,11 @@ func Load(dir string) ([]Artifact, error) {
 	return out, nil
 }
 
-var unsafeName = &lazyRE{expr: `[^A-Za-z0-9_-]`}
+var unsafeName = lazyre.New(`[^A-Za-z0-9_-]`)
 
 // sanitize makes a folder name a tool name as HarnessGym does.
 func sanitize(name string) string {
-	if s := unsafeName.get().ReplaceAllString(name, "_"); s != "" {
+	if s := unsafeName.Get().ReplaceAllString(name, "_"); s != "" {
 		return s
 	}
 	return "harness_mcp"
@@ -216,18 +215,4 @@ func readMCP(root *fsafe.Root, folder string) (*MCP, string) {
 		return m, problem
 	}
 	return nil, "no manifest (expected mcp.json, server.json or harnessgym-mcp.json)"
-}
-
-// lazyRE is a regular expression compiled on its first use. A package-level value of
-// it is static data: neither compiling nor a closure (as sync.OnceValue would allocate)
-// costs every hgate command, --version included, at start.
-type lazyRE struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func (l *lazyRE) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
 }

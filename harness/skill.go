@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/lazyre"
 )
 
 // skillFields are the front matter fields of a SKILL.md as Claude Code documents them
@@ -65,14 +66,14 @@ func checkFrontMatter(fm map[string]any) string {
 	return ""
 }
 
-var skillNamePattern = &lazyRE{expr: `^[a-z0-9]+(-[a-z0-9]+)*$`}
+var skillNamePattern = lazyre.New(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func skillName(v any) string {
 	s, ok := v.(string)
 	if !ok {
 		return "not text"
 	}
-	if len(s) > 64 || !skillNamePattern.get().MatchString(s) {
+	if len(s) > 64 || !skillNamePattern.Get().MatchString(s) {
 		return fmt.Sprintf("%q is not a skill name (lowercase letters, digits and single hyphens, at most 64)", s)
 	}
 	return ""

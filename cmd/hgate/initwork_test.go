@@ -12,8 +12,8 @@ import (
 
 // What one package of this module may allocate at initialisation: every start of every
 // command pays it, --version and git's pre-commit hook included. Compile regular
-// expressions and parse templates on first use (see lazyRE in config, gate, harness and
-// agentcli), and build tables in functions.
+// expressions (internal/lazyre) and parse templates on first use, and build tables in
+// functions.
 const initBytes, initAllocs = 1024, 16
 
 // initBounds are the packages allowed more, each with why.

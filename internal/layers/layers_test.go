@@ -12,7 +12,7 @@ const module = "github.com/hgate/hgate/"
 
 // layer is each package's row in the README's diagram, counted from the bottom.
 var layer = map[string]int{
-	"internal/proc": 0, "internal/fault": 0, "internal/golden": 0, "internal/doclinks": 0, "internal/fsafe": 0, "internal/human": 0, "internal/shimtest": 0, "internal/timescale": 0, "internal/timeline": 0,
+	"internal/proc": 0, "internal/fault": 0, "internal/golden": 0, "internal/doclinks": 0, "internal/fsafe": 0, "internal/human": 0, "internal/shimtest": 0, "internal/timescale": 0, "internal/timeline": 0, "internal/lazyre": 0,
 	"internal/sandbox": 1, "internal/lock": 1, "internal/statefile": 1, "internal/scratch": 1, "internal/digest": 1,
 	"gitguard/internal/lockfile": 1, "gitguard/internal/pattern": 1, "gitguard/internal/objstore": 1, "gitguard/internal/gitconfig": 0,
 	"gitguard/gitrun":        1,
