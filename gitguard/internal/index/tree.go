@@ -2,7 +2,6 @@ package index
 
 import (
 	"crypto/sha1"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +29,7 @@ type treeBuilder struct {
 	entries []Entry
 	mem     map[plumbing.Hash][]objstore.Entry
 	levels  [][]objstore.Entry // scratch entries per depth, reused across trees
+	arena   []objstore.Entry   // backs mem's trees: one allocation, not one per tree
 	buf     []byte             // scratch tree object
 
 	// With a cache tree: whether an object exists, and how many nodes stood
@@ -90,8 +90,19 @@ func (b *treeBuilder) build(prefix string, lo, hi int, n *CacheTree) (plumbing.H
 		return objstore.EmptyTree, nil
 	}
 	h := b.hash(es)
-	b.mem[h] = slices.Clone(es)
+	b.mem[h] = b.keep(es)
 	return h, nil
+}
+
+// keep copies a tree's entries into the arena, grown by the entries left to
+// place: each index entry is in one tree, plus one entry per folder.
+func (b *treeBuilder) keep(es []objstore.Entry) []objstore.Entry {
+	if cap(b.arena)-len(b.arena) < len(es) {
+		b.arena = make([]objstore.Entry, 0, max(len(es), len(b.entries)+len(b.entries)/8))
+	}
+	n := len(b.arena)
+	b.arena = append(b.arena, es...)
+	return b.arena[n:len(b.arena):len(b.arena)]
 }
 
 // hash is a tree's id without allocating: header and entries go into one
