@@ -100,7 +100,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	go func() { refsDone <- s.resolveCommits(opts) }()
 
 	var indexTree plumbing.Hash
-	var mem map[plumbing.Hash][]objstore.Entry
+	var mem func(plumbing.Hash) ([]objstore.Entry, bool)
 	var guess map[string]ignoreGuess
 	var early chan walkResult
 	err := s.readIndex(opts)
@@ -113,7 +113,8 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 		}()
 	}
 	if err == nil {
-		if indexTree, mem, err = index.HashTrees(s.idx.Entries); err != nil {
+		// Lazily: a diff that finds HEAD's tree equal never builds the trees' entries.
+		if indexTree, mem, err = index.HashTreesLazy(s.idx.Entries); err != nil {
 			err = fmt.Errorf("read index %s: %w", s.indexPath, err)
 		}
 	}
@@ -147,8 +148,8 @@ type walkResult struct {
 	err error
 }
 
-func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry) error {
-	s.tr = s.r.objects().Trees(mem)
+func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem func(plumbing.Hash) ([]objstore.Entry, bool)) error {
+	s.tr = s.r.objects().TreesFunc(mem)
 	hi, err := s.tr.Diff(s.headTree, indexTree)
 	if err != nil {
 		return err
