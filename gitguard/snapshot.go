@@ -26,6 +26,12 @@ type Options struct {
 	// MaxFileBytes bounds the changed files the guard reads (hashes, stores): a larger one
 	// is a violation and is never read. 0: DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// MapIndex reads the index through a read-only mapping the process keeps until it
+	// exits (index.ReadMapped), for a short process that checks once (`hgate guard`):
+	// it saves faulting a heap copy in. Long-lived processes leave it false, as each
+	// check would leave a mapping behind. A truncation of the index while mapped
+	// ends the process (SIGBUS; Go exits 2, "could not answer").
+	MapIndex bool
 }
 
 // DefaultMaxFileBytes is gate.max_file_bytes' default: 100 MiB.
@@ -81,7 +87,7 @@ func (r *Repo) snapshot(opts Options) (*snapshot, *state, error) {
 // turn out to be the base commit's (the usual case), and is redone with the
 // base's rules otherwise.
 func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
-	s := &snapshot{r: r, allow: NewMatcher(opts.Allow), extra: parseList(strings.Join(opts.Ignore, "\n"), "hgate.yaml ignore", "")}
+	s := &snapshot{r: r, mapped: opts.MapIndex, allow: NewMatcher(opts.Allow), extra: parseList(strings.Join(opts.Ignore, "\n"), "hgate.yaml ignore", "")}
 	s.maxFile = opts.MaxFileBytes
 	if s.maxFile <= 0 {
 		s.maxFile = DefaultMaxFileBytes
@@ -94,7 +100,7 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 	go func() { refsDone <- s.resolveCommits(opts) }()
 
 	var indexTree plumbing.Hash
-	var mem map[plumbing.Hash][]objstore.Entry
+	var mem func(plumbing.Hash) ([]objstore.Entry, bool)
 	var guess map[string]ignoreGuess
 	var early chan walkResult
 	err := s.readIndex(opts)
@@ -107,7 +113,8 @@ func (r *Repo) snapshotWalk(opts Options, walk bool) (*snapshot, error) {
 		}()
 	}
 	if err == nil {
-		if indexTree, mem, err = index.HashTrees(s.idx.Entries); err != nil {
+		// Lazily: a diff that finds HEAD's tree equal never builds the trees' entries.
+		if indexTree, mem, err = index.HashTreesLazy(s.idx.Entries); err != nil {
 			err = fmt.Errorf("read index %s: %w", s.indexPath, err)
 		}
 	}
@@ -141,8 +148,8 @@ type walkResult struct {
 	err error
 }
 
-func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry) error {
-	s.tr = s.r.objects().Trees(mem)
+func (s *snapshot) diffTrees(indexTree plumbing.Hash, mem func(plumbing.Hash) ([]objstore.Entry, bool)) error {
+	s.tr = s.r.objects().TreesFunc(mem)
 	hi, err := s.tr.Diff(s.headTree, indexTree)
 	if err != nil {
 		return err

@@ -30,6 +30,7 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 		return err
 	}
 	opts.Base = base
+	opts.MapIndex = true // one check, then exit: the mapping is never unmapped
 	if wt := g.worktree; wt != nil {
 		repo, opts.Base = wt.Repo, wt.Base // an agent's worktree, from the commit it started at
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/hgate/hgate/gitguard/internal/objstore"
 	"github.com/hgate/hgate/internal/gittest"
 )
 
@@ -195,12 +197,39 @@ func TestHashIndexTrees(t *testing.T) {
 	if len(mem) != 6 {
 		t.Errorf("%d trees in memory, want 6", len(mem))
 	}
+	checkLazyTrees(t, idx.Entries, got, mem)
 	e := func(p string) Entry { return Entry{Path: p, Mode: 0o100644} }
 	if _, _, err := HashTrees([]Entry{e("a"), e("a/x")}); err == nil {
 		t.Error("a file and a folder of the same name were accepted")
 	}
 	if h, _, err := HashTrees(nil); err != nil || h != plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904") {
 		t.Errorf("no entries: %s, %v; want the empty tree", h, err)
+	}
+}
+
+// checkLazyTrees: HashTreesLazy has HashTrees' root, and its find builds each
+// tree HashTrees kept (asked with the root built first, then without: a subtree
+// is built alone or as part of its parent) and knows no other.
+func checkLazyTrees(t *testing.T, entries []Entry, root plumbing.Hash, mem map[plumbing.Hash][]objstore.Entry) {
+	t.Helper()
+	for _, rootFirst := range []bool{true, false} {
+		got, find, err := HashTreesLazy(entries)
+		if err != nil || got != root {
+			t.Fatalf("HashTreesLazy: %s, %v; HashTrees: %s", got, err, root)
+		}
+		if rootFirst {
+			if _, ok := find(root); !ok {
+				t.Fatal("the root tree is not found")
+			}
+		}
+		for h, want := range mem {
+			if es, ok := find(h); !ok || !reflect.DeepEqual(es, want) {
+				t.Errorf("tree %s: %v, %v; want %v", h, es, ok, want)
+			}
+		}
+		if _, ok := find(plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")); ok {
+			t.Error("a tree not built from the entries was found")
+		}
 	}
 }
 

@@ -2,10 +2,10 @@ package index
 
 import (
 	"crypto/sha1"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -26,11 +26,52 @@ func HashTrees(entries []Entry) (plumbing.Hash, map[plumbing.Hash][]objstore.Ent
 	return root, b.mem, nil
 }
 
+// HashTreesLazy is HashTrees keeping where each tree's entries are rather than
+// the entries: find builds a tree's entries (and its subtrees') when first asked,
+// so a tree diff that stops at equal hashes never builds them. find is safe for
+// concurrent use; entries must not change while it is used.
+func HashTreesLazy(entries []Entry) (plumbing.Hash, func(plumbing.Hash) ([]objstore.Entry, bool), error) {
+	b := &treeBuilder{entries: entries, spans: map[plumbing.Hash]treeSpan{}}
+	root, err := b.build("", 0, len(entries), nil)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	var mu sync.Mutex
+	mem := map[plumbing.Hash][]objstore.Entry{}
+	find := func(h plumbing.Hash) ([]objstore.Entry, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if es, ok := mem[h]; ok {
+			return es, true
+		}
+		sp, ok := b.spans[h]
+		if !ok {
+			return nil, false
+		}
+		full := &treeBuilder{entries: entries, mem: mem, span: sp.hi - sp.lo}
+		if _, err := full.build(sp.prefix, sp.lo, sp.hi, nil); err != nil {
+			return nil, false // built without error above, from the same entries
+		}
+		es, ok := mem[h]
+		return es, ok
+	}
+	return root, find, nil
+}
+
+// treeSpan is where a tree's entries are: entries[lo:hi], all under prefix.
+type treeSpan struct {
+	prefix string
+	lo, hi int
+}
+
 type treeBuilder struct {
 	entries []Entry
 	mem     map[plumbing.Hash][]objstore.Entry
-	levels  [][]objstore.Entry // scratch entries per depth, reused across trees
-	buf     []byte             // scratch tree object
+	levels  [][]objstore.Entry         // scratch entries per depth, reused across trees
+	arena   []objstore.Entry           // backs mem's trees: one allocation, not one per tree
+	spans   map[plumbing.Hash]treeSpan // HashTreesLazy: where each tree is, instead of mem
+	span    int                        // entries the arena is sized for: 0 = all
+	buf     []byte                     // scratch tree object
 
 	// With a cache tree: whether an object exists, and how many nodes stood
 	// in for their entries.
@@ -73,7 +114,7 @@ func (b *treeBuilder) build(prefix string, lo, hi int, n *CacheTree) (plumbing.H
 			}
 			// git keeps an empty tree a valid node names; one it computed is
 			// empty only for intent-to-add entries, and left out.
-			if h != objstore.EmptyTree || b.mem[h] != nil || fromCache {
+			if h != objstore.EmptyTree || b.kept(h) || fromCache {
 				es = append(es, objstore.Entry{Name: dir, Mode: filemode.Dir, Hash: h})
 			}
 			i = j
@@ -90,8 +131,36 @@ func (b *treeBuilder) build(prefix string, lo, hi int, n *CacheTree) (plumbing.H
 		return objstore.EmptyTree, nil
 	}
 	h := b.hash(es)
-	b.mem[h] = slices.Clone(es)
+	if b.spans != nil {
+		b.spans[h] = treeSpan{prefix, lo, hi}
+	} else {
+		b.mem[h] = b.keep(es)
+	}
 	return h, nil
+}
+
+// kept reports whether the builder computed tree h.
+func (b *treeBuilder) kept(h plumbing.Hash) bool {
+	if b.spans != nil {
+		_, ok := b.spans[h]
+		return ok
+	}
+	return b.mem[h] != nil
+}
+
+// keep copies a tree's entries into the arena, grown by the entries left to
+// place: each index entry is in one tree, plus one entry per folder.
+func (b *treeBuilder) keep(es []objstore.Entry) []objstore.Entry {
+	if cap(b.arena)-len(b.arena) < len(es) {
+		n := b.span
+		if n == 0 {
+			n = len(b.entries)
+		}
+		b.arena = make([]objstore.Entry, 0, max(len(es), n+n/8))
+	}
+	n := len(b.arena)
+	b.arena = append(b.arena, es...)
+	return b.arena[n:len(b.arena):len(b.arena)]
 }
 
 // hash is a tree's id without allocating: header and entries go into one

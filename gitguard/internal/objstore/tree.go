@@ -41,8 +41,9 @@ type Change struct {
 // memory (the index hashed into trees) without storing them, and stores the
 // trees an Edit makes.
 type Trees struct {
-	s   Store
-	mem map[plumbing.Hash][]Entry
+	s    Store
+	mem  map[plumbing.Hash][]Entry
+	find func(plumbing.Hash) ([]Entry, bool) // TreesFunc's trees, asked after mem
 }
 
 // Trees reads the store's trees; mem, when not nil, holds trees that are
@@ -51,11 +52,22 @@ func (s Store) Trees(mem map[plumbing.Hash][]Entry) *Trees {
 	return &Trees{s: s, mem: mem}
 }
 
+// TreesFunc is Trees over trees computed in memory only when asked for: find
+// returns tree h's entries, or false for a tree it did not compute.
+func (s Store) TreesFunc(find func(h plumbing.Hash) ([]Entry, bool)) *Trees {
+	return &Trees{s: s, find: find}
+}
+
 // Entries returns the entries of tree h in git's order. A name that could
 // escape a directory or write into .git is an error.
 func (t *Trees) Entries(h plumbing.Hash) ([]Entry, error) {
 	if es, ok := t.mem[h]; ok {
 		return es, nil
+	}
+	if t.find != nil {
+		if es, ok := t.find(h); ok {
+			return es, nil
+		}
 	}
 	if h == EmptyTree {
 		return nil, nil
