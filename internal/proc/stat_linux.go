@@ -80,9 +80,16 @@ func KillBelow(pid int) {
 	killed := map[int]uint64{} // pid → start time: a reused pid is a new process
 	for {
 		fresh := 0
-		for _, d := range Descendants(pid) {
+		below := Descendants(pid)
+		tree := map[int]bool{pid: true}
+		for _, d := range below {
+			tree[d] = true
+		}
+		for _, d := range below {
+			// Read again just before the kill: a process whose parent is no longer in
+			// the tree is a pid reused since the scan, not ours to kill.
 			st, err := ReadStat(d)
-			if err != nil || st.State == 'Z' || st.State == 'X' {
+			if err != nil || st.State == 'Z' || st.State == 'X' || !tree[st.PPid] {
 				continue
 			}
 			if start, ok := killed[d]; ok && start == st.StartTicks {
