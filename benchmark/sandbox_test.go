@@ -3,14 +3,18 @@
 package benchmark
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
@@ -128,4 +132,50 @@ func TestRunSandboxedTimeout(t *testing.T) {
 	// machine the daemon may take a moment to die of it (assertDead waits for that, and
 	// fails only when no SIGKILL came).
 	assertDead(t, "the daemon", readPid(t, filepath.Join(dir, "hang.pid")))
+}
+
+// TestRunSandboxedStalledShim: a task's reaping shim that does not end its tree in time
+// (here stopped; on a loaded machine, not scheduled within the grace) is killed, and the
+// setsid daemon the task left dies too: it is not handed to init. The run is cancelled
+// once the shim is stopped, so nothing here depends on timing.
+func TestRunSandboxedStalledShim(t *testing.T) {
+	dir := t.TempDir()
+	writeScripts(t, dir, map[string]string{
+		"stall": "setsid sh -c 'trap \"\" TERM; echo $$ > d.pid.tmp; mv d.pid.tmp d.pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n" +
+			"while [ ! -s d.pid ]; do sleep 0.01; done\n" +
+			"echo $PPID > shim.pid.tmp; mv shim.pid.tmp shim.pid\n" +
+			"trap '' TERM; sleep 1000; sleep 1000\n",
+	})
+	r := sandboxed(t, dir, config.Benchmark{TaskTimeout: hangGuard}, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() {
+		defer cancel()
+		shim := readPidQuiet(filepath.Join(dir, "shim.pid"))
+		st, err := proc.ReadStat(shim)
+		if err == nil && st.PPid != os.Getpid() {
+			err = fmt.Errorf("pid %d is not the runner's child (its parent is %d)", shim, st.PPid)
+		}
+		if err == nil {
+			err = syscall.Kill(shim, syscall.SIGSTOP)
+		}
+		stopped <- err
+	}()
+	r.Run(ctx, Request{Tasks: []string{"stall"}}) // cancelled: its outcome is not the point
+	if err := <-stopped; err != nil {
+		t.Fatalf("stopping the shim: %v", err)
+	}
+	assertDead(t, "the daemon", readPid(t, filepath.Join(dir, "d.pid")))
+}
+
+// readPidQuiet is readPid for a goroutine (no t): -1 when no pid came within the guard.
+func readPidQuiet(path string) int {
+	for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		data, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+			return pid
+		}
+	}
+	return -1
 }

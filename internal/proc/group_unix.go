@@ -113,6 +113,10 @@ func (p *Process) Wait(ctx context.Context) Result {
 				select {
 				case <-exited:
 				case <-time.After(p.opts.Grace):
+					// The shim has not ended its tree: stalled, or slow on a loaded
+					// machine. The SIGKILL below would hand that tree to init, so end
+					// it from here while the shim is still its subreaper.
+					KillBelow(pid)
 				}
 			}
 		}

@@ -69,6 +69,42 @@ func Descendants(pid int) []int {
 	return out
 }
 
+// KillBelow sends SIGKILL to every process below pid, pass after pass until a pass finds
+// none it has not killed yet. It is for a sandbox shim that did not end its own tree in
+// time: while the shim lives (stopped or not) it is the subreaper of that tree, so a
+// process orphaned by a kill here is found below it on the next pass; once the shim is
+// killed they would go to init, out of reach. A killed process cannot fork any more, so
+// the passes end; they do not wait for the killed to die (a process in an uninterruptible
+// sleep dies later, of the signal it already has).
+func KillBelow(pid int) {
+	killed := map[int]uint64{} // pid → start time: a reused pid is a new process
+	for {
+		fresh := 0
+		below := Descendants(pid)
+		tree := map[int]bool{pid: true}
+		for _, d := range below {
+			tree[d] = true
+		}
+		for _, d := range below {
+			// Read again just before the kill: a process whose parent is no longer in
+			// the tree is a pid reused since the scan, not ours to kill.
+			st, err := ReadStat(d)
+			if err != nil || st.State == 'Z' || st.State == 'X' || !tree[st.PPid] {
+				continue
+			}
+			if start, ok := killed[d]; ok && start == st.StartTicks {
+				continue
+			}
+			_ = syscall.Kill(d, syscall.SIGKILL)
+			killed[d] = st.StartTicks
+			fresh++
+		}
+		if fresh == 0 {
+			return
+		}
+	}
+}
+
 // BecomeSubreaper makes this process the parent of every orphaned descendant
 // (PR_SET_CHILD_SUBREAPER), so a daemon a child started with setsid is still found by
 // ReapOrphans.

@@ -1,10 +1,12 @@
 package proc
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestReadStatAndChildren(t *testing.T) {
@@ -26,5 +28,31 @@ func TestReadStatAndChildren(t *testing.T) {
 	}
 	if _, err := ReadStat(-1); err == nil {
 		t.Errorf("ReadStat(-1): no error")
+	}
+}
+
+// TestKillBelow: every process below pid is killed, grandchildren included, and pid
+// itself is not: the shell waits for its children and exits 0 once they are dead.
+func TestKillBelow(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sh -c 'sleep 1000 & wait' & sleep 1000 & echo started; wait; exit 0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line := make([]byte, 8)
+	if n, _ := io.ReadFull(out, line); string(line[:n]) != "started\n" {
+		t.Fatalf("the shell said %q", line[:n])
+	}
+	// The inner shell's sleep may not be forked yet: wait for all three.
+	for len(Descendants(cmd.Process.Pid)) < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	KillBelow(cmd.Process.Pid)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the shell above: %v, want exit 0 once its children died", err)
 	}
 }

@@ -15,6 +15,9 @@ func Children(ppid int) []int { return nil }
 // Descendants needs /proc: it finds none.
 func Descendants(pid int) []int { return nil }
 
+// KillBelow needs /proc: it finds none.
+func KillBelow(pid int) {}
+
 // BecomeSubreaper has no equivalent here: a daemon that left a child's process group
 // with setsid is not found.
 func BecomeSubreaper() error { return fmt.Errorf("become a child subreaper: %w", ErrNotSupported) }
