@@ -60,7 +60,7 @@ func BenchmarkGuardHash(b *testing.B) {
 }
 
 // BenchmarkPreCommit: `hgate hooks run pre-commit` against `git diff-index --cached
-// --quiet HEAD` (exit 1: there are staged changes) on 10k files. Goal ≤ 2×.
+// --quiet HEAD` (exit 1: there are staged changes) on 10k files. Goal ≤ 1.5×.
 func BenchmarkPreCommit(b *testing.B) {
 	hgate := buildHgate(b)
 	dir := b.TempDir()

@@ -89,7 +89,7 @@ func Read(path, gitDir string) (*File, error) {
 
 // ReadMapped is Read over a read-only mapping of the file, as git reads its index, which
 // is never unmapped: the entries' paths point into it. It is for a process that reads
-// one index and exits, git's pre-commit hook: reading a 0.9 MB index into the heap
+// one index and exits (git's pre-commit hook, `hgate guard`): reading a 0.9 MB index into the heap
 // faults in each of its pages (about 220 of the hook's 940 page faults at 10k files),
 // where the mapping shares the page cache's. A file truncated while mapped ends the
 // process with SIGBUS: the hook then fails, and git refuses the commit.
