@@ -61,7 +61,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 		// Its generation reaps the orphans once every agent has ended (another agent
 		// may still run).
 		KeepOrphans: true}
-	slot := r.genSlot(a)
+	slot := r.slot(a, "")
 	ss, res, out, err := r.runSession(ctx, spec, &slot, nil)
 	if err != nil {
 		return nil, err // a process of it may live: nothing else runs (fail closed)
@@ -69,11 +69,9 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	defer ss.close()
 	it := candidateIteration(g, a, r.j.Sandbox)
 	ranAgent(it, res, out)
+	m := slot.meter()
 	r.genMu.Lock()
-	if ss.scope != "" {
-		out = r.book().meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
-	}
-	r.book().iterationSpend(it, out) // the run's total takes it when the journal says it ended
+	r.book().sessionSpend(it, m, out) // the run's total takes it when the journal says it ended (endAgent)
 	r.genMu.Unlock()
 	return it, nil
 }

@@ -271,7 +271,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	if c.Answer != "" {
 		c.Keep = append(c.Keep, c.Answer)
 	}
-	slot := r.soloSlot(c.Phase)
+	slot := r.slot(nil, c.Phase)
 	j.AgentEnded = false
 	ss, res, out, err := r.runSession(ctx, spec, &slot, func(ss *session) (func(), error) {
 		if c.Answer != "" {
@@ -319,8 +319,8 @@ func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
 	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
 	}
-	spent = r.takeMeter(it, spent) // the gateway's count, where it metered the session
-	r.book().addSpend(it, spent)
+	b := r.book()
+	b.runSpend(b.sessionSpend(it, r.slot(nil, "").meter(), spent))
 	j.SessionTokens = nil
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
