@@ -170,19 +170,10 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		return err
 	}
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
-	in, err := r.promptInput(n, it.BestBefore, filepath.ToSlash(msgRel))
+	in, err := r.promptInput(n, repair, it.BestBefore, filepath.ToSlash(msgRel))
 	if err != nil {
 		return err
 	}
-	if repair > 0 {
-		// A repair is told what the gate said of the attempt it repairs.
-		in.Repair, in.Previous, in.PrevOutcome = repair, j.LastReport, ""
-	}
-	act, err := r.tools().activation(n)
-	if err != nil {
-		return err
-	}
-	in.Tools, in.Hidden, in.HarnessOn = act.describe(), act.Hidden, r.cfg.Harness.Enabled
 	// A repair continues the session that failed, which holds what the agent tried.
 	session := ""
 	if repair > 0 && !j.FreshSession {
@@ -210,8 +201,10 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 
 // promptInput is what every attempt's prompt says, a single agent's or a generation's:
 // the program and the context block for iteration n, against best, with its message
-// file, and what the last iteration came to (its gate's report when it was rejected).
-func (r *runner) promptInput(n int, best *float64, msgFile string) (promptInput, error) {
+// file, what the last iteration came to (its gate's report when it was rejected), and
+// the iteration's active tools (none without loop.harness.enabled, which a generation
+// never has). A repair (repair > 0) is told what the gate said of the attempt it repairs.
+func (r *runner) promptInput(n, repair int, best *float64, msgFile string) (promptInput, error) {
 	program, err := readProgram(filepath.Join(r.repo.Root(), r.cfg.Program))
 	if err != nil {
 		return promptInput{}, fmt.Errorf("loop: program: %w", err)
@@ -233,6 +226,14 @@ func (r *runner) promptInput(n int, best *float64, msgFile string) (promptInput,
 			in.Previous = j.LastReport
 		}
 	}
+	if repair > 0 {
+		in.Repair, in.Previous, in.PrevOutcome = repair, j.LastReport, ""
+	}
+	act, err := r.tools().activation(n)
+	if err != nil {
+		return promptInput{}, err
+	}
+	in.Tools, in.Hidden, in.HarnessOn = act.describe(), act.Hidden, r.cfg.Harness.Enabled
 	return in, nil
 }
 
