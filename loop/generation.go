@@ -276,14 +276,6 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 	if a.Iteration != j.Next {
 		return fmt.Errorf("%s: generation: agent %d's iteration is %d, the journal's next is %d", filepath.Join(r.dir, journalName), a.Index, a.Iteration, j.Next)
 	}
-	head, headTree, err := r.repo.Head()
-	if err != nil {
-		return err
-	}
-	best, err := r.best()
-	if err != nil {
-		return err
-	}
 	it := a.Result
 	if it == nil { // never started: hgate was killed first
 		it = candidateIteration(g, a, r.j.Sandbox)
@@ -291,8 +283,12 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 	}
 	cp := *it
 	it = &cp
-	it.BestBefore, it.ComparedWith, it.Reasons = best, head.String(), []string{}
-	r.startIteration(it, head)
+	it.Reasons = []string{}
+	head, headTree, err := r.startIteration(it)
+	if err != nil {
+		return err
+	}
+	it.ComparedWith = head.String()
 	j.Tamper = g.Tamper
 	next, err := r.placeCandidate(a, g, head, headTree, it)
 	if err != nil {

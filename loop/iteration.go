@@ -61,15 +61,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 func (r *runner) begin() error {
 	j := r.j
 	n := j.Next
-	head, _, err := r.repo.Head()
-	if err != nil {
+	if _, _, err := r.startIteration(&Iteration{Iteration: n, Reasons: []string{}}); err != nil {
 		return err
 	}
-	best, err := r.best()
-	if err != nil {
-		return err
-	}
-	r.startIteration(&Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}, head)
 	j.SessionTokens, j.FreshSession = nil, false
 	if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
 		return err
@@ -77,12 +71,20 @@ func (r *runner) begin() error {
 	return r.enterAgent()
 }
 
-// startIteration makes it the journal's current iteration, judged against head: the
-// single agent's attempt, or a generation's candidate at its turn.
-func (r *runner) startIteration(it *Iteration, head plumbing.Hash) {
+// startIteration makes it the journal's current iteration, judged against HEAD and the
+// best as they stand (returned: HEAD and its tree): the single agent's attempt before its
+// agent runs, or a generation's candidate at its turn.
+func (r *runner) startIteration(it *Iteration) (head, headTree plumbing.Hash, err error) {
+	if head, headTree, err = r.repo.Head(); err != nil {
+		return head, headTree, err
+	}
+	if it.BestBefore, err = r.best(); err != nil {
+		return head, headTree, err
+	}
 	j := r.j
 	j.Current, j.PreHead, j.Repair, j.CommitParent = it, head.String(), 0, ""
 	j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
+	return head, headTree, nil
 }
 
 // phases runs the journal's iteration from its phase to its end (resumed: hgate was
