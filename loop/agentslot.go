@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/agentout"
 
 	"github.com/hgate/hgate/internal/fault"
@@ -26,16 +25,16 @@ type agentSlot struct {
 	point    string  // the fault point once its process is journaled
 }
 
-// soloSlot is the single agent's slot, in the agent's phase named phase.
-func (r *runner) soloSlot(phase string) agentSlot {
-	j := r.j
-	return agentSlot{mu: &r.refsMu, save: r.save, tag: &j.AgentTag, pid: &j.AgentPID, start: &j.AgentStart, metering: &j.Metering,
-		point: "loop-agent-" + phase}
-}
-
-// genSlot is agent a's slot in its generation: the agents run side by side, so genMu
-// orders their writes.
-func (r *runner) genSlot(a *genAgent) agentSlot {
+// slot is agent a's slot in the generation in progress, or, with a nil, the single
+// agent's (a generation of one, kept in the journal's own fields) in its phase named
+// phase. A generation's agents run side by side, so genMu orders their writes; the single
+// agent's are ordered with its refs watch's (refsMu).
+func (r *runner) slot(a *genAgent, phase string) agentSlot {
+	if a == nil {
+		j := r.j
+		return agentSlot{mu: &r.refsMu, save: r.save, tag: &j.AgentTag, pid: &j.AgentPID, start: &j.AgentStart, metering: &j.Metering,
+			point: "loop-agent-" + phase}
+	}
 	return agentSlot{mu: &r.genMu, save: r.save, tag: &a.Tag, pid: &a.PID, start: &a.Start, metering: &a.Metering, running: &a.State,
 		point: "loop-generation-agent"}
 }
@@ -74,11 +73,29 @@ func (s agentSlot) endLeftover() {
 	*s.pid, *s.start = 0, ""
 }
 
+// meter is the gateway's count of the slot's session, once its agent has ended (nil: not
+// metered). The single agent's is taken from the journal here: its spend is counted before
+// the write that closes its phase, and a usage event arriving meanwhile must not journal
+// that phase again. A generation's agent keeps its own until endAgent journals that it
+// ended, in the same write as its spend: the other agents' writes go on meanwhile, and a
+// resume after a kill counts it from there.
+func (s agentSlot) meter() *meterState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := *s.metering
+	if s.running == nil {
+		*s.metering = nil
+	}
+	return m
+}
+
 // killedDetail is the agent detail of an agent hgate died under, ended by the resume.
 const killedDetail = "hgate stopped while the agent ran; resumed"
 
-// killedOutput is what the output an agent hgate died under left in dir reports (its
-// spend included), read as a finished run's would be.
-func killedOutput(cli agentcli.CLI, dir string) agentout.Run {
-	return readAgentOutput(cli, filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
+// killedRun ends what is left of the agent in slot s, which hgate died under (the single
+// agent's attempt, repair or harness phase, or a generation's agent), and reads what its
+// output in dir reports (its spend included) as a finished run's would be read.
+func (r *runner) killedRun(s agentSlot, dir string) agentout.Run {
+	s.endLeftover()
+	return readAgentOutput(r.cli(), filepath.Join(dir, "agent.stdout"), filepath.Join(dir, "agent.stderr"))
 }

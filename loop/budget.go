@@ -145,8 +145,7 @@ func (b spendBook) runSpend(usd float64, tokens int64) {
 // whose save closes the phase: the spend reaches the journal in the same write, so a
 // kill before it counts it again on the next resume, and one after finds it counted.
 func (r *runner) endKilled(n int, dir string) error {
-	r.soloSlot("").endLeftover()
-	r.addRunSpend(killedOutput(r.cli(), dir), true, r.j.Current.SessionID)
+	r.addRunSpend(r.killedRun(r.slot(nil, ""), dir), true, r.j.Current.SessionID)
 	return r.checkRefs(n)
 }
 

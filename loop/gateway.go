@@ -203,19 +203,18 @@ func (r *runner) journalCount(mu *sync.Mutex, meters func() []*meterState, scope
 	return false
 }
 
-// takeMeter is the spend of the session that just ended (or that a killed hgate left):
-// the gateway's count where it metered a request of it, else the CLI's figure (cli). The
-// CLI's figure is kept beside the gateway's in the iteration, a disagreement shown; a
-// request the gateway refused on the budget cuts the iteration.
-func (r *runner) takeMeter(it *Iteration, cli agentout.Run) agentout.Run {
-	r.refsMu.Lock()
-	m := r.j.Metering
-	r.j.Metering = nil
-	r.refsMu.Unlock()
-	return r.book().meterSpend(it, m, cli)
+// sessionSpend adds to it the spend of an agent's session that ended (or that a killed
+// hgate left), the single agent's or a generation's, and returns it for the run's total
+// (iterationSpend): the gateway's count of the session m names (agentSlot.meter; nil: not
+// metered), else the CLI's figure (cli).
+func (b spendBook) sessionSpend(it *Iteration, m *meterState, cli agentout.Run) (usd float64, tokens int64) {
+	return b.iterationSpend(it, b.meterSpend(it, m, cli))
 }
 
-// meterSpend is takeMeter's for the session m names (nil: none was metered).
+// meterSpend is the spend of the session m names (nil: none was metered): the gateway's
+// count where it metered a request of it, else the CLI's figure (cli). The CLI's figure is
+// kept beside the gateway's in the iteration, a disagreement shown; a request the gateway
+// refused on the budget cuts the iteration.
 func (b spendBook) meterSpend(it *Iteration, m *meterState, cli agentout.Run) agentout.Run {
 	if m == nil {
 		return cli

@@ -36,10 +36,18 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 			return nil, err
 		}
 	}
-	prompt, err := r.genPrompt(g, a, msg, notes)
+	// An attempt's prompt against the best as it stands, with its message and notes files
+	// and its place in the generation.
+	best, err := r.best()
 	if err != nil {
 		return nil, err
 	}
+	in, err := r.promptInput(a.Iteration, 0, best, msg)
+	if err != nil {
+		return nil, err
+	}
+	in.Generation, in.AgentIndex, in.Agents, in.NotesFile = g.Number, a.Index, len(g.Agents), notes
+	prompt := buildPrompt(in)
 	// The commands it sends over its socket run on its worktree, through its generation's
 	// watch of hgate's refs (what moved behind hgate's back is put back first: the
 	// generation's candidates are then rejected); they write none of hgate's state, so two
@@ -61,7 +69,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 		// Its generation reaps the orphans once every agent has ended (another agent
 		// may still run).
 		KeepOrphans: true}
-	slot := r.genSlot(a)
+	slot := r.slot(a, "")
 	ss, res, out, err := r.runSession(ctx, spec, &slot, nil)
 	if err != nil {
 		return nil, err // a process of it may live: nothing else runs (fail closed)
@@ -69,11 +77,9 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 	defer ss.close()
 	it := candidateIteration(g, a, r.j.Sandbox)
 	ranAgent(it, res, out)
+	m := slot.meter()
 	r.genMu.Lock()
-	if ss.scope != "" {
-		out = r.book().meterSpend(it, &meterState{Scope: ss.scope}, out) // the gateway's count
-	}
-	r.book().iterationSpend(it, out) // the run's total takes it when the journal says it ended
+	r.book().sessionSpend(it, m, out) // the run's total takes it when the journal says it ended (endAgent)
 	r.genMu.Unlock()
 	return it, nil
 }
@@ -85,21 +91,6 @@ type Worktree struct {
 	Dir    string // the agent's linked worktree
 	Base   string // the generation's base: Step 0 compares with it
 	Traces string // its train traces: iterations/<n>/traces
-}
-
-// genPrompt is agent a's prompt: an attempt's, against the best as it stands, with its
-// message and notes files and its place in the generation.
-func (r *runner) genPrompt(g *generation, a *genAgent, msg, notes string) (string, error) {
-	best, err := r.best()
-	if err != nil {
-		return "", err
-	}
-	in, err := r.promptInput(a.Iteration, best, msg)
-	if err != nil {
-		return "", err
-	}
-	in.Generation, in.AgentIndex, in.Agents, in.NotesFile = g.Number, a.Index, len(g.Agents), notes
-	return buildPrompt(in), nil
 }
 
 // mergeNotes appends each agent's notes (their first notesBound bytes) to learnings.md,

@@ -159,13 +159,12 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 		case agentEnded:
 		case agentRunning:
 			// hgate was killed while it ran: what is left of it goes first.
-			r.genSlot(a).endLeftover()
 			if err := r.endAgent(g, a, r.killedResult(g, a)); err != nil {
 				return err
 			}
 		default:
 			// Never started (or hgate died before it said so): a fresh worktree.
-			r.genSlot(a).endLeftover()
+			r.slot(a, "").endLeftover()
 			if err := r.addWorktree(a.Worktree, g.Base); err != nil {
 				return err
 			}
@@ -206,16 +205,15 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 	return r.genRefs(g).end(func() { g.Phase = genGating })
 }
 
-// killedResult is the outcome of an agent hgate died under: interrupted, with the spend
-// its output reported by then.
+// killedResult is the outcome of an agent hgate died under, whose leftovers it ends:
+// interrupted, with the spend its output reported by then, or the gateway's count up to
+// the last usage event journaled where it metered the agent (an upper bound, marked open,
+// where a stream's end was not seen).
 func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
 	it := candidateIteration(g, a, r.j.Sandbox)
 	it.Agent, it.AgentDetail, it.Resumed = AgentInterrupted, killedDetail, true
-	out := killedOutput(r.cli(), r.iterDir(a.Iteration))
-	// The gateway's count up to the last usage event journaled, where it metered the
-	// agent (an upper bound, marked open, where a stream's end was not seen).
-	out = r.book().meterSpend(it, a.Metering, out)
-	r.book().iterationSpend(it, out)
+	s := r.slot(a, "")
+	r.book().sessionSpend(it, s.meter(), r.killedRun(s, r.iterDir(a.Iteration)))
 	return it
 }
 
@@ -278,14 +276,6 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 	if a.Iteration != j.Next {
 		return fmt.Errorf("%s: generation: agent %d's iteration is %d, the journal's next is %d", filepath.Join(r.dir, journalName), a.Index, a.Iteration, j.Next)
 	}
-	head, headTree, err := r.repo.Head()
-	if err != nil {
-		return err
-	}
-	best, err := r.best()
-	if err != nil {
-		return err
-	}
 	it := a.Result
 	if it == nil { // never started: hgate was killed first
 		it = candidateIteration(g, a, r.j.Sandbox)
@@ -293,8 +283,12 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 	}
 	cp := *it
 	it = &cp
-	it.BestBefore, it.ComparedWith, it.Reasons = best, head.String(), []string{}
-	r.startIteration(it, head)
+	it.Reasons = []string{}
+	head, headTree, err := r.startIteration(it)
+	if err != nil {
+		return err
+	}
+	it.ComparedWith = head.String()
 	j.Tamper = g.Tamper
 	next, err := r.placeCandidate(a, g, head, headTree, it)
 	if err != nil {

@@ -61,15 +61,9 @@ func (r *runner) iterate(ctx context.Context, resumed bool) error {
 func (r *runner) begin() error {
 	j := r.j
 	n := j.Next
-	head, _, err := r.repo.Head()
-	if err != nil {
+	if _, _, err := r.startIteration(&Iteration{Iteration: n, Reasons: []string{}}); err != nil {
 		return err
 	}
-	best, err := r.best()
-	if err != nil {
-		return err
-	}
-	r.startIteration(&Iteration{Iteration: n, BestBefore: best, Reasons: []string{}}, head)
 	j.SessionTokens, j.FreshSession = nil, false
 	if err := os.MkdirAll(r.iterDir(n), 0o755); err != nil {
 		return err
@@ -77,12 +71,20 @@ func (r *runner) begin() error {
 	return r.enterAgent()
 }
 
-// startIteration makes it the journal's current iteration, judged against head: the
-// single agent's attempt, or a generation's candidate at its turn.
-func (r *runner) startIteration(it *Iteration, head plumbing.Hash) {
+// startIteration makes it the journal's current iteration, judged against HEAD and the
+// best as they stand (returned: HEAD and its tree): the single agent's attempt before its
+// agent runs, or a generation's candidate at its turn.
+func (r *runner) startIteration(it *Iteration) (head, headTree plumbing.Hash, err error) {
+	if head, headTree, err = r.repo.Head(); err != nil {
+		return head, headTree, err
+	}
+	if it.BestBefore, err = r.best(); err != nil {
+		return head, headTree, err
+	}
 	j := r.j
 	j.Current, j.PreHead, j.Repair, j.CommitParent = it, head.String(), 0, ""
 	j.IterStarted = r.now().UTC().Format(time.RFC3339Nano)
+	return head, headTree, nil
 }
 
 // phases runs the journal's iteration from its phase to its end (resumed: hgate was
@@ -170,19 +172,10 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 		return err
 	}
 	msgRel, _ := filepath.Rel(r.repo.Root(), r.ws.Message())
-	in, err := r.promptInput(n, it.BestBefore, filepath.ToSlash(msgRel))
+	in, err := r.promptInput(n, repair, it.BestBefore, filepath.ToSlash(msgRel))
 	if err != nil {
 		return err
 	}
-	if repair > 0 {
-		// A repair is told what the gate said of the attempt it repairs.
-		in.Repair, in.Previous, in.PrevOutcome = repair, j.LastReport, ""
-	}
-	act, err := r.tools().activation(n)
-	if err != nil {
-		return err
-	}
-	in.Tools, in.Hidden, in.HarnessOn = act.describe(), act.Hidden, r.cfg.Harness.Enabled
 	// A repair continues the session that failed, which holds what the agent tried.
 	session := ""
 	if repair > 0 && !j.FreshSession {
@@ -210,8 +203,10 @@ func (r *runner) runAgent(ctx context.Context, n, repair int) error {
 
 // promptInput is what every attempt's prompt says, a single agent's or a generation's:
 // the program and the context block for iteration n, against best, with its message
-// file, and what the last iteration came to (its gate's report when it was rejected).
-func (r *runner) promptInput(n int, best *float64, msgFile string) (promptInput, error) {
+// file, what the last iteration came to (its gate's report when it was rejected), and
+// the iteration's active tools (none without loop.harness.enabled, which a generation
+// never has). A repair (repair > 0) is told what the gate said of the attempt it repairs.
+func (r *runner) promptInput(n, repair int, best *float64, msgFile string) (promptInput, error) {
 	program, err := readProgram(filepath.Join(r.repo.Root(), r.cfg.Program))
 	if err != nil {
 		return promptInput{}, fmt.Errorf("loop: program: %w", err)
@@ -233,6 +228,14 @@ func (r *runner) promptInput(n int, best *float64, msgFile string) (promptInput,
 			in.Previous = j.LastReport
 		}
 	}
+	if repair > 0 {
+		in.Repair, in.Previous, in.PrevOutcome = repair, j.LastReport, ""
+	}
+	act, err := r.tools().activation(n)
+	if err != nil {
+		return promptInput{}, err
+	}
+	in.Tools, in.Hidden, in.HarnessOn = act.describe(), act.Hidden, r.cfg.Harness.Enabled
 	return in, nil
 }
 
@@ -271,7 +274,7 @@ func (r *runner) callAgent(ctx context.Context, n int, c agentCall) (agentResult
 	if c.Answer != "" {
 		c.Keep = append(c.Keep, c.Answer)
 	}
-	slot := r.soloSlot(c.Phase)
+	slot := r.slot(nil, c.Phase)
 	j.AgentEnded = false
 	ss, res, out, err := r.runSession(ctx, spec, &slot, func(ss *session) (func(), error) {
 		if c.Answer != "" {
@@ -319,8 +322,8 @@ func (r *runner) addRunSpend(out agentout.Run, resumed bool, session string) {
 	if resumed && out.Cumulative() && j.SessionTokens != nil && out.SessionID == session {
 		spent.Tokens = out.Tokens.Sub(*j.SessionTokens)
 	}
-	spent = r.takeMeter(it, spent) // the gateway's count, where it metered the session
-	r.book().addSpend(it, spent)
+	b := r.book()
+	b.runSpend(b.sessionSpend(it, r.slot(nil, "").meter(), spent))
 	j.SessionTokens = nil
 	if out.Cumulative() {
 		j.SessionTokens = &out.Tokens
