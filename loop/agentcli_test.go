@@ -89,7 +89,7 @@ benchmark:
 split: {test_fraction: 0.5}
 loop:
   agent: stubcli
-  attempt_timeout: 20s
+  attempt_timeout: 5m
   patience: 0
   repair_attempts: 1
 `,

@@ -156,7 +156,7 @@ benchmark:
 split: {test_fraction: 0.5}
 loop:
   agent: ` + preset + `
-  attempt_timeout: 2m
+  attempt_timeout: 10m
 ` + loopKeys,
 		"tasks.txt": "b1\nb2\nb3\nb4\n",
 		"check.sh":  "out=$(sh agent.sh \"$1\")\n[ \"$out\" = \"solved $1\" ]\n",

@@ -273,7 +273,7 @@ func codexProvider(t *testing.T, home, url string) {
 
 // harnessProject is stubProject's repository with the preset and the harness phases.
 func harnessProject(t *testing.T, preset string) *gittest.Repo {
-	files := stubFiles(preset, "  iterations: 3\n  repair_attempts: 0\n  harness:\n    enabled: true\n    build_timeout: 2m\n")
+	files := stubFiles(preset, "  iterations: 3\n  repair_attempts: 0\n  harness:\n    enabled: true\n    build_timeout: 10m\n")
 	files["server.sh"] = `case "$1" in --self-test) exit 0 ;; esac
 while IFS= read -r line; do
 	id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')

@@ -111,7 +111,7 @@ benchmark:
 split: {test_fraction: 0.5}
 loop:
   agent: ["sh", "bot.sh"]
-  attempt_timeout: 20s
+  attempt_timeout: 5m
   iterations: 6
   patience: 0
   repair_attempts: 1

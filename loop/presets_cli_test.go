@@ -16,6 +16,7 @@ import (
 	"github.com/hgate/hgate/agentcli"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/timescale"
 )
 
 // cliRefusal is what the real CLIs print when they refuse their command line or their
@@ -159,13 +160,15 @@ func runInJail(t *testing.T, preset string, args []string, stdin string, stop *r
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &watchedOutput{match: stop, matched: cancel}
-	p, err := proc.Start(cmd, proc.Options{Stdout: out, Stderr: out, Timeout: 2 * time.Minute, Grace: 2 * time.Second, Reaper: true})
+	// Only a hang guard: a CLI under load can take minutes to start.
+	wait := timescale.D(10 * time.Minute)
+	p, err := proc.Start(cmd, proc.Options{Stdout: out, Stderr: out, Timeout: wait, Grace: 2 * time.Second, Reaper: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := p.Wait(ctx)
 	if res.TimedOut {
-		t.Fatalf("%s neither ended nor reached its model in 2m: %s", args[0], lastBytes(out.String(), 1500))
+		t.Fatalf("%s neither ended nor reached its model in %v: %s", args[0], wait, lastBytes(out.String(), 1500))
 	}
 	return out.String(), res
 }

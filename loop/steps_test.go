@@ -46,7 +46,7 @@ benchmark:
 split: {test_fraction: 0.5}
 loop:
   agent: ["sh", "bot.sh"]
-  attempt_timeout: 20s
+  attempt_timeout: 5m
   repair_attempts: 1
 `,
 		"tasks.txt": "b1\nb2\nb3\nb4\n",
