@@ -11,6 +11,7 @@ import (
 
 	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/internal/timeline"
 	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/suite"
 	"github.com/hgate/hgate/workspace"
@@ -39,6 +40,7 @@ func (s store) loadSplit() (*split.Split, error) {
 // traces/latest and train_results.json; a partial run updates the traces of its tasks only.
 // In an Env's Worktree it writes its traces there, and no state file.
 func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
+	timeline.Mark("bench: start")
 	e.rooms().Probe() // the sandbox's probes run while the state is checked
 	if err := (store{e}).verify(); err != nil {
 		return nil, err
@@ -93,11 +95,13 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rm.Close()
+	defer func() { rm.Close(); timeline.Mark("bench: room removed") }()
+	timeline.Mark("bench: room written")
 	run, err := rm.Runner(nil, cleanroom.Train)
 	if err != nil {
 		return nil, err
 	}
+	timeline.Mark("bench: runner ready (the sandbox's probes done)")
 	out, err := run.Run(ctx, benchmark.Request{
 		Split: "train", Tasks: rep.Tasks, TraceDir: traceDir, Progress: e.progress("bench", len(rep.Tasks)),
 	})
@@ -107,6 +111,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	for _, p := range out.Problems {
 		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
 	}
+	timeline.Mark("bench: tasks done")
 	rep.Results = out.Results
 	rep.Passed, _ = passedCount(rep.Tasks, out.Results)
 	rep.Spend = out.Spend
@@ -119,6 +124,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := os.Rename(traceDir, latest); err != nil {
 		return nil, err
 	}
+	timeline.Mark("bench: traces/latest replaced")
 	if e.Worktree != nil {
 		return rep, nil // the scores of a tree that is not the gated one: not hgate's record
 	}
@@ -127,5 +133,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
 		return nil, err
 	}
-	return rep, store{e}.apply(fmt.Sprintf("bench: %d/%d train tasks passed", rep.Passed, len(rep.Tasks)), c)
+	err = store{e}.apply(fmt.Sprintf("bench: %d/%d train tasks passed", rep.Passed, len(rep.Tasks)), c)
+	timeline.Mark("bench: saved")
+	return rep, err
 }

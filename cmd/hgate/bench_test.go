@@ -181,3 +181,39 @@ func commitConfig(b *testing.B, dir, yaml string) {
 		}
 	}
 }
+
+// BenchmarkBenchSchedule: `hgate bench` of 28 train tasks that each sleep 0.5 s, at
+// concurrency 4, as a process (hgate-sandbox beside it, as installed), against the
+// schedule's lower bound max(longest task, total / concurrency) = max(0.5 s, 28 × 0.5 s /
+// 4) = 3.5 s. The bound is arithmetic, not measured: the tasks' durations are known, so no
+// baseline runs. Goal ≤ 1.10× (x-lower-bound, from the median wall time). On a loaded
+// machine the wall ratio is mostly the load. Also reported, from hgate's own marks
+// (HGATE_TIMELINE, whose clock starts at hgate's package initialisation): ms-between-tasks,
+// the median time from a task's processes gone to the next task of its lane started (its
+// shim started: the shim's own set-up, up to the task's exec, counts in the task's time);
+// ms-to-first-task, to the first task started; ms-after-last-task, from the last task's
+// processes gone to hgate's exit; and from /proc (10 ms ticks): hgate-cpu-ms, the CPU of
+// hgate's own process, outside every task's processes, and tasks-cpu-ms, that of the
+// processes it started (the probes, each task's shim and the task).
+func BenchmarkBenchSchedule(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short: 28 tasks of 0.5 s, and a prepare before them")
+	}
+	const tasks, train, concurrency, sleep = 40, 28, 4, 500 * time.Millisecond
+	hgate := buildHgate(b)
+	goBuild(b, "../hgate-sandbox", filepath.Join(filepath.Dir(hgate), exe("hgate-sandbox")), []string{"CGO_ENABLED=0"})
+	dir := b.TempDir()
+	schedRepo(b, dir, tasks, concurrency, sleep)
+	goexRun(b, dir, hgate, "prepare")
+	var sp struct{ Train []string }
+	readJSONFile(b, filepath.Join(dir, "workspace", "split.json"), &sp)
+	if len(sp.Train) != train {
+		b.Fatalf("split.json has %d train tasks, want %d", len(sp.Train), train)
+	}
+	bound := max(sleep, sleep*train/concurrency)
+	var runs []schedRun
+	for b.Loop() {
+		runs = append(runs, runSched(b, dir, hgate, concurrency))
+	}
+	reportSched(b, runs, bound, concurrency)
+}
