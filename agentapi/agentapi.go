@@ -56,16 +56,31 @@ const (
 // served lists the commands served and, for each, the flags it accepts beyond
 // --json and -v. Everything else — -C, --config, --no-clean-room, --rerun,
 // --no-wait, --help — is refused: each could point the gate elsewhere, weaken it,
-// or has no use through the socket.
-var served = map[string][]string{
-	"bench":  {"--tasks"},
-	"gate":   {"--fail-fast"},
-	"guard":  nil,
-	"status": nil,
+// or has no use through the socket. A slice, not a map: the linker lays it out, where a
+// map is built at every start of every command.
+var served = []struct {
+	command string
+	flags   []string
+}{
+	{"bench", []string{"--tasks"}},
+	{"gate", []string{"--fail-fast"}},
+	{"guard", nil},
+	{"status", nil},
+}
+
+// servedFlags is the flags served accepts for command; ok is false when the socket does not
+// serve it.
+func servedFlags(command string) (flags []string, ok bool) {
+	for _, s := range served {
+		if s.command == command {
+			return s.flags, true
+		}
+	}
+	return nil, false
 }
 
 // Served reports whether command is one the socket serves.
-func Served(command string) bool { _, ok := served[command]; return ok }
+func Served(command string) bool { _, ok := servedFlags(command); return ok }
 
 // Check validates a command line for the socket and returns the command and the
 // normalized arguments to run ([command, flags...], --tasks values in the
@@ -113,8 +128,9 @@ func Check(args []string) (command string, norm []string, err error) {
 		if name == "--json" || name == "-v" {
 			continue
 		}
+		allowed, _ := servedFlags(command)
 		ok := false
-		for _, g := range served[command] {
+		for _, g := range allowed {
 			ok = ok || g == name
 		}
 		if !ok {

@@ -90,16 +90,25 @@ type Result struct {
 	Configured bool `json:"configured,omitempty"`
 }
 
-// actionLines are the lines Describe prints, filled with the hook's name and path.
-var actionLines = map[Action]string{
-	Installed: "installed %s hook: %s",
-	Chained:   "installed %s hook: %s",
-	Updated:   "updated %s hook: %s",
-	Unchanged: "%s hook already installed: %s",
-	Removed:   "removed %s hook: %s",
-	Restored:  "removed %s hook: %s",
-	Absent:    "%s hook not installed: %s",
-	Foreign:   "%s hook is not hgate's, left as it is: %s",
+// actionLine is the line Describe prints for a, filled with the hook's name and path; ok is
+// false for an action hgate does not name. A switch, not a map: a map literal is built at
+// every start of every command, git's pre-commit hook included.
+func actionLine(a Action) (line string, ok bool) {
+	switch a {
+	case Installed, Chained:
+		return "installed %s hook: %s", true
+	case Updated:
+		return "updated %s hook: %s", true
+	case Unchanged:
+		return "%s hook already installed: %s", true
+	case Removed, Restored:
+		return "removed %s hook: %s", true
+	case Absent:
+		return "%s hook not installed: %s", true
+	case Foreign:
+		return "%s hook is not hgate's, left as it is: %s", true
+	}
+	return "", false
 }
 
 // Describe is the line the CLI prints for r; shown is how to name r.Path.
@@ -120,7 +129,7 @@ func (r Result) Describe(shown string) string {
 			}
 		}
 	}
-	verb, ok := actionLines[r.Action]
+	verb, ok := actionLine(r.Action)
 	if !ok {
 		return fmt.Sprintf("%s hook: %s: %s", r.Hook, shown, r.Action)
 	}

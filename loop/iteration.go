@@ -93,7 +93,7 @@ func (r *runner) phases(ctx context.Context, resumed bool) error {
 	st := &step{r: r, ctx: ctx, n: r.j.Next, it: r.j.Current, resumed: resumed}
 	st.start, _ = time.Parse(time.RFC3339Nano, r.j.IterStarted)
 	for {
-		f, ok := steps[r.j.Phase]
+		f, ok := stepOf(r.j.Phase)
 		if !ok {
 			return fmt.Errorf("%s: phase %q is not one hgate writes", filepath.Join(r.dir, journalName), r.j.Phase)
 		}

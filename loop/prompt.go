@@ -53,10 +53,19 @@ const learningsTail = 4000
 var attemptTemplate string
 
 // attemptPrompt is parsed on first use, not at package init: every hgate command links
-// loop, and parsing it at init cost each start (hgate --version too) about 0.2 ms.
-var attemptPrompt = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("attempt").Parse(attemptTemplate))
-})
+// loop, and parsing it at init cost each start (hgate --version too) about 0.2 ms. A
+// sync.Once, not a package-level sync.OnceValue, which allocates at every start.
+var attemptParsed struct {
+	once sync.Once
+	t    *template.Template
+}
+
+func attemptPrompt() *template.Template {
+	attemptParsed.once.Do(func() {
+		attemptParsed.t = template.Must(template.New("attempt").Parse(attemptTemplate))
+	})
+	return attemptParsed.t
+}
 
 // promptView is promptInput with what the template shows already worded.
 type promptView struct {
@@ -79,7 +88,7 @@ func buildPrompt(in promptInput) string {
 	if in.Previous != nil {
 		v.Report = strings.TrimSuffix(failureReport(in.Previous, in.Train), "\n")
 	}
-	v.TrainText = trainText[in.Train]
+	v.TrainText = trainText(in.Train)
 	var b strings.Builder
 	if err := attemptPrompt().Execute(&b, v); err != nil {
 		panic(err) // a template the tests run over every input it has a branch for
@@ -89,9 +98,15 @@ func buildPrompt(in promptInput) string {
 
 // trainText is the prompt's line on what the agent sees of the train split, by
 // loop.train_visibility; none for traces, the default, so that its prompts read as before.
-var trainText = map[string]string{
-	config.TrainScores: "The train split shows you its results per task (hgate bench, the gate's Step 1), not their traces (loop.train_visibility: scores).",
-	config.TrainNone:   "The train split is not shown to you: hgate bench is refused, and a gate says only whether Step 1 passed (loop.train_visibility: none).",
+// A switch, not a map literal, which is built at every start of every command.
+func trainText(visibility string) string {
+	switch visibility {
+	case config.TrainScores:
+		return "The train split shows you its results per task (hgate bench, the gate's Step 1), not their traces (loop.train_visibility: scores)."
+	case config.TrainNone:
+		return "The train split is not shown to you: hgate bench is refused, and a gate says only whether Step 1 passed (loop.train_visibility: none)."
+	}
+	return ""
 }
 
 // failureReport describes a gate report for the agent: train-side detail

@@ -24,22 +24,32 @@ type stepFunc func(st *step) (done bool, err error)
 // steps is the loop's machine: each phase the journal can name, and its step. One file
 // each: step_agent.go, step_gate.go, step_kept.go (commit, record), step_rejected.go
 // (attempt, restore), harness.go (reflect, build, qualify, artifact_repair) and
-// step_learn.go.
-var steps map[phase]stepFunc
+// step_learn.go. A table the linker lays out (stepOf reads it), where a map would be
+// built at every start of every command.
+var steps = [...]struct {
+	phase phase
+	run   stepFunc
+}{
+	{phaseAgent, (*step).agent},
+	{phaseGate, (*step).gate},
+	{phaseCommit, (*step).commit},
+	{phaseRecord, (*step).record},
+	{phaseAttempt, (*step).attempt},
+	{phaseRestore, (*step).restore},
+	{phaseLearn, (*step).learn},
 
-func init() {
-	steps = map[phase]stepFunc{
-		phaseAgent:   (*step).agent,
-		phaseGate:    (*step).gate,
-		phaseCommit:  (*step).commit,
-		phaseRecord:  (*step).record,
-		phaseAttempt: (*step).attempt,
-		phaseRestore: (*step).restore,
-		phaseLearn:   (*step).learn,
+	{phaseReflect, (*step).harness}, {phaseBuild, (*step).harness},
+	{phaseQualify, (*step).harness}, {phaseArtifactRepair, (*step).harness},
+}
 
-		phaseReflect: (*step).harness, phaseBuild: (*step).harness,
-		phaseQualify: (*step).harness, phaseArtifactRepair: (*step).harness,
+// stepOf is the step of phase p; ok is false for a phase hgate does not write.
+func stepOf(p phase) (f stepFunc, ok bool) {
+	for _, s := range steps {
+		if s.phase == p {
+			return s.run, true
+		}
 	}
+	return nil, false
 }
 
 // harness runs one of the harness phases (harness.go).

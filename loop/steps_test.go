@@ -102,7 +102,11 @@ func runStep(t *testing.T, r *runner, p phase, resumed bool) (*step, bool) {
 		t.Fatal(err)
 	}
 	st := &step{r: r, ctx: context.Background(), n: r.j.Next, it: r.j.Current, resumed: resumed, start: time.Now()}
-	done, err := steps[p](st)
+	f, ok := stepOf(p)
+	if !ok {
+		t.Fatalf("no step for phase %s", p)
+	}
+	done, err := f(st)
 	if err != nil {
 		t.Fatalf("%s step: %v", p, err)
 	}

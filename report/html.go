@@ -373,8 +373,20 @@ func (r *Report) spendPlot() string {
 }
 
 // page is parsed on first use: parsed at start, it would cost every command, not only
-// hgate report, a quarter of a millisecond.
-var page = sync.OnceValue(func() *template.Template {
+// hgate report, a quarter of a millisecond. A sync.Once, not a package-level
+// sync.OnceValue, which allocates at every start.
+var parsed struct {
+	once sync.Once
+	page *template.Template
+}
+
+func page() *template.Template {
+	parsed.once.Do(func() { parsed.page = parsePage() })
+	return parsed.page
+}
+
+// parsePage parses the report's template.
+func parsePage() *template.Template {
 	return template.Must(template.New("report").Funcs(template.FuncMap{
 		"score": func(f float64) string { return fmt.Sprintf("%.4f", f) },
 		"ival":  func(i finalscore.Interval) string { return i.String() },
@@ -410,7 +422,7 @@ var page = sync.OnceValue(func() *template.Template {
 			return ""
 		},
 	}).Parse(pageTemplate))
-})
+}
 
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">

@@ -192,13 +192,16 @@ func Kill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
 // signal (the sandbox's shim asks for SIGKILL) is sent when the thread that forked it
 // ends, not the process (go.dev/issue/27505); Go ends a thread only when a goroutine
 // locked to it returns, which this one never does.
+// The channel is made with the thread: made at package init, it cost every command's start
+// an allocation.
 var (
-	starts    = make(chan func())
+	starts    chan func()
 	startOnce sync.Once
 )
 
 func onStarterThread(start func() error) error {
 	startOnce.Do(func() {
+		starts = make(chan func())
 		go func() {
 			runtime.LockOSThread()
 			for f := range starts {

@@ -18,16 +18,23 @@ type Owner struct {
 	StartTicks uint64
 }
 
-var self = sync.OnceValue(func() Owner {
-	o := Owner{PID: os.Getpid()}
-	if st, err := ReadStat(o.PID); err == nil {
-		o.StartTicks = st.StartTicks
-	}
-	return o
-})
+// self is this process's Owner, read once. A sync.Once, not a package-level sync.OnceValue,
+// which allocates its closures at every start of every command.
+var self struct {
+	once  sync.Once
+	owner Owner
+}
 
 // Self is this process's Owner.
-func Self() Owner { return self() }
+func Self() Owner {
+	self.once.Do(func() {
+		self.owner = Owner{PID: os.Getpid()}
+		if st, err := ReadStat(self.owner.PID); err == nil {
+			self.owner.StartTicks = st.StartTicks
+		}
+	})
+	return self.owner
+}
 
 // Tag spells o in a file name: "PID-TICKS".
 func (o Owner) Tag() string {

@@ -19,8 +19,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// EmptyTree is the hash of the tree with no entries.
-var EmptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+// EmptyTree is the hash of the tree with no entries, 4b825dc642cb6eb9a060e54bf8d69288fbee4904,
+// as bytes: plumbing.NewHash would decode it at every start of every command.
+var EmptyTree = plumbing.Hash{0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9, 0xa0, 0x60, 0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88, 0xfb, 0xee, 0x49, 0x04}
 
 // Store is the object database of one repository.
 type Store struct {

@@ -454,7 +454,10 @@ func (w *walker) huge(e *index.Entry, size int64) bool {
 	return m > 0 && size > m && (size >= 1<<32 || uint32(size) != e.Size)
 }
 
-var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775a8c2d48c53391")
+// emptyBlob is the empty blob's id, e69de29bb2d1d6434b8b29ae775ad8c2e48c5391, as bytes: plumbing.NewHash
+// would decode it at every start of every command. (The hex here was mistyped before, so an
+// empty file was never taken from the index's stat cache: hashed each time, never wrong.)
+var emptyBlob = plumbing.Hash{0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91}
 
 // statEntry fills wt[it.k] for a tracked path present in its directory.
 func (w *walker) statEntry(dh *dirHandle, it statItem) error {
