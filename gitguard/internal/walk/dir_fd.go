@@ -58,7 +58,7 @@ func (d *fdDir) openSub(name string) (*fdDir, error) {
 
 // entries appends the directory's entries to out, read through a duplicate of the
 // descriptor (os.File closes what it is given).
-func (d *fdDir) entries(_ []byte, out []dirent) ([]dirent, error) {
+func (d *fdDir) entries(_ *[]byte, out []dirent) ([]dirent, error) {
 	dup, err := retry(func() (int, error) { return unix.Dup(d.fd) })
 	if err != nil {
 		return nil, err

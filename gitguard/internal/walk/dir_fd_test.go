@@ -29,7 +29,7 @@ func TestFdDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dh.close()
-	ents, err := dh.entries(nil, nil)
+	ents, err := dh.entries(new([]byte), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestFdDirSwappedParent(t *testing.T) {
 	if want := plumbing.ComputeHash(plumbing.BlobObject, []byte("mine\n")); err != nil || got != want {
 		t.Errorf("hash %s, %v; want the opened folder's file's %s", got, err, want)
 	}
-	ents, err := dh.entries(nil, nil)
+	ents, err := dh.entries(new([]byte), nil)
 	if err != nil || len(ents) != 1 || ents[0].name != "f" {
 		t.Errorf("entries %v, %v", ents, err)
 	}

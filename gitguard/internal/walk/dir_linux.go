@@ -30,11 +30,24 @@ func openDir(path string) (*dirHandle, error) {
 
 func (d *dirHandle) close() { unix.Close(d.fd) }
 
-// entries appends the directory's entries, without "." and "..", to out;
-// buf is scratch space. The names of one read share a single string.
-func (d *dirHandle) entries(buf []byte, out []dirent) ([]dirent, error) {
+// entries appends the directory's entries, without "." and "..", to out. The names
+// point into *buf, the caller's scratch space, without a copy: they stay valid until
+// the next call with the same buf, so a caller keeps none of them past its use of
+// the listing. A listing larger than *buf goes on in a new buffer twice as large
+// (left in *buf), and the names already read keep the old one.
+func (d *dirHandle) entries(buf *[]byte, out []dirent) ([]dirent, error) {
+	b := *buf
+	if len(b) < minDirBuf {
+		b = make([]byte, 32<<10)
+		*buf = b
+	}
+	used := 0
 	for {
-		n, err := unix.ReadDirent(d.fd, buf)
+		if len(b)-used < minDirBuf {
+			b, used = make([]byte, 2*len(b)), 0
+			*buf = b
+		}
+		n, err := unix.ReadDirent(d.fd, b[used:])
 		if err == unix.EINTR {
 			continue
 		}
@@ -44,43 +57,54 @@ func (d *dirHandle) entries(buf []byte, out []dirent) ([]dirent, error) {
 		if n <= 0 {
 			return out, nil
 		}
-		chunk := string(buf[:n])
-		b := buf[:n]
-		off := 0
-		for len(b)-off >= 19 {
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[off+16])))
-			if reclen < 19 || reclen > len(b)-off {
+		out = appendRecords(out, b[used:used+n])
+		used += n
+	}
+}
+
+// minDirBuf is the least room a getdents64 call is given: several records of the
+// longest name (NAME_MAX 255 bytes, 19 of header).
+const minDirBuf = 4 << 10
+
+// appendRecords appends the entries of the linux_dirent64 records in b to out, each
+// name a string over b's bytes (b is not changed while the names are in use).
+func appendRecords(out []dirent, b []byte) []dirent {
+	off := 0
+	for len(b)-off >= 19 {
+		reclen := int(*(*uint16)(unsafe.Pointer(&b[off+16])))
+		if reclen < 19 || reclen > len(b)-off {
+			break
+		}
+		typ := b[off+18]
+		start, end := off+19, off+reclen
+		for i := start; i < end; i++ {
+			if b[i] == 0 {
+				end = i
 				break
 			}
-			typ := b[off+18]
-			start, end := off+19, off+reclen
-			for i := start; i < end; i++ {
-				if b[i] == 0 {
-					end = i
-					break
-				}
-			}
-			off += reclen
-			name := chunk[start:end]
-			if len(name) == 0 || name == "." || name == ".." {
-				continue
-			}
-			var t direntType
-			switch typ {
-			case unix.DT_DIR:
-				t = dtDir
-			case unix.DT_REG:
-				t = dtReg
-			case unix.DT_LNK:
-				t = dtLink
-			case unix.DT_UNKNOWN:
-				t = dtUnknown
-			default:
-				t = dtOther
-			}
-			out = append(out, dirent{name: name, typ: t})
 		}
+		off += reclen
+		if end == start || (b[start] == '.' && (end == start+1 || end == start+2 && b[start+1] == '.')) {
+			continue
+		}
+		out = append(out, dirent{name: unsafe.String(&b[start], end-start), typ: direntTypeOf(typ)})
 	}
+	return out
+}
+
+// direntTypeOf is the walk's type for a linux_dirent64 d_type.
+func direntTypeOf(typ byte) direntType {
+	switch typ {
+	case unix.DT_DIR:
+		return dtDir
+	case unix.DT_REG:
+		return dtReg
+	case unix.DT_LNK:
+		return dtLink
+	case unix.DT_UNKNOWN:
+		return dtUnknown
+	}
+	return dtOther
 }
 
 // stat is lstat of a name inside the directory.

@@ -4,6 +4,7 @@ package walk
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,10 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
+
+	"github.com/hgate/hgate/gitguard/internal/index"
+	"github.com/hgate/hgate/gitguard/internal/pattern"
 )
 
 // TestDirStat checks the walk's stat inside an open directory against
@@ -126,5 +131,63 @@ func TestOpenStatAllocs(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("openStat allocates %v times per call, want 0", n)
+	}
+}
+
+// TestDirEntries: a listing larger than the buffer goes on in a larger one, keeps every
+// name (those read before the growth too), skips "." and "..", and copies no name.
+func TestDirEntries(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string]bool{"..x": true, ".y": true}
+	for i := 0; i < 300; i++ { // about 80 KB of records: past the first 32 KB buffer
+		want[fmt.Sprintf("%03d%s", i, strings.Repeat("n", 240))] = true
+	}
+	for name := range want {
+		must(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	dh, err := openDir(dir)
+	must(t, err)
+	defer dh.close()
+	var buf []byte
+	ents, err := dh.entries(&buf, nil)
+	must(t, err)
+	if len(buf) <= 32<<10 {
+		t.Errorf("buffer of %d bytes after the listing: it never grew", len(buf))
+	}
+	got := map[string]bool{}
+	for _, e := range ents {
+		if got[e.name] || !want[e.name] || e.typ != dtReg {
+			t.Errorf("entry %.12q (type %d): unexpected or listed twice", e.name, e.typ)
+		}
+		got[e.name] = true
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d names listed, want %d", len(got), len(want))
+	}
+	out := make([]dirent, 0, 512)
+	if n := testing.AllocsPerRun(20, func() {
+		unix.Seek(dh.fd, 0, 0)
+		out, _ = dh.entries(&buf, out[:0])
+	}); n != 0 {
+		t.Errorf("a listing allocates %v times, want 0", n)
+	}
+}
+
+// TestWalkRootUntrackedKept: an untracked name at the root, listed in a worker's buffer,
+// is still whole after the worker lists other folders into the same buffer.
+func TestWalkRootUntrackedKept(t *testing.T) {
+	root := t.TempDir()
+	var es []index.Entry
+	for i := 0; i < 200; i++ { // 20 folders of 10 long names: each listing covers the root's
+		p := fmt.Sprintf("d%02d/%02d%s", i/10, i%10, strings.Repeat("x", 200))
+		must(t, os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, p), nil, 0o644))
+		es = append(es, index.Entry{Path: p, Mode: 0o100644, Hash: emptyBlob})
+	}
+	must(t, os.WriteFile(filepath.Join(root, "untracked-at-root"), nil, 0o644))
+	res, err := Walk(&Input{Root: root, Entries: es, Allow: pattern.NewMatcher(nil)})
+	must(t, err)
+	if len(res.Untracked) != 1 || res.Untracked[0].Path != "untracked-at-root" {
+		t.Errorf("untracked %+v, want [untracked-at-root]", res.Untracked)
 	}
 }

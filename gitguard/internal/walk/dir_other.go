@@ -35,7 +35,7 @@ func openDirAt(parent *dirHandle, name string) (*dirHandle, error) {
 }
 
 // entries appends the directory's entries to out.
-func (d *dirHandle) entries(_ []byte, out []dirent) ([]dirent, error) {
+func (d *dirHandle) entries(_ *[]byte, out []dirent) ([]dirent, error) {
 	f, err := os.Open(d.path)
 	if err != nil {
 		return nil, err

@@ -99,14 +99,14 @@ func TestOpenDirAt(t *testing.T) {
 	must(t, os.Symlink("other", filepath.Join(root, "p")))
 	sub, err := openDirAt(dh, "sub")
 	must(t, err)
-	ents, err := sub.entries(make([]byte, 4096), nil)
+	ents, err := sub.entries(new([]byte), nil)
 	sub.close()
 	if err != nil || len(ents) != 0 {
 		t.Errorf("sub holds %v (%v): opened by path through the link, not inside the parent", ents, err)
 	}
 	fsub, err := fd.openSub("sub")
 	must(t, err)
-	ents, err = fsub.entries(nil, nil)
+	ents, err = fsub.entries(new([]byte), nil)
 	fsub.close()
 	if err != nil || len(ents) != 0 {
 		t.Errorf("fdDir: sub holds %v (%v)", ents, err)

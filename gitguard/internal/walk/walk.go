@@ -101,7 +101,8 @@ func (sd *sharedDir) release() {
 	}
 }
 
-// walkScratch is one worker's reusable memory.
+// walkScratch is one worker's reusable memory. The names in ents point into buf: they
+// are valid until the worker lists its next directory.
 type walkScratch struct {
 	buf   []byte
 	ents  []dirent
@@ -169,7 +170,7 @@ func Walk(in *Input) (*Result, error) {
 }
 
 func (w *walker) work() {
-	sc := &walkScratch{buf: make([]byte, 32<<10)}
+	sc := &walkScratch{}
 	w.mu.Lock()
 	for {
 		for len(w.jobs) == 0 && w.pending > 0 {
@@ -279,7 +280,7 @@ func (w *walker) readDir(j walkJob, full string, sc *walkScratch) (*dirHandle, b
 	d := j.d
 	dh, err := openJobDir(j, full)
 	if err == nil {
-		sc.ents, err = dh.entries(sc.buf, sc.ents[:0])
+		sc.ents, err = dh.entries(&sc.buf, sc.ents[:0])
 		if err != nil {
 			dh.close()
 		}
@@ -432,7 +433,10 @@ func (w *walker) statAll(sd *sharedDir, stats []statItem) {
 	sd.release()
 }
 
+// addUntracked records u. Its path is copied: at the root, d + name is the listing's
+// name itself, which points into the worker's reused buffer.
 func (w *walker) addUntracked(u Untracked) {
+	u.Path = strings.Clone(u.Path)
 	w.mu.Lock()
 	w.Untracked = append(w.Untracked, u)
 	w.mu.Unlock()
