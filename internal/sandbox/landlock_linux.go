@@ -156,14 +156,26 @@ const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.
 // cut too where the thread may (CAP_SETPCAP, which root has), and the no_new_privs that
 // Landlock set keeps the exec from granting any back.
 func dropCapabilities() error {
+	// One call a capability where the drop is allowed (root, every task): the drop itself
+	// answers EINVAL past the last capability this kernel knows, where a read first
+	// doubled the calls. Without CAP_SETPCAP the kernel refuses the drop (EPERM) before it
+	// looks at the capability, so there a read still finds the end. The kept ones are
+	// among the first, below any kernel's last.
 	for c := 0; ; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
-			break // past the last capability this kernel knows
-		}
 		if keptCapabilities&(1<<c) != 0 {
 			continue
 		}
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EPERM) {
+			if unix.Prctl(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0) != nil {
+				break // past the last capability this kernel knows
+			}
+			continue
+		}
+		if errors.Is(err, unix.EINVAL) {
+			break // past the last capability this kernel knows
+		}
+		if err != nil {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}

@@ -34,15 +34,17 @@ func startLeader(exe string, argv, env []string, attr *syscall.SysProcAttr, endA
 		// Keep the terminal with the command, as if it ran without the shim.
 		attr.Foreground, attr.Ctty = true, l.fg
 	}
-	p, err := os.StartProcess(exe, argv, &os.ProcAttr{
-		Env:   env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   attr,
-	})
+	if env == nil {
+		env = os.Environ()
+	}
+	// syscall.ForkExec, not os.StartProcess: the shim needs only the pid (it waits with
+	// waitid and wait4), and os.StartProcess's first call in a process forks a child
+	// that exits at once, to learn whether pidfds work: one more process every task.
+	pid, err := syscall.ForkExec(exe, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: attr})
 	if err != nil {
 		return nil, err
 	}
-	l.pid = p.Pid
+	l.pid = pid
 	go func() {
 		asked := false
 		for sig := range sigs {
