@@ -125,7 +125,7 @@ func (st *state) fill(ps *pathState) error {
 			ps.i = layer{present: true, mode: e.FileMode(), hash: e.Hash}
 		}
 		ws := st.w.WT[k]
-		ps.w = layer{present: ws.Present, mode: ws.Mode, hash: ws.Hash, huge: ws.Huge, unreadable: ws.Unreadable, hardlink: ws.Hardlink}
+		ps.w = layer{present: ws.Present, mode: ws.Mode, hash: ws.Hash, huge: st.w.Huge[k], unreadable: ws.Unreadable, hardlink: ws.Hardlink}
 		ps.nested = ws.Nested
 	}
 	if c, ok := s.headIndex[p]; ok {

@@ -25,15 +25,13 @@ import (
 	"github.com/hgate/hgate/gitguard/internal/pattern"
 )
 
-// State is what the worktree holds at a tracked path.
+// State is what the worktree holds at a tracked path. It is kept small (28 bytes): the
+// walk writes one per index entry, and each page of them costs a page fault.
 type State struct {
-	Present bool
-	Mode    filemode.FileMode // Regular, Executable, Symlink, Submodule, Dir; Empty for fifos and such
 	Hash    plumbing.Hash     // content hash (zero for directories)
-	Nested  bool              // a directory holding its own repository
-	// Huge is the size of a regular file over Input.MaxFileBytes, which was not read
-	// (Hash zero); 0 otherwise.
-	Huge int64
+	Mode    filemode.FileMode // Regular, Executable, Symlink, Submodule, Dir; Empty for fifos and such
+	Present bool
+	Nested  bool // a directory holding its own repository
 	// Unreadable: a regular file its owner may not read (mode without u+r, or a read
 	// refused), which was not read (Hash zero): Step 0 refuses it.
 	Unreadable bool
@@ -132,7 +130,7 @@ type Input struct {
 	// recorded when it has none.
 	Submodule func(full string, recorded plumbing.Hash) plumbing.Hash
 	// MaxFileBytes, when positive, is the largest regular file the walk hashes; a
-	// larger one it only reports (State.Huge).
+	// larger one it only reports (Result.Huge).
 	MaxFileBytes int64
 }
 
@@ -140,7 +138,10 @@ type Input struct {
 // untracked files that are not ignored, and the tracked directories that
 // hold a .git of their own.
 type Result struct {
-	WT         []State // parallel to Input.Entries
+	WT []State // parallel to Input.Entries
+	// Huge is the size of each regular file over Input.MaxFileBytes, by index entry:
+	// not read (its State's Hash is zero).
+	Huge       map[int]int64
 	Untracked  []Untracked
 	NestedDirs []string // tracked directories with a .git inside
 }
@@ -490,7 +491,7 @@ func (w *walker) statEntry(dh *dirHandle, it statItem) error {
 	cacheOK := allowed && st.Matches(e) && !w.racy(e) && (e.Size != 0 || e.Hash == emptyBlob)
 	switch {
 	case st.IsReg():
-		return w.regState(dh, e, ws, &st, f, cacheOK)
+		return w.regState(dh, it.k, &st, f, cacheOK)
 	case st.IsLink():
 		return linkState(dh, e, ws, cacheOK)
 	case st.IsDir():
@@ -516,10 +517,11 @@ func lookup(dh *dirHandle, name string, open bool) (Stat, openFile, error) {
 	return st, openFile{}, err
 }
 
-// regState fills ws, the state of tracked entry e, a regular file on disk of stat data st
+// regState fills the state of tracked entry k, a regular file on disk of stat data st
 // (open as f when f.ok): hashed unless cacheOK lets the index vouch, refused unread
 // when its owner may not read it or it grew over the size bound.
-func (w *walker) regState(dh *dirHandle, e *index.Entry, ws *State, st *Stat, f openFile, cacheOK bool) error {
+func (w *walker) regState(dh *dirHandle, k int, st *Stat, f openFile, cacheOK bool) error {
+	e, ws := &w.in.Entries[k], &w.WT[k]
 	ws.Mode = filemode.Regular
 	if st.Mode&0o100 != 0 {
 		ws.Mode = filemode.Executable
@@ -533,7 +535,12 @@ func (w *walker) regState(dh *dirHandle, e *index.Entry, ws *State, st *Stat, f 
 		return nil
 	}
 	if w.huge(e, st.Size) {
-		ws.Huge = st.Size // never read: a sparse 64 GB file would take minutes
+		w.mu.Lock() // never read: a sparse 64 GB file would take minutes
+		if w.Huge == nil {
+			w.Huge = map[int]int64{}
+		}
+		w.Huge[k] = st.Size
+		w.mu.Unlock()
 		return nil
 	}
 	var err error

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -72,4 +73,12 @@ func openFds(t *testing.T) int {
 		t.Skip("no /proc/self/fd")
 	}
 	return len(ents)
+}
+
+// TestStateSize: the walk writes one State per index entry, and each page of them is a
+// page fault; a field added here should not grow it past 28 bytes unnoticed.
+func TestStateSize(t *testing.T) {
+	if n := unsafe.Sizeof(State{}); n > 28 {
+		t.Errorf("State is %d bytes, want at most 28", n)
+	}
 }
