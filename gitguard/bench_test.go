@@ -23,6 +23,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	gittest.RemoveTemplates()
 	for _, d := range benchTmp {
 		os.RemoveAll(d)
 	}

@@ -17,21 +17,22 @@ var allow = []string{"agent/agent.py", "PROGRAM.md", "notes/"}
 // newProject is a small project with a benchmark the agent must not touch.
 func newProject(t *testing.T) *gittest.Repo {
 	t.Helper()
-	r := gittest.New(t)
-	r.WriteFiles(map[string]string{
-		"agent/agent.py":     "print('agent')\n",
-		"agent/helper.py":    "x = 1\n",
-		"PROGRAM.md":         "# program\n",
-		"benchmark.py":       "score = 1\n",
-		"tasks/t1/check.sh":  "exit 0\n",
-		".gitignore":         "workspace/\n*.log\n",
-		"data/.gitignore":    "*.bin\n!keep.bin\n",
-		"data/input.txt":     "1 2 3\n",
-		"notes/idea.md":      "idea\n",
-		"workspace/junk.txt": "ignored\n",
+	// Made once per test binary and copied (TestMain removes it).
+	return gittest.Template(t, "project", func(r *gittest.Repo) {
+		r.WriteFiles(map[string]string{
+			"agent/agent.py":     "print('agent')\n",
+			"agent/helper.py":    "x = 1\n",
+			"PROGRAM.md":         "# program\n",
+			"benchmark.py":       "score = 1\n",
+			"tasks/t1/check.sh":  "exit 0\n",
+			".gitignore":         "workspace/\n*.log\n",
+			"data/.gitignore":    "*.bin\n!keep.bin\n",
+			"data/input.txt":     "1 2 3\n",
+			"notes/idea.md":      "idea\n",
+			"workspace/junk.txt": "ignored\n",
+		})
+		r.Commit("init")
 	})
-	r.Commit("init")
-	return r
 }
 
 func check(t *testing.T, r *gittest.Repo, opts gitguard.Options) []gitguard.Violation {

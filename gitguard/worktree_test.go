@@ -16,18 +16,19 @@ var loopAuthor = gitguard.Signature{Name: "hgate", Email: "hgate@hgate.invalid",
 
 func loopProject(t *testing.T) *gittest.Repo {
 	t.Helper()
-	r := gittest.New(t)
-	r.WriteFiles(map[string]string{
-		"agent/agent.py":     "print('agent')\n",
-		"PROGRAM.md":         "# program\n",
-		"benchmark.py":       "score = 1\n",
-		"tasks/t1/check.sh":  "exit 0\n",
-		".gitignore":         "workspace/\n*.log\n",
-		"workspace/keep.txt": "state\n",
+	// Made once per test binary and copied (TestMain removes it).
+	return gittest.Template(t, "loop project", func(r *gittest.Repo) {
+		r.WriteFiles(map[string]string{
+			"agent/agent.py":     "print('agent')\n",
+			"PROGRAM.md":         "# program\n",
+			"benchmark.py":       "score = 1\n",
+			"tasks/t1/check.sh":  "exit 0\n",
+			".gitignore":         "workspace/\n*.log\n",
+			"workspace/keep.txt": "state\n",
+		})
+		r.Chmod("tasks/t1/check.sh", 0o755)
+		r.Commit("init")
 	})
-	r.Chmod("tasks/t1/check.sh", 0o755)
-	r.Commit("init")
-	return r
 }
 
 // The agent's leftovers each case starts from, as a shell script.

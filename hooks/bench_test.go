@@ -24,6 +24,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	gittest.RemoveTemplates()
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}

@@ -18,18 +18,19 @@ import (
 // executable and a symlink.
 func baseRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
-	r := gittest.New(t)
-	r.WriteFiles(map[string]string{
-		"agent.sh":       "echo worse\n",
-		"check.sh":       "exit 1\n",
-		"lib/a.txt":      "a\n",
-		"lib/deep/b.txt": "b\n",
-		"tool.sh":        "echo tool\n",
+	// Made once per test binary and copied (TestMain removes it).
+	return gittest.Template(t, "base", func(r *gittest.Repo) {
+		r.WriteFiles(map[string]string{
+			"agent.sh":       "echo worse\n",
+			"check.sh":       "exit 1\n",
+			"lib/a.txt":      "a\n",
+			"lib/deep/b.txt": "b\n",
+			"tool.sh":        "echo tool\n",
+		})
+		r.Chmod("tool.sh", 0o755)
+		r.Symlink("lib/a.txt", "link")
+		r.Commit("init")
 	})
-	r.Chmod("tool.sh", 0o755)
-	r.Symlink("lib/a.txt", "link")
-	r.Commit("init")
-	return r
 }
 
 func summarize(vs []gitguard.Violation) []string {

@@ -30,9 +30,10 @@ var byName = map[string]string{
 	"internal/shimtest/shimtest.go": "test helper: builds hgate-sandbox beside the test binary",
 
 	// Not hgate's product: test helpers and the example.
-	"internal/gittest/gittest.go": "test helper: builds test repositories",
-	"internal/gittest/large.go":   "test helper: builds test repositories",
-	"internal/golden/golden.go":   "test helper: golden files of hgate's source",
+	"internal/gittest/gittest.go":  "test helper: builds test repositories",
+	"internal/gittest/large.go":    "test helper: builds test repositories",
+	"internal/gittest/template.go": "test helper: removes the test repositories it made in its own temporary folders",
+	"internal/golden/golden.go":    "test helper: golden files of hgate's source",
 
 	// Below everything: /proc, hgate's own temporary folders, the lock.
 	"internal/proc/stat_linux.go":        "/proc, which no sandbox writes",
