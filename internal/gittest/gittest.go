@@ -59,7 +59,12 @@ func New(t TB) *Repo {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatalf("git is not installed: %v", err)
 	}
-	r := &Repo{t: t, Dir: t.TempDir()}
+	return initIn(t, t.TempDir())
+}
+
+// initIn initialises an empty repository (branch main) in dir, which exists.
+func initIn(t TB, dir string) *Repo {
+	r := &Repo{t: t, Dir: dir}
 	r.Git("init", "-q", "-b", "main")
 	return r
 }

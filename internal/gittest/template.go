@@ -26,9 +26,7 @@ func Template(t TB, key string, build func(r *Repo)) *Repo {
 		if err != nil {
 			t.Fatalf("template %s: %v", key, err)
 		}
-		r := &Repo{t: t, Dir: d}
-		r.Git("init", "-q", "-b", "main")
-		build(r)
+		build(initIn(t, d))
 		if templates.dirs == nil {
 			templates.dirs = map[string]string{}
 		}
