@@ -1,6 +1,8 @@
 package gitguard
 
 import (
+	"time"
+
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/gitguard/internal/records"
@@ -20,8 +22,12 @@ type RefEntry = records.Entry
 // commit and moving the ref: the window where another writer can win.
 var recBeforeSetRef func(ref string)
 
+// recRetryFor, when set (by tests), bounds a record write's retries instead of
+// the package's 10 s: stretched by the tests' time scale on a loaded machine.
+var recRetryFor time.Duration
+
 func (r *Repo) records() records.Store {
-	return records.Store{Objects: r.objects(), Refs: r.refStore(), BeforeUpdate: recBeforeSetRef}
+	return records.Store{Objects: r.objects(), Refs: r.refStore(), BeforeUpdate: recBeforeSetRef, RetryFor: recRetryFor}
 }
 
 // CommitFiles records files as a new commit on ref, on top of the ref's

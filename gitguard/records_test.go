@@ -11,10 +11,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/hgate/hgate/internal/gittest"
+	"github.com/hgate/hgate/internal/timescale"
 )
 
 const recTestRef = "refs/hgate/test"
@@ -228,6 +230,10 @@ func TestCommitFilesRetry(t *testing.T) {
 // starting with no ref (the creation race, repeated on several refs): every
 // commit must land on one first-parent chain.
 func TestCommitFilesConcurrent(t *testing.T) {
+	// Each writer's retries are bounded by time, which a loaded machine fills with
+	// fewer attempts: the bound stretched by HGATE_TEST_TIMESCALE.
+	recRetryFor = timescale.D(10 * time.Second)
+	defer func() { recRetryFor = 0 }()
 	g := gittest.New(t)
 	const n, refs = 6, 4
 	var wg sync.WaitGroup

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/modelstub"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/timescale"
 	"github.com/hgate/hgate/loop"
 )
 
@@ -79,6 +81,11 @@ func harnessScenario(t *testing.T, cli string) {
 		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-stub")
 		t.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
 		t.Setenv("IS_SANDBOX", "1")
+		// claude waits MCP_TIMEOUT ms (30 s unset) for an MCP server to start, here
+		// hgate-mcp (this test binary): stretched by HGATE_TEST_TIMESCALE under load.
+		if timescale.Factor() > 1 {
+			t.Setenv("MCP_TIMEOUT", strconv.FormatInt(timescale.D(30*time.Second).Milliseconds(), 10))
+		}
 	case "codex":
 		stub = modelstub.OpenAI(t, modelstub.Turn{Text: "unscripted"})
 		// The user's own codex configuration: the provider (and so the login) the

@@ -101,6 +101,7 @@ func TestScripts(t *testing.T) {
 			"resume":       resume,
 			"killcampaign": killCampaign,
 			"loopkills":    loopKills,
+			"timescale":    scaleTimeouts,
 		},
 		// [race]: hgate is race-built. [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).

@@ -40,6 +40,8 @@ type Store struct {
 	// BeforeUpdate, when set (by tests), runs between building a record commit
 	// and moving the ref: the window where another writer can win.
 	BeforeUpdate func(ref string)
+	// RetryFor, when set (by tests on a loaded machine), replaces retryFor.
+	RetryFor time.Duration
 }
 
 // Entry is one commit of a record ref, newest first in Log.
@@ -82,14 +84,17 @@ func (s Store) Commit(ref string, files map[string][]byte, message string) (plum
 		}
 		blobs[p] = h
 	}
-	start := time.Now()
+	start, limit := time.Now(), retryFor
+	if s.RetryFor > 0 {
+		limit = s.RetryFor
+	}
 	for attempt := 1; ; attempt++ {
 		h, err := s.commitOnce(ref, files, blobs, message)
 		if !errors.Is(err, refs.ErrChanged) {
 			return h, err
 		}
-		if time.Since(start) > retryFor {
-			return plumbing.ZeroHash, fmt.Errorf("record %s: gave up after %d attempts in %s: %w", ref, attempt, retryFor, err)
+		if time.Since(start) > limit {
+			return plumbing.ZeroHash, fmt.Errorf("record %s: gave up after %d attempts in %s: %w", ref, attempt, limit, err)
 		}
 		// Back off a little, with jitter, so two writers stop colliding.
 		time.Sleep(min(time.Duration(attempt), 20)*time.Millisecond + rand.N(2*time.Millisecond))
