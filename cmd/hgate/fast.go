@@ -28,7 +28,7 @@ func runFast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 		if os.Getenv(agentapi.EnvSocket) != "" {
 			return 0, false
 		}
-		return runPlain(stdout, stderr, func(c *cli, g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
+		return runPlain(stdout, stderr, nil, func(c *cli, g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
 			c.Hooks.Run.Hook = "pre-commit"
 			return c.Hooks.Run.Run(g, repo, cfg)
 		}), true
@@ -38,7 +38,10 @@ func runFast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 		if os.Getenv(agentapi.EnvSocket) != "" || os.Getenv("COMP_LINE") != "" {
 			return 0, false
 		}
-		return runPlain(stdout, stderr, func(c *cli, g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
+		// The index is read while hgate.yaml loads (a process that checks once: the
+		// mapping it is read through is kept).
+		preload := func(c *cli, repo *gitguard.Repo) { c.Guard.preload = repo.PreloadIndex() }
+		return runPlain(stdout, stderr, preload, func(c *cli, g *Globals, repo *gitguard.Repo, cfg *config.Config) error {
 			return c.Guard.Run(g, repo, cfg)
 		}), true
 	}
@@ -47,13 +50,17 @@ func runFast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 
 // runPlain runs a command that takes no context (signals end it, as on Kong's path) with
 // the globals' defaults, over the same providers and report Kong's path binds (openRepo,
-// loadConfig, report).
-func runPlain(stdout, stderr io.Writer, run func(*cli, *Globals, *gitguard.Repo, *config.Config) error) int {
+// loadConfig, report). opened, when not nil, starts what the command needs of the
+// repository alone, before hgate.yaml loads.
+func runPlain(stdout, stderr io.Writer, opened func(*cli, *gitguard.Repo), run func(*cli, *Globals, *gitguard.Repo, *config.Config) error) int {
 	var c cli
 	g := &c.Globals
 	g.Dir, g.stdout, g.stderr = ".", &countingWriter{w: stdout}, stderr
 	repo, err := openRepo(g)
 	if err == nil {
+		if opened != nil {
+			opened(&c, repo)
+		}
 		cfg, cerr := loadConfig(g, repo)
 		if err = cerr; err == nil {
 			err = run(&c, g, repo, cfg)
