@@ -32,6 +32,9 @@ type Options struct {
 	// check would leave a mapping behind. A truncation of the index while mapped
 	// ends the process (SIGBUS; Go exits 2, "could not answer").
 	MapIndex bool
+	// Preload, with MapIndex, is the repository's index read ahead (Repo.PreloadIndex):
+	// the check takes that read of the index instead of reading it again.
+	Preload *IndexPreload
 }
 
 // DefaultMaxFileBytes is gate.max_file_bytes' default: 100 MiB.
@@ -363,7 +366,7 @@ func (s *snapshot) resolveCommits(opts Options) error {
 	return nil
 }
 
-// readIndex reads and parses the index.
+// readIndex reads and parses the index, or takes opts.Preload's read of it.
 func (s *snapshot) readIndex(opts Options) error {
 	r := s.r
 	s.indexPath = opts.IndexFile
@@ -372,21 +375,10 @@ func (s *snapshot) readIndex(opts Options) error {
 	} else if !filepath.IsAbs(s.indexPath) {
 		s.indexPath = filepath.Join(r.root, s.indexPath)
 	}
-	st, err := walk.Lstat(s.indexPath)
-	if err != nil {
-		return fmt.Errorf("read index %s: %w", s.indexPath, err)
+	read, ok := opts.Preload.take(s.indexPath)
+	if !ok || !s.mapped {
+		read = readIndexFile(s.indexPath, r.gitDir, s.mapped)
 	}
-	s.idxMtimeS, s.idxMtimeN = st.MtimeS, st.MtimeN
-	read := index.Read
-	if s.mapped {
-		read = index.ReadMapped
-	}
-	if s.idx, err = read(s.indexPath, r.gitDir); err != nil {
-		return fmt.Errorf("read index %s: %w", s.indexPath, err)
-	}
-	// Entries of a shared index are racily clean against its own mtime.
-	if s.idx.Shared != "" && (s.idx.SharedMtimeS < s.idxMtimeS || s.idx.SharedMtimeS == s.idxMtimeS && s.idx.SharedMtimeN < s.idxMtimeN) {
-		s.idxMtimeS, s.idxMtimeN = s.idx.SharedMtimeS, s.idx.SharedMtimeN
-	}
-	return nil
+	s.idx, s.idxMtimeS, s.idxMtimeN = read.idx, read.mtimeS, read.mtimeN
+	return read.err
 }

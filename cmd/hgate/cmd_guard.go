@@ -10,7 +10,9 @@ import (
 
 // guardCmd is gate Step 0 alone. It runs even with file_guard: false, since
 // asking for it is explicit; it then says that the gate skips it.
-type guardCmd struct{}
+type guardCmd struct {
+	preload *gitguard.IndexPreload // the repository's index, read ahead by runFast
+}
 
 func (c *guardCmd) Help() string {
 	return `Checks that only paths matching allow in hgate.yaml changed since the last gated commit (refs/hgate/gated, else HEAD): commits since then, the index, the files on disk and untracked files. This is the check "hgate gate" runs as Step 0, without running any task.
@@ -31,6 +33,7 @@ func (c *guardCmd) Run(g *Globals, repo *gitguard.Repo, cfg *config.Config) erro
 	}
 	opts.Base = base
 	opts.MapIndex = true // one check, then exit: the mapping is never unmapped
+	opts.Preload = c.preload
 	if wt := g.worktree; wt != nil {
 		repo, opts.Base = wt.Repo, wt.Base // an agent's worktree, from the commit it started at
 	}

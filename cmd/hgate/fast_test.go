@@ -8,7 +8,7 @@ import (
 	"github.com/hgate/hgate/internal/gittest"
 )
 
-// TestRunFastMatchesKong: the two command lines runFast answers before Kong builds its
+// TestRunFastMatchesKong: the three command lines runFast answers before Kong builds its
 // model print and exit exactly as Kong's path does, in every state the hook meets: no
 // repository, no commit, no hgate.yaml, a commit inside and outside allow, a broken
 // hgate.yaml, file_guard off; and no other command line is taken from Kong.
@@ -43,7 +43,7 @@ func TestRunFastMatchesKong(t *testing.T) {
 	}
 	for _, s := range states {
 		s.edit()
-		for _, args := range [][]string{{"--version"}, {"hooks", "run", "pre-commit"}} {
+		for _, args := range [][]string{{"--version"}, {"hooks", "run", "pre-commit"}, {"guard"}} {
 			var fast, kong [2]bytes.Buffer
 			got, ok := runFast(args, &fast[0], &fast[1])
 			want := runWith(context.Background(), args, &kong[0], &kong[1], false)
@@ -57,13 +57,21 @@ func TestRunFastMatchesKong(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{}, {"--version", "--json"}, {"-v", "--version"}, {"hooks", "run"},
-		{"hooks", "run", "pre-commit", "--json"}, {"hooks", "run", "pre-push"}, {"-C", ".", "hooks", "run", "pre-commit"}} {
+		{"hooks", "run", "pre-commit", "--json"}, {"hooks", "run", "pre-push"}, {"-C", ".", "hooks", "run", "pre-commit"},
+		{"guard", "--json"}, {"-C", ".", "guard"}, {"guard", "x"}} {
 		if _, ok := runFast(args, &bytes.Buffer{}, &bytes.Buffer{}); ok {
 			t.Errorf("hgate %q was answered before Kong's model", args)
 		}
 	}
+	t.Setenv("COMP_LINE", "hgate guard")
+	if _, ok := runFast([]string{"guard"}, &bytes.Buffer{}, &bytes.Buffer{}); ok {
+		t.Error("a shell's completion of guard was not left to Kong")
+	}
+	t.Setenv("COMP_LINE", "")
 	t.Setenv("HGATE_LOOP_SOCKET", "/nonexistent")
-	if _, ok := runFast([]string{"hooks", "run", "pre-commit"}, &bytes.Buffer{}, &bytes.Buffer{}); ok {
-		t.Error("inside the loop's sandbox the hook was not forwarded")
+	for _, args := range [][]string{{"hooks", "run", "pre-commit"}, {"guard"}} {
+		if _, ok := runFast(args, &bytes.Buffer{}, &bytes.Buffer{}); ok {
+			t.Errorf("inside the loop's sandbox hgate %q was not forwarded", args)
+		}
 	}
 }
