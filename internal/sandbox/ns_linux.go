@@ -113,6 +113,9 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	if err := dropCapabilities(); err != nil {
 		return fail(err.Error())
 	}
+	if p.warm && !awaitGo(death) {
+		return exitPolicy // never told to go: the command never ran, nothing to say
+	}
 	if !strings.Contains(path, "/") {
 		// exec.Command found nothing on PATH and left the name: fail as a shell would.
 		fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", shimName, path)
