@@ -57,7 +57,9 @@ func isolate(cmd *exec.Cmd, p Policy) {
 // exits. Then it exits with the leader's status, and the kernel kills whatever is left
 // before its parent sees it gone. A leader killed by signal N is reported as exit 128+N,
 // as a shell does (the init of a namespace cannot die of a signal it sends itself), and
-// as "signal N" on its channel (fd death, when not 0: see WrapDeath).
+// as "signal N" on its channel (fd death, when not 0: see WrapDeath). A warm shim
+// (WrapWarm) does all of its set-up, then waits for the go record on that channel before
+// it starts the command, and exits 125 when the channel ends first.
 //
 // The init is inside the policy itself, so that one Go process per task does both jobs
 // (a second shim cost a Go runtime's start per task). That takes nothing from the
