@@ -167,6 +167,13 @@ func (t *taskOutput) finish() string {
 	return ""
 }
 
+// discard closes the trace of a command that never ran, unpublished.
+func (t *taskOutput) discard() {
+	if t.file != nil {
+		t.file.Close()
+	}
+}
+
 // publish copies the whole trace to <dir>/<final>.
 func (t *taskOutput) publish() error {
 	if _, err := t.file.Seek(0, io.SeekStart); err != nil {

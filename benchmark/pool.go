@@ -67,6 +67,21 @@ func (p *Pool) acquireAs(ctx context.Context, ahead bool) error {
 	}
 }
 
+// tryAcquire takes a slot when acquireAs would without waiting: one is free, no caller
+// of its rank or ahead of it waits, and ctx is not done.
+func (p *Pool) tryAcquire(ctx context.Context, ahead bool) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.free > 0 && len(p.waiting[0]) == 0 && (ahead || len(p.waiting[1]) == 0) {
+		p.free--
+		return true
+	}
+	return false
+}
+
 // release gives the slot to the first caller waiting (ahead first), or frees it.
 func (p *Pool) release() {
 	p.mu.Lock()

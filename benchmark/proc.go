@@ -25,6 +25,9 @@ type procSpec struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	sandbox *sandbox.Policy // nil: unsandboxed
+	// warm starts the sandbox shim ahead of the command's turn (sandbox.WrapWarm; the
+	// policy has Isolate): the command starts at process.release.
+	warm bool
 }
 
 // startProc starts spec in a new process group. stdin is /dev/null: a task
@@ -39,8 +42,12 @@ func startProc(spec procSpec) (*process, error) {
 	cmd.Env = spec.env
 	var death *sandbox.Death
 	if spec.sandbox != nil {
+		wrap := sandbox.WrapDeath
+		if spec.warm {
+			wrap = sandbox.WrapWarm
+		}
 		var err error
-		if death, err = sandbox.WrapDeath(cmd, *spec.sandbox); err != nil {
+		if death, err = wrap(cmd, *spec.sandbox); err != nil {
 			return nil, err
 		}
 	}
@@ -69,6 +76,23 @@ func startProc(spec procSpec) (*process, error) {
 type process struct {
 	*proc.Process
 	death *sandbox.Death
+}
+
+// release starts the command of a warm shim: its timeout and duration count from here.
+// A shim that is gone already (it could not set up) is not an error here: the wait
+// shows how it ended, as for a shim started cold.
+func (p *process) release() {
+	p.Begin()
+	p.death.Go()
+}
+
+// abandon ends a warm shim never released: its channel closed, it exits without
+// starting the command; the wait (ctx done) kills what is left of it and reaps it.
+func (p *process) abandon() {
+	p.death.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p.Process.Wait(ctx)
 }
 
 // Wait is proc.Process.Wait, with the death the shim reported: a task killed by a signal

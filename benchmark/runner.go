@@ -252,7 +252,9 @@ func (r *Runner) command(tmpl []string, task string, req Request, traceDir strin
 
 // runTasks runs the per-task template over req.Tasks. Tasks are started
 // one after another in the request's order as pool slots free up; each is
-// then waited for in its own goroutine.
+// then waited for in its own goroutine. While no slot is free, the sandbox
+// shims of the next tasks start warm (see warmer), so a freed slot starts
+// its task without waiting for a shim's start.
 func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir string, out *Outcome) error {
 	var (
 		mu   sync.Mutex
@@ -272,13 +274,19 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 		}
 	}
 	var stopped error
-	for _, id := range req.Tasks {
-		if err := pool.acquireAs(ctx, req.Ahead); err != nil {
-			stopped = err
-			break
+	warm := r.newWarmer(req, traceDir)
+	for i, id := range req.Tasks {
+		if !pool.tryAcquire(ctx, req.Ahead) {
+			// No slot now: the shims of the next tasks (this one's first) start while
+			// the running tasks end, and the next free slot starts this one at once.
+			warm.fill(req.Tasks[i:min(i+pool.size, len(req.Tasks))])
+			if err := pool.acquireAs(ctx, req.Ahead); err != nil {
+				stopped = err
+				break
+			}
 		}
 		timeline.Mark("task %s %s trial %d: slot", req.Split, id, max(req.Trial, 1))
-		t, p, cleanup, err := r.start(r.Config.Run, id, id, req, traceDir)
+		t, p, cleanup, err := r.begin(warm, id, req, traceDir)
 		if err != nil {
 			cleanup()
 			pool.release()
@@ -302,6 +310,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 			timeline.Mark("task %s %s trial %d: scored", req.Split, id, max(req.Trial, 1))
 		}()
 	}
+	warm.discard() // a run stopped early: no warm shim outlives it
 	wg.Wait()
 	if stopped == nil {
 		for _, res := range out.Results {

@@ -145,3 +145,34 @@ func TestStartWithFiles(t *testing.T) {
 		t.Errorf("missing program: %v", err)
 	}
 }
+
+// TestBegin: a command whose clock restarts (Begin) after longer than its timeout is not
+// timed out at once, and its duration counts from Begin: it ends when its stdin closes,
+// well within the timeout counted from there.
+func TestBegin(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command("cat")
+	cmd.Stdin = r
+	const timeout = 2 * time.Second
+	p, err := Start(cmd, Options{Timeout: timeout, Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(timeout + 500*time.Millisecond) // the clock Start started is past the timeout
+	p.Begin()
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		w.Close()
+	}()
+	res := p.Wait(context.Background())
+	if res.TimedOut || res.Err != nil || res.ExitCode != 0 {
+		t.Errorf("after Begin: %+v, want exit 0 within the timeout", res)
+	}
+	if res.Duration >= timeout {
+		t.Errorf("duration %v counts the time before Begin", res.Duration)
+	}
+}

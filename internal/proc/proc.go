@@ -61,6 +61,11 @@ type Process struct {
 	rfiles  []*os.File
 }
 
+// Begin restarts the clock Options.Timeout and Result.Duration count from, which Start
+// set: for a command started ahead of its turn (a warm sandbox shim, which starts its work
+// when told) whose time is its work's alone. Call it before Wait.
+func (p *Process) Begin() { p.start = time.Now() }
+
 // Pid is the leader's pid, which is also the group's id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 

@@ -120,3 +120,22 @@ func sendListeners(ch int, ports []int) error {
 	}
 	return nil
 }
+
+// awaitGo is a warm shim's wait (see WrapWarm), its sandbox set up and its command not
+// started: true when the go record comes on its channel (fd ch), false when the channel
+// ends first (hgate closed it, or died: then this shim is being killed anyway) or carries
+// anything else. The fd may have been inherited non-blocking: the wait is a blocking read
+// on this thread, which nothing else needs.
+func awaitGo(ch int) bool {
+	if err := unix.SetNonblock(ch, false); err != nil {
+		return false
+	}
+	buf := make([]byte, 16)
+	for {
+		n, err := unix.Read(ch, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && string(buf[:n]) == goRecord
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -27,6 +28,33 @@ type Death struct {
 	w      *os.File
 	listen int // how many listeners the shim sends
 	got    bool
+	warm   bool // the shim waits for Go (WrapWarm)
+}
+
+// goRecord is what Go sends a warm shim: start the command.
+const goRecord = "go\n"
+
+// Go tells a warm shim (WrapWarm) to start its command. Call it once, after Started. An
+// error means the shim is gone (it failed to set up, its stderr says why, or was killed):
+// the caller's wait then shows how it ended.
+func (d *Death) Go() error {
+	if d == nil || !d.warm {
+		return errors.New("sandbox: not a warm shim")
+	}
+	d.warm = false
+	if _, err := d.conn.Write([]byte(goRecord)); err != nil {
+		return fmt.Errorf("sandbox: release the warm shim: %w", err)
+	}
+	return nil
+}
+
+// Close closes this side of the channel without reading it: a warm shim not yet told to
+// go exits without starting its command. Signal after Close reports nothing.
+func (d *Death) Close() {
+	if d != nil {
+		d.Started()
+		d.conn.Close()
+	}
 }
 
 // WrapDeath is Wrap with the shim's channel when p has Isolate (nil otherwise: without
@@ -37,6 +65,30 @@ func WrapDeath(cmd *exec.Cmd, p Policy) (*Death, error) {
 	if !p.Isolate {
 		return nil, Wrap(cmd, p)
 	}
+	return wrapDeath(cmd, p)
+}
+
+// WrapWarm is WrapDeath for a shim started ahead of its command's turn (a warm shim), p
+// with Isolate: the shim starts, dies with this process as always, sets up its
+// namespaces, mounts, Landlock and capabilities, all of p's and no wider, then waits on
+// its channel. Go tells it to start the command; when the channel closes instead (Signal,
+// Close, or this process's death) it exits 125 without starting anything. The command's
+// clock is the caller's to start at Go. Without Isolate there is no warm shim: the error
+// says so, and the caller starts its command as it did.
+func WrapWarm(cmd *exec.Cmd, p Policy) (*Death, error) {
+	if !p.Isolate {
+		return nil, errors.New("sandbox: a warm shim needs Isolate")
+	}
+	p.warm = true
+	d, err := wrapDeath(cmd, p)
+	if d != nil {
+		d.warm = true
+	}
+	return d, err
+}
+
+// wrapDeath wraps cmd with the shim's channel; p has Isolate.
+func wrapDeath(cmd *exec.Cmd, p Policy) (*Death, error) {
 	r, w, err := socketPair()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: the shim's channel: %w", err)

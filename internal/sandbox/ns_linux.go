@@ -57,7 +57,9 @@ func isolate(cmd *exec.Cmd, p Policy) {
 // exits. Then it exits with the leader's status, and the kernel kills whatever is left
 // before its parent sees it gone. A leader killed by signal N is reported as exit 128+N,
 // as a shell does (the init of a namespace cannot die of a signal it sends itself), and
-// as "signal N" on its channel (fd death, when not 0: see WrapDeath).
+// as "signal N" on its channel (fd death, when not 0: see WrapDeath). A warm shim
+// (WrapWarm) does all of its set-up, then waits for the go record on that channel before
+// it starts the command, and exits 125 when the channel ends first.
 //
 // The init is inside the policy itself, so that one Go process per task does both jobs
 // (a second shim cost a Go runtime's start per task). That takes nothing from the
@@ -112,6 +114,9 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	// This thread starts the command (it is locked): its capabilities are the command's.
 	if err := dropCapabilities(); err != nil {
 		return fail(err.Error())
+	}
+	if p.warm && !awaitGo(death) {
+		return exitPolicy // never told to go: the command never ran, nothing to say
 	}
 	if !strings.Contains(path, "/") {
 		// exec.Command found nothing on PATH and left the name: fail as a shell would.

@@ -24,7 +24,8 @@ const helperEnv = "HGATE_SANDBOX_TEST_HELPER"
 
 // helper is what the test binary does when started as a sandboxed command: "net" lists the
 // network interfaces and talks to itself over 127.0.0.1; "orphan DIR" starts an isolated
-// tree holding DIR/lock and exits without waiting for it.
+// tree holding DIR/lock and exits without waiting for it; "warm DIR" starts a warm shim
+// and exits once it waits (warmHelper).
 func helper(what string) int {
 	switch what {
 	case "net":
@@ -49,6 +50,8 @@ func helper(what string) int {
 		c.Close()
 		fmt.Println("loopback ok")
 		return 0
+	case "warm":
+		return warmHelper(os.Args[len(os.Args)-1])
 	case "dial":
 		// dial ADDR...: connect to each address and read its first line; one line an
 		// address: "ADDR: LINE" or "ADDR: no (ERROR)".

@@ -92,7 +92,8 @@ type Policy struct {
 	// from the wire when empty: protocol 5 shims that predate it still read the policy.
 	MountWrite []string `json:",omitempty"`
 
-	parent int // with Isolate: the pid of the process that starts the shim (Wrap's)
+	parent int  // with Isolate: the pid of the process that starts the shim (Wrap's)
+	warm   bool // with Isolate and a channel: the shim waits for Death.Go before the command (WrapWarm)
 }
 
 // shimName is argv[0] of a wrapped command, how Main knows it is the shim, and the name of the
@@ -103,7 +104,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 6
+const Protocol = 7
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.
@@ -155,6 +156,9 @@ func wrapWith(cmd *exec.Cmd, p Policy, death int, shim func() string) error {
 	if len(p.Layered) > 0 && (!p.Isolate || p.LayerDir == "") {
 		return errors.New("sandbox: Layered needs Isolate and a LayerDir")
 	}
+	if p.warm && (!p.Isolate || death == 0) {
+		return errors.New("sandbox: a warm shim needs Isolate and WrapWarm's channel")
+	}
 	if p.Isolate {
 		p.Reap = true // the shim is the namespace's init
 		p.parent = os.Getpid()
@@ -182,8 +186,9 @@ func wrapWith(cmd *exec.Cmd, p Policy, death int, shim func() string) error {
 // environment variables Wrap added for the shim alone, which the shim unsets before the exec.
 type wirePolicy struct {
 	Protocol int
-	Parent   int `json:",omitempty"`
-	Death    int `json:",omitempty"` // with Isolate: the shim's fd of its channel back (see WrapDeath); 0: none
+	Parent   int  `json:",omitempty"`
+	Death    int  `json:",omitempty"` // with Isolate: the shim's fd of its channel back (see WrapDeath); 0: none
+	Warm     bool `json:",omitempty"` // with Death: wait for the go record on it before the command (see WrapWarm)
 	Policy
 	Unset []string `json:",omitempty"`
 }
@@ -297,7 +302,7 @@ func encodeWire(p Policy, unset []string, death int) (string, error) {
 			return "", fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	b, err := json.Marshal(wirePolicy{Protocol: Protocol, Parent: p.parent, Death: death, Policy: q, Unset: unset})
+	b, err := json.Marshal(wirePolicy{Protocol: Protocol, Parent: p.parent, Death: death, Warm: p.warm, Policy: q, Unset: unset})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode policy: %w", err)
 	}
@@ -314,7 +319,10 @@ func decodePolicy(s string) (wirePolicy, error) {
 	if err := dec.Decode(&w); err != nil {
 		return w, fmt.Errorf("decode policy: %w", err)
 	}
-	w.Policy.parent = w.Parent
+	w.Policy.parent, w.Policy.warm = w.Parent, w.Warm
+	if w.Warm && (w.Death <= 2 || !w.Isolate) {
+		return w, errors.New("decode policy: a warm shim needs Isolate and its channel")
+	}
 	p := w.Policy
 	lists := [][]string{p.Write, p.Hidden, p.Read, p.Layered, p.MountWrite}
 	if p.LayerDir != "" {

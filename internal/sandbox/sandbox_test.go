@@ -72,6 +72,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("nomark", testNoMark)
 	t.Run("parent", testParentDeath)
 	t.Run("listen", testListen)
+	t.Run("warm", testWarm)
 }
 
 func testWrite(t *testing.T) {
