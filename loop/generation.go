@@ -15,6 +15,10 @@ import (
 	"github.com/hgate/hgate/internal/proc"
 )
 
+// genRun is the runner at work on a generation (loop.agents > 1): the steps that make,
+// run, gate and end its agents. It adds no state: the generation's is in the journal.
+type genRun struct{ *runner }
+
 // A generation (loop.agents > 1) is N attempts at once: each agent in a linked worktree
 // of its own at the gated commit, in its own sandbox and PID namespace, with its own
 // socket. When every agent has ended, the loop gates the candidates one at a time in
@@ -35,13 +39,13 @@ const (
 
 // agentsDir is where a run's agent worktrees live: inside git's own folder, which the
 // agents' sandboxes may not write and no gate's clean room copies.
-func (r *runner) agentsDir() string {
+func (r genRun) agentsDir() string {
 	return filepath.Join(r.repo.CommonDir(), "hgate", "agents", r.j.RunID)
 }
 
 // generation runs (or, resumed, finishes) one generation. A stop condition that fires
 // between two candidates' gates is returned; the rest wait in the journal for --resume.
-func (r *runner) generation(ctx context.Context) (StopReason, string, error) {
+func (r genRun) generation(ctx context.Context) (StopReason, string, error) {
 	if r.j.Gen == nil {
 		if err := r.startGeneration(); err != nil {
 			return StopNone, "", err
@@ -74,7 +78,7 @@ func (r *runner) generation(ctx context.Context) (StopReason, string, error) {
 
 // startGeneration records a generation at the gated commit (HEAD): as many agents as
 // iterations are left, up to loop.agents.
-func (r *runner) startGeneration() error {
+func (r genRun) startGeneration() error {
 	j := r.j
 	head, _, err := r.repo.Head()
 	if err != nil {
@@ -98,7 +102,7 @@ func (r *runner) startGeneration() error {
 
 // sweepAgents removes the agent worktrees earlier runs left (a run stopped mid-generation
 // and never resumed): a new run has made them impossible to resume.
-func (r *runner) sweepAgents() {
+func (r genRun) sweepAgents() {
 	parent := filepath.Dir(r.agentsDir())
 	runs, err := os.ReadDir(parent)
 	if err != nil {
@@ -124,7 +128,7 @@ func (r *runner) sweepAgents() {
 
 // addWorktree makes a detached linked worktree at commit, replacing one a killed run
 // left; hgate, not git's checkout, writes its files (gitguard.Worktrees.Add).
-func (r *runner) addWorktree(dir, commit string) error {
+func (r genRun) addWorktree(dir, commit string) error {
 	if r.wts == nil {
 		return fmt.Errorf("loop: agents: %w (loop.agents > 1 needs git 2.38 or later on PATH)", gitguard.ErrNoGit)
 	}
@@ -151,7 +155,7 @@ func (r *runner) addWorktree(dir, commit string) error {
 // in a fresh worktree at the base (one hgate died under is ended and its work taken), and
 // returns once all have ended and every process of each is gone; then checks
 // refs/hgate/* against the snapshot taken before they started.
-func (r *runner) runAgents(ctx context.Context, g *generation) error {
+func (r genRun) runAgents(ctx context.Context, g *generation) error {
 	var pending []int
 	for i := range g.Agents {
 		a := &g.Agents[i]
@@ -209,7 +213,7 @@ func (r *runner) runAgents(ctx context.Context, g *generation) error {
 // interrupted, with the spend its output reported by then, or the gateway's count up to
 // the last usage event journaled where it metered the agent (an upper bound, marked open,
 // where a stream's end was not seen).
-func (r *runner) killedResult(g *generation, a *genAgent) *Iteration {
+func (r genRun) killedResult(g *generation, a *genAgent) *Iteration {
 	it := candidateIteration(g, a, r.j.Sandbox)
 	it.Agent, it.AgentDetail, it.Resumed = AgentInterrupted, killedDetail, true
 	s := r.slot(a, "")
@@ -227,7 +231,7 @@ func candidateIteration(g *generation, a *genAgent, sandbox string) *Iteration {
 // endAgent takes the agent's candidate from its worktree and records that it ended, its
 // spend added to the run's in the same journal write: until then a resume finds it
 // running and counts what its output reports, after it never again.
-func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
+func (r genRun) endAgent(g *generation, a *genAgent, it *Iteration) error {
 	fault.Point("loop-generation-ended:" + strconv.Itoa(a.Index)) // ended, its candidate not taken, nothing journaled
 	// The first line of the agent's own message file, else a generated one.
 	msg := firstLineOf(filepath.Join(r.iterDir(a.Iteration), messageName))
@@ -256,7 +260,7 @@ func (r *runner) endAgent(g *generation, a *genAgent, it *Iteration) error {
 // "" when it left nothing; or, with nothing committed, Step 0's reasons against what it
 // left that may not be read: a fifo, socket or device, or a file over
 // gate.max_file_bytes (a sparse 64 GB file).
-func (r *runner) takeCandidate(wt, base, msg string) (string, []string, error) {
+func (r genRun) takeCandidate(wt, base, msg string) (string, []string, error) {
 	if r.wts == nil {
 		return "", nil, gitguard.ErrNoGit
 	}
@@ -271,7 +275,7 @@ func (r *runner) takeCandidate(wt, base, msg string) (string, []string, error) {
 
 // gateCandidate gates agent a's candidate in the main worktree against the best as it
 // stands now: rebased onto HEAD first when HEAD has moved since the generation started.
-func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) error {
+func (r genRun) gateCandidate(ctx context.Context, g *generation, a *genAgent) error {
 	j := r.j
 	if a.Iteration != j.Next {
 		return fmt.Errorf("%s: generation: agent %d's iteration is %d, the journal's next is %d", filepath.Join(r.dir, journalName), a.Index, a.Iteration, j.Next)
@@ -304,7 +308,7 @@ func (r *runner) gateCandidate(ctx context.Context, g *generation, a *genAgent) 
 // placeCandidate puts the candidate's tree, rebased onto head, in the main worktree and
 // returns the phase that judges it: the gate; or, with nothing to gate, learn (a conflict
 // is set aside under the attempt ref first).
-func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumbing.Hash, it *Iteration) (phase, error) {
+func (r genRun) placeCandidate(a *genAgent, g *generation, head, headTree plumbing.Hash, it *Iteration) (phase, error) {
 	if budgetCutAgent(a) {
 		// Set aside, never gated or merged: the run stops on the budget after it
 		// (stop.go), and a resume with a larger budget goes on with the next candidate.
@@ -354,7 +358,7 @@ func (r *runner) placeCandidate(a *genAgent, g *generation, head, headTree plumb
 // setAside keeps agent a's candidate under its attempt ref (none when it left nothing),
 // never gated or merged, the iteration's outcome set with its reason: a candidate that
 // does not merge onto HEAD is rejected; one the budget cut, set aside.
-func (r *runner) setAside(a *genAgent, it *Iteration, outcome Outcome, reason string) error {
+func (r genRun) setAside(a *genAgent, it *Iteration, outcome Outcome, reason string) error {
 	it.Outcome, it.Reasons = outcome, []string{reason}
 	if a.Candidate == "" {
 		return nil
@@ -382,7 +386,7 @@ func budgetCutAgent(a *genAgent) bool {
 
 // endGeneration merges the agents' notes into learnings.md, removes their worktrees, and
 // closes the generation.
-func (r *runner) endGeneration(g *generation) error {
+func (r genRun) endGeneration(g *generation) error {
 	if !g.NotesMerged {
 		if err := r.mergeNotes(g); err != nil {
 			return err

@@ -18,13 +18,17 @@ import (
 	"github.com/hgate/hgate/internal/fsafe"
 )
 
+// harnessRun is the runner at work on the harness phases of an iteration (reflect,
+// build, qualify, artifact repair). It adds no state: the phases' is in the journal.
+type harnessRun struct{ *runner }
+
 // reflectionName is the file the reflect phase's answer goes to, in the agent's TMPDIR
 // (the one place the sandboxed agent may write it), kept in the phase's folder.
 const reflectionName = "reflection.json"
 
 // harnessStart decides the first harness phase once the attempt's outcome is settled: the
 // agent's session is resumed to reflect, or, without one, only qualification runs.
-func (r *runner) harnessStart(ctx context.Context, n int) (phase, error) {
+func (r harnessRun) harnessStart(ctx context.Context, n int) (phase, error) {
 	j, it := r.j, r.j.Current
 	act, err := r.tools().activation(n)
 	if err != nil {
@@ -58,14 +62,14 @@ func (r *runner) harnessStart(ctx context.Context, n int) (phase, error) {
 
 // stopping reports whether the run is ending (interrupted, or past its deadline): no
 // more agent phases start.
-func (r *runner) stopping(ctx context.Context) bool {
+func (r harnessRun) stopping(ctx context.Context) bool {
 	return ctx.Err() != nil || !r.dead.IsZero() && !r.now().Before(r.dead)
 }
 
 // priorQualified are the artifacts judged before this iteration whose folders are
 // unchanged, by path (harness.Registry.Unchanged): a failure in this iteration never
 // quarantines them unless they fail themselves.
-func (r *runner) priorQualified() (map[string]string, error) {
+func (r harnessRun) priorQualified() (map[string]string, error) {
 	reg, err := r.env.Registry()
 	if err != nil || reg == nil {
 		return nil, err
@@ -76,7 +80,7 @@ func (r *runner) priorQualified() (map[string]string, error) {
 // harnessPhase runs one harness phase and moves the journal to the next. resumed: hgate
 // died while the phase's agent ran; what is left of it is ended and the iteration goes on
 // with what it left.
-func (r *runner) harnessPhase(ctx context.Context, n int, p phase, resumed bool) error {
+func (r harnessRun) harnessPhase(ctx context.Context, n int, p phase, resumed bool) error {
 	j, it := r.j, r.j.Current
 	if it.Harness == nil { // a journal written between the phases' start and the first save
 		next, err := r.harnessStart(ctx, n)
@@ -127,7 +131,7 @@ func harnessName(p phase, repair int) string {
 }
 
 // harnessAgent runs the agent in its session for one harness phase.
-func (r *runner) harnessAgent(ctx context.Context, n int, p phase, name string) error {
+func (r harnessRun) harnessAgent(ctx context.Context, n int, p phase, name string) error {
 	it, hc := r.j.Current, r.cfg.Harness
 	dir := filepath.Join(r.iterDir(n), strings.ReplaceAll(name, "_", "-"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -201,7 +205,7 @@ func reflection(data []byte) string {
 // putBack undoes what a harness phase changed in the worktree outside the harness folder
 // (possible only without the sandbox): building a tool is never a change of the system
 // under test.
-func (r *runner) putBack(n int, name string) error {
+func (r harnessRun) putBack(n int, name string) error {
 	_, tree, err := r.repo.Head()
 	if err != nil {
 		return err
@@ -220,7 +224,7 @@ func (r *runner) putBack(n int, name string) error {
 // qualify qualifies the harness folder in a clean room of the gated commit. What fails
 // goes back to the agent's session while artifact repairs are left; the last
 // qualification quarantines what failed and what this iteration built.
-func (r *runner) qualify(ctx context.Context, n int) error {
+func (r harnessRun) qualify(ctx context.Context, n int) error {
 	j, it := r.j, r.j.Current
 	h := it.Harness
 	k := j.HarnessRepair
@@ -270,7 +274,7 @@ func (r *runner) qualify(ctx context.Context, n int) error {
 // deadline, and not when the harness folder is as hgate last judged it. retest: nothing
 // was built or changed in this iteration, so the quarantined artifacts are judged again
 // and what still fails goes to no repair.
-func (r *runner) qualifyNeeded(n, k int, h *HarnessOutcome) (needed, retest bool, err error) {
+func (r harnessRun) qualifyNeeded(n, k int, h *HarnessOutcome) (needed, retest bool, err error) {
 	if !r.dead.IsZero() && !r.now().Before(r.dead) {
 		// Past the run's deadline: what was built waits, unactivated, for the next
 		// qualification (a later run's), as every unjudged artifact does.
@@ -297,7 +301,7 @@ func (r *runner) qualifyNeeded(n, k int, h *HarnessOutcome) (needed, retest bool
 }
 
 // standing copies the registry's verdicts into the iteration's outcome.
-func (r *runner) standing(h *HarnessOutcome) error {
+func (r harnessRun) standing(h *HarnessOutcome) error {
 	reg, err := r.env.Registry()
 	if err != nil {
 		return err
@@ -317,7 +321,7 @@ func (r *runner) standing(h *HarnessOutcome) error {
 
 // asJudged says what a qualification would find (harness.Registry.Judge): a quarantined
 // artifact is always judged again.
-func (r *runner) asJudged() (int, error) {
+func (r harnessRun) asJudged() (int, error) {
 	reg, err := r.env.Registry()
 	if err != nil {
 		return harness.Changed, err
@@ -374,7 +378,7 @@ const maxCallsLog = 64 << 20
 
 // countCalls counts the tools/call lines the agent's proxies logged for iteration n: the
 // agent's side's word, shown and never trusted.
-func (r *runner) countCalls(n int) int {
+func (r harnessRun) countCalls(n int) int {
 	f, err := fsafe.Open(filepath.Join(r.dir, mcpCallsName), -1) // by descriptor: the sandbox writes it
 	if err != nil {
 		return 0

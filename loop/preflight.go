@@ -26,6 +26,10 @@ import (
 	"github.com/hgate/hgate/internal/scratch"
 )
 
+// preflightRun is the runner at work on the preflight (--preflight, and a run's first
+// check of the agent's CLI), in a scratch worktree of its own.
+type preflightRun struct{ *runner }
+
 // PreflightOptions are what Preflight needs: the loop's settings, as Run takes them.
 type PreflightOptions struct {
 	Env  *gate.Env
@@ -114,18 +118,19 @@ func RunPreflight(ctx context.Context, opts PreflightOptions) (*Preflight, error
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
-	wt, head, cleanup, err := r.scratchWorktree(filepath.Join(base, "worktree"))
+	pr := preflightRun{r}
+	wt, head, cleanup, err := pr.scratchWorktree(filepath.Join(base, "worktree"))
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
 	p := &Preflight{Agent: cmp.Or(r.cli().Name(), "custom"), Sandbox: state}
-	return p, r.preflight(ctx, p, wt, head, opts.Timeout)
+	return p, pr.preflight(ctx, p, wt, head, opts.Timeout)
 }
 
 // scratchWorktree makes a detached linked worktree of HEAD at dir (hgate writes its files)
 // and returns its cleanup.
-func (r *runner) scratchWorktree(dir string) (string, plumbing.Hash, func(), error) {
+func (r preflightRun) scratchWorktree(dir string) (string, plumbing.Hash, func(), error) {
 	if err := r.openGit(); err != nil {
 		return "", plumbing.ZeroHash, nil, err
 	}
@@ -148,7 +153,7 @@ func (r *runner) scratchWorktree(dir string) (string, plumbing.Hash, func(), err
 }
 
 // preflight runs the agent's one turn, hgate's write and Steps 0-1 into p.
-func (r *runner) preflight(ctx context.Context, p *Preflight, wt string, head plumbing.Hash, timeout time.Duration) error {
+func (r preflightRun) preflight(ctx context.Context, p *Preflight, wt string, head plumbing.Hash, timeout time.Duration) error {
 	srv, err := agentapi.Listen(ctx, agentapi.Options{Exec: refuseServe, Prefix: scratch.Prefix("hgate-check-")})
 	if err != nil {
 		return err
@@ -213,7 +218,7 @@ func refuseServe(_ context.Context, _ []string, _, stderr io.Writer) int {
 // probeWrite appends a newline to the first file of head's tree that allow matches, by a
 // process started in the session's own sandbox (its policy and environment): the write
 // the agent would make. It returns the file's slash path.
-func (r *runner) probeWrite(ctx context.Context, ss *session, wt string, head plumbing.Hash) (string, error) {
+func (r preflightRun) probeWrite(ctx context.Context, ss *session, wt string, head plumbing.Hash) (string, error) {
 	target, err := r.allowedFile(head)
 	if err != nil {
 		return "", err
@@ -235,7 +240,7 @@ func (r *runner) probeWrite(ctx context.Context, ss *session, wt string, head pl
 
 // allowedFile is the first path (sorted) of tree head that allow matches: a file or a
 // symlink, as the agent would find it.
-func (r *runner) allowedFile(head plumbing.Hash) (string, error) {
+func (r preflightRun) allowedFile(head plumbing.Hash) (string, error) {
 	files, err := r.repo.BlobHashesAt(head)
 	if err != nil {
 		return "", err
@@ -256,7 +261,7 @@ func (r *runner) allowedFile(head plumbing.Hash) (string, error) {
 
 // preflightGate runs Steps 0 and 1 on the scratch worktree as a gate the agent asks for
 // runs them (Pending: Step 2 deferred, no state file written).
-func (r *runner) preflightGate(ctx context.Context, wt string, head plumbing.Hash) (*gate.Answer, error) {
+func (r preflightRun) preflightGate(ctx context.Context, wt string, head plumbing.Hash) (*gate.Answer, error) {
 	repo, err := gitguard.Open(wt)
 	if err != nil {
 		return nil, err
@@ -283,7 +288,7 @@ func orSilent(s string) string {
 
 // preflightStart runs the preflight before a new run when Options.Preflight asks for it:
 // a problem is the run's refusal to start, in the refusals' one shape.
-func (r *runner) preflightStart(ctx context.Context) error {
+func (r preflightRun) preflightStart(ctx context.Context) error {
 	if !r.opts.Preflight {
 		return nil
 	}

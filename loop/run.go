@@ -496,7 +496,7 @@ func (r *runner) mayStart(ctx context.Context) (string, error) {
 			return "", refuseStart(err, "clean_room", "remove the file from every commit and keep it untracked, or hgate loop --no-sandbox")
 		}
 	}
-	if err := r.preflightStart(ctx); err != nil {
+	if err := (preflightRun{r}).preflightStart(ctx); err != nil {
 		return "", err
 	}
 	if sb == SandboxOff {
@@ -608,7 +608,7 @@ func (r *runner) loop(ctx context.Context) (*Summary, error) {
 	}
 	if r.j.Gen != nil {
 		// A generation in progress is finished first, whatever --agents says now.
-		if reason, detail, err := r.generation(ctx); err != nil || reason != StopNone {
+		if reason, detail, err := (genRun{r}).generation(ctx); err != nil || reason != StopNone {
 			return r.roundStop(reason, detail, started, err)
 		}
 	}
@@ -627,7 +627,7 @@ func (r *runner) loop(ctx context.Context) (*Summary, error) {
 // that fired between two of a generation's gates is returned.
 func (r *runner) round(ctx context.Context) (StopReason, string, error) {
 	if r.cfg.Agents > 1 {
-		return r.generation(ctx)
+		return (genRun{r}).generation(ctx)
 	}
 	return StopNone, "", r.iterate(ctx, false)
 }

@@ -10,14 +10,14 @@ func (st *step) learn() (bool, error) {
 	j, n, it := r.j, st.n, st.it
 	if r.cfg.Harness.Enabled && it.Harness == nil {
 		// The attempt's outcome is settled: the harness phases come first.
-		next, err := r.harnessStart(st.ctx, n)
+		next, err := harnessRun{r}.harnessStart(st.ctx, n)
 		if err != nil {
 			return false, err
 		}
 		return false, r.phase(next)
 	}
 	if it.Harness != nil {
-		it.Harness.Calls = r.countCalls(n)
+		it.Harness.Calls = harnessRun{r}.countCalls(n)
 	}
 	if it.Sandbox == "" {
 		it.Sandbox = j.Sandbox // the agent never started in this iteration

@@ -55,7 +55,7 @@ func stepOf(p phase) (f stepFunc, ok bool) {
 // harness runs one of the harness phases (harness.go).
 func (st *step) harness() (bool, error) {
 	r := st.r
-	err := r.harnessPhase(st.ctx, st.n, r.j.Phase, st.resumed)
+	err := harnessRun{r}.harnessPhase(st.ctx, st.n, r.j.Phase, st.resumed)
 	st.resumed = false
 	return false, err
 }
