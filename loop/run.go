@@ -163,7 +163,7 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 	if err := r.openGit(); err != nil {
 		return nil, nil, err
 	}
-	if err := r.open(ctx); err != nil {
+	if err := (opener{r}).open(ctx); err != nil {
 		return nil, nil, err
 	}
 	if err := r.openPrivate(); err != nil {
@@ -360,8 +360,12 @@ func (r *runner) unlock() {
 	}
 }
 
+// opener is the runner at work on opening a run: a new one, or the one the journal
+// names, resumed. It adds no state.
+type opener struct{ *runner }
+
 // open starts a new run or loads the last one for --resume.
-func (r *runner) open(ctx context.Context) error {
+func (r opener) open(ctx context.Context) error {
 	runs := r.ws.Runs()
 	if r.opts.Resume {
 		id, err := lastRun(runs)
@@ -385,7 +389,7 @@ func (r *runner) open(ctx context.Context) error {
 
 // resume loads run id's journal from dir, ends what is left of its agents, checks its
 // anchors, and takes the settings it resumes with.
-func (r *runner) resume(dir, id string) error {
+func (r opener) resume(dir, id string) error {
 	r.dir = dir
 	path := filepath.Join(r.dir, journalName)
 	data, err := readJournal(path)
@@ -441,7 +445,7 @@ func killLeftovers(j *journal) {
 // checkAnchors refuses a resume whose journal's anchors cannot be trusted, unless a
 // human approved it: then an agents' phase that cannot be checked is set aside, never
 // gated (Tamper), and any other phase still refuses.
-func (r *runner) checkAnchors(j *journal, id, path string) error {
+func (r opener) checkAnchors(j *journal, id, path string) error {
 	why := anchorCheck{r.repo}.problem(j)
 	if why == "" {
 		return nil
@@ -467,7 +471,7 @@ func (r *runner) checkAnchors(j *journal, id, path string) error {
 // gates would refuse or take for the agent's, no program file, a tracked secret a
 // sandboxed agent would read, an agent that cannot start) and returns the sandbox it
 // runs in.
-func (r *runner) mayStart(ctx context.Context) (string, error) {
+func (r opener) mayStart(ctx context.Context) (string, error) {
 	if _, err := os.Stat(r.ws.Results()); err != nil {
 		return "", &NotStarted{Reason: "no results.tsv: the workspace is not prepared", Where: r.ws.Results(), Fix: "hgate prepare"}
 	}
@@ -496,7 +500,7 @@ func (r *runner) mayStart(ctx context.Context) (string, error) {
 			return "", refuseStart(err, "clean_room", "remove the file from every commit and keep it untracked, or hgate loop --no-sandbox")
 		}
 	}
-	if err := (preflightRun{r}).preflightStart(ctx); err != nil {
+	if err := (preflightRun{r.runner}).preflightStart(ctx); err != nil {
 		return "", err
 	}
 	if sb == SandboxOff {
@@ -507,7 +511,7 @@ func (r *runner) mayStart(ctx context.Context) (string, error) {
 
 // cleanWorktree refuses a worktree the guard would fail (every iteration would fail
 // Step 0) or whose allowed files hold the user's uncommitted work (userWork).
-func (r *runner) cleanWorktree() error {
+func (r opener) cleanWorktree() error {
 	cand, vs, err := r.repo.Inspect(r.gopts)
 	if err != nil {
 		return err
@@ -530,7 +534,7 @@ func (r *runner) cleanWorktree() error {
 // newRun makes a new run's folder under runs and its journal, in sandbox state sb: its
 // id (the start time, numbered when taken), deadline, baseline and best at start; the
 // commit it starts from is marked gated.
-func (r *runner) newRun(runs, sb string) error {
+func (r opener) newRun(runs, sb string) error {
 	start := r.now()
 	id := start.UTC().Format("20060102-150405")
 	for n := 2; ; n++ {
@@ -571,7 +575,7 @@ func (r *runner) newRun(runs, sb string) error {
 
 // userWork refuses a new run while allowed files hold uncommitted changes: they are the
 // user's, and the loop would gate and commit them as the agent's first iteration.
-func (r *runner) userWork(cand plumbing.Hash) error {
+func (r opener) userWork(cand plumbing.Hash) error {
 	_, tree, err := r.repo.Head()
 	if err != nil {
 		return err
