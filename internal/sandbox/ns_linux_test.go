@@ -19,9 +19,6 @@ import (
 	"github.com/hgate/hgate/internal/timescale"
 )
 
-// helperEnv makes the test binary run helper instead of the tests (TestMain).
-const helperEnv = "HGATE_SANDBOX_TEST_HELPER"
-
 // helper is what the test binary does when started as a sandboxed command: "net" lists the
 // network interfaces and talks to itself over 127.0.0.1; "orphan DIR" starts an isolated
 // tree holding DIR/lock and exits without waiting for it; "warm DIR" starts a warm shim

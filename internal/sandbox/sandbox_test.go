@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package sandbox
 
@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 )
+
+// helperEnv makes the test binary run helper instead of the tests (TestMain).
+const helperEnv = "HGATE_SANDBOX_TEST_HELPER"
 
 func TestMain(m *testing.M) {
 	Main()
