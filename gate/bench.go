@@ -51,6 +51,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err := (measuredCheck{e}).noteUnrecorded(); err != nil {
 		return nil, err
 	}
+	timeline.Mark("bench: state checked")
 	sp, err := store{e}.loadSplit()
 	if err != nil {
 		return nil, err
@@ -91,6 +92,7 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	timeline.Mark("bench: tree read")
 	rm, err := carry{e}.openVerifiedRoom(tree)
 	if err != nil {
 		return nil, err
