@@ -102,6 +102,7 @@ func TestScripts(t *testing.T) {
 			"killcampaign": killCampaign,
 			"loopkills":    loopKills,
 			"timescale":    scaleTimeouts,
+			"scaled":       scaledValue,
 		},
 		// [race]: hgate is race-built. [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).

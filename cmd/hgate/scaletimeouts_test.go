@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/timescale"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -31,6 +33,32 @@ func scaleTimeouts(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: timescale DIR")
 	}
 	ts.Check(scaleExample(ts.MkAbs(args[0]), timescale.Factor()))
+}
+
+// scaledValue sets the script's variable NAME to VALUE stretched by HGATE_TEST_TIMESCALE:
+// `scaled NAME DURATION` gives the duration as hgate writes one (so a script can pass a
+// stretched --attempt-timeout and expect its own "stopped after" text), `scaled NAME N` a
+// number (seconds for a manifest or a `timeout` guard). At the default factor 1, VALUE as
+// hgate would write it.
+func scaledValue(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: scaled NAME DURATION|NUMBER")
+	}
+	v, err := scaleValue(args[1], timescale.Factor())
+	ts.Check(err)
+	ts.Setenv(args[0], v)
+}
+
+// scaleValue is s, a duration or a number, multiplied by f.
+func scaleValue(s string, f float64) (string, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return config.Duration(time.Duration(float64(d) * f)), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return "", fmt.Errorf("scaled: %q is neither a duration nor a number", s)
+	}
+	return strconv.FormatFloat(v*f, 'f', -1, 64), nil
 }
 
 // scaleExample multiplies the timeouts of the example copied at dir by f.
@@ -95,5 +123,23 @@ func TestScaleTimeouts(t *testing.T) {
 				t.Errorf("factor %v: %s = %q (%v), want %q", c.factor, path, got, err, want)
 			}
 		}
+	}
+}
+
+func TestScaleValue(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		factor float64
+		want   string
+	}{
+		{"3s", 1, "3s"}, {"3s", 8, "24s"}, {"2m", 1, "2m"}, {"15s", 8, "2m"}, {"10s", 8, "1m20s"},
+		{"120", 1, "120"}, {"120", 8, "960"}, {"3000", 2.5, "7500"}, {"0.5", 3, "1.5"},
+	} {
+		if got, err := scaleValue(c.in, c.factor); err != nil || got != c.want {
+			t.Errorf("scaleValue(%q, %v) = %q, %v; want %q", c.in, c.factor, got, err, c.want)
+		}
+	}
+	if _, err := scaleValue("soon", 8); err == nil {
+		t.Error(`scaleValue("soon") gave no error`)
 	}
 }
