@@ -85,7 +85,10 @@ func KillBelow(pid int) {
 		for _, d := range below {
 			tree[d] = true
 		}
-		for _, d := range below {
+		// Children before their parents: a process is killed while its parent still
+		// is, so it is never orphaned out of the tree first (to init, where pid is not
+		// a subreaper) and then skipped as a stranger.
+		for _, d := range slices.Backward(below) {
 			// Read again just before the kill: a process whose parent is no longer in
 			// the tree is a pid reused since the scan, not ours to kill.
 			st, err := ReadStat(d)

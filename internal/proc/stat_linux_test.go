@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -51,8 +52,33 @@ func TestKillBelow(t *testing.T) {
 	for len(Descendants(cmd.Process.Pid)) < 3 {
 		time.Sleep(time.Millisecond)
 	}
+	below := map[int]uint64{}
+	for _, d := range Descendants(cmd.Process.Pid) {
+		if st, err := ReadStat(d); err == nil {
+			below[d] = st.StartTicks
+		}
+	}
 	KillBelow(cmd.Process.Pid)
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("the shell above: %v, want exit 0 once its children died", err)
+	}
+	// Every one of them dies, the inner shell's sleep too: killed before its shell, it is
+	// never orphaned to init first, out of the tree (the shell above is no subreaper).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var alive []int
+		for d, start := range below {
+			if st, err := ReadStat(d); err == nil && st.StartTicks == start && st.State != 'Z' && st.State != 'X' {
+				alive = append(alive, d)
+			}
+		}
+		if len(alive) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, d := range alive {
+				syscall.Kill(d, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v below the shell are still alive after KillBelow", alive)
+		}
 	}
 }
