@@ -37,7 +37,7 @@ func prepRepo(t *testing.T, extraYAML string) (*gittest.Repo, *Env) {
 		"hgate.yaml": "allow: [agent.sh]\nbenchmark:\n  tasks: {file: tasks.txt}\n  run: [sh, check.sh, \"{task}\"]\n  concurrency: 2\n  task_timeout: 1m\n" + extraYAML,
 		".gitignore": "/workspace/\n",
 		"tasks.txt":  strings.Join(ids, "\n") + "\n",
-		"check.sh":   "grep -qx \"$1\" agent.sh\n",
+		"check.sh":   checkScript,
 		"agent.sh":   strings.Join(ids[:5], "\n") + "\n",
 	})
 	repo.Commit("init")

@@ -44,7 +44,9 @@ func TestMain(m *testing.M) {
 	}
 	shimtest.Install()        // the agents' and tasks' shim: hgate-sandbox as installed, not this test binary
 	shimtest.InstallGateway() // the model gateway the loop starts, as installed
-	os.Exit(m.Run())
+	code := m.Run()
+	gittest.RemoveTemplates()
+	os.Exit(code)
 }
 
 func child(dir string, resume bool) int {

@@ -30,15 +30,15 @@ const (
 	regress = "echo no\n"
 )
 
-// stepRun opens a run (as Run does, up to its first iteration) and begins iteration 1.
-// The agent, when a step runs it, writes $STEP_WORK to agent.sh.
-func stepRun(t *testing.T, agent []string) *runner {
+// stepRepo is the repository a step's run opens, prepared: made once per test binary
+// (gittest.Template) and copied for each case.
+func stepRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
-	repo := gittest.New(t)
-	repo.WriteFiles(map[string]string{
-		".gitignore": "/workspace/\n",
-		"PROGRAM.md": "# Program\n",
-		"hgate.yaml": `allow: [agent.sh]
+	return gittest.Template(t, "step", func(repo *gittest.Repo) {
+		repo.WriteFiles(map[string]string{
+			".gitignore": "/workspace/\n",
+			"PROGRAM.md": "# Program\n",
+			"hgate.yaml": `allow: [agent.sh]
 benchmark:
   tasks: {file: tasks.txt}
   run: ["sh", "check.sh", "{task}"]
@@ -49,12 +49,22 @@ loop:
   attempt_timeout: 5m
   repair_attempts: 1
 `,
-		"tasks.txt": "b1\nb2\nb3\nb4\n",
-		"check.sh":  "out=$(sh agent.sh \"$1\")\n[ \"$out\" = \"solved $1\" ]\n",
-		"agent.sh":  "case $1 in b1) echo \"solved $1\" ;; esac\n",
-		"bot.sh":    "printf '%s' \"$STEP_WORK\" > agent.sh\n",
+			"tasks.txt": "b1\nb2\nb3\nb4\n",
+			// agent.sh read by the checking shell itself (.), not by a second one.
+			"check.sh": "out=$(. ./agent.sh)\n[ \"$out\" = \"solved $1\" ]\n",
+			"agent.sh": "case $1 in b1) echo \"solved $1\" ;; esac\n",
+			"bot.sh":   "printf '%s' \"$STEP_WORK\" > agent.sh\n",
+		})
+		repo.Commit("init")
+		if _, err := gate.Prepare(context.Background(), stepEnv(t, repo)); err != nil {
+			t.Fatal(err)
+		}
 	})
-	repo.Commit("init")
+}
+
+// stepEnv opens the gate's Env over repo.
+func stepEnv(t *testing.T, repo *gittest.Repo) *gate.Env {
+	t.Helper()
 	g, err := gitguard.Open(repo.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -63,11 +73,15 @@ loop:
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &gate.Env{Config: cfg, Repo: g}
-	if _, err := gate.Prepare(context.Background(), env); err != nil {
-		t.Fatal(err)
-	}
-	lc := cfg.Loop
+	return &gate.Env{Config: cfg, Repo: g}
+}
+
+// stepRun opens a run (as Run does, up to its first iteration) and begins iteration 1.
+// The agent, when a step runs it, writes $STEP_WORK to agent.sh.
+func stepRun(t *testing.T, agent []string) *runner {
+	t.Helper()
+	env := stepEnv(t, stepRepo(t))
+	lc := env.Config.Loop
 	if _, err := sandbox.Available(); err != nil {
 		lc.Sandbox.Enabled = false
 	}

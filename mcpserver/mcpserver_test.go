@@ -17,12 +17,16 @@ import (
 	"github.com/hgate/hgate/agentapi"
 	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/proc"
+	"github.com/hgate/hgate/internal/shimtest"
 )
 
-// TestMain builds the hgate binary the tools run into a folder on PATH, where
-// hgate-mcp looks for it when it is not next to its own executable.
+// TestMain puts the hgate binary the tools run, and the sandbox shim it starts its tasks
+// through, as installed, into a folder on PATH, where hgate-mcp looks for hgate when it is
+// not next to its own executable.
 func TestMain(m *testing.M) {
-	if kind := os.Getenv("SMOKE_TEST_SERVER"); kind != "" {
+	if kind := os.Getenv("SMOKE_TEST_SERVER"); kind == "proxy" {
+		os.Exit(proxyTestServer(os.Stdin, os.Stdout))
+	} else if kind != "" {
 		os.Exit(smokeTestServer(kind))
 	}
 	os.Exit(func() int {
@@ -32,10 +36,11 @@ func TestMain(m *testing.M) {
 			return 2
 		}
 		defer os.RemoveAll(bin)
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, "hgate"), "github.com/hgate/hgate/cmd/hgate")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build hgate: %v\n%s", err, out)
-			return 2
+		for _, name := range []string{"hgate", "hgate-sandbox"} {
+			if err := shimtest.Build(filepath.Join(bin, name), "github.com/hgate/hgate/cmd/"+name); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
 		}
 		os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		return m.Run()

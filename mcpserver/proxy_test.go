@@ -3,21 +3,49 @@ package mcpserver
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// proxyServer answers tools/call of lookup and bad (with isError), and never hang.
-const proxyServer = `while IFS= read -r line; do
-	id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
-	case "$line" in
-	*'"name":"lookup"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}\n' "$id" ;;
-	*'"name":"bad"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"isError":true,"content":[]}}\n' "$id" ;;
-	esac
-done`
+// proxyServer is this test binary (SMOKE_TEST_SERVER=proxy) as a server that answers
+// tools/call of lookup and bad (with isError), and never hang. It is not a shell loop: sh
+// reads a line a byte at a time, and TestProxy sends one of 2 MiB.
+func proxyServer(t *testing.T) []string {
+	t.Setenv("SMOKE_TEST_SERVER", "proxy")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{self}
+}
+
+var proxyID = regexp.MustCompile(`"id":([0-9]+)`)
+
+// proxyTestServer is proxyServer's body, reading r and answering on w.
+func proxyTestServer(r io.Reader, w io.Writer) int {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		id := ""
+		if m := proxyID.FindStringSubmatch(line); m != nil {
+			id = m[1]
+		}
+		switch {
+		case strings.Contains(line, `"name":"lookup"`):
+			fmt.Fprintf(w, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n", id)
+		case strings.Contains(line, `"name":"bad"`):
+			fmt.Fprintf(w, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"isError\":true,\"content\":[]}}\n", id)
+		}
+		if err != nil {
+			return 0
+		}
+	}
+}
 
 // runProxy sends msgs through a proxy with the tool timeout given, reads want answers,
 // and returns them with the log's lines.
@@ -26,9 +54,10 @@ func runProxy(t *testing.T, timeout string, want int, msgs ...string) ([]string,
 	log := filepath.Join(dir, "calls.jsonl")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	args := append([]string{"--server", "s", "--log", log, "--iteration", "2", "--cwd", dir, "--tool-timeout", timeout, "--"}, proxyServer(t)...)
 	done := make(chan int)
 	go func() {
-		done <- Proxy([]string{"--server", "s", "--log", log, "--iteration", "2", "--cwd", dir, "--tool-timeout", timeout, "--", "sh", "-c", proxyServer}, inR, outW, io.Discard)
+		done <- Proxy(args, inR, outW, io.Discard)
 		outW.Close()
 	}()
 	go func() {

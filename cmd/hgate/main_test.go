@@ -19,6 +19,7 @@ import (
 
 	"github.com/hgate/hgate/internal/golden"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/shimtest"
 	"github.com/hgate/hgate/internal/timescale"
 	"github.com/hgate/hgate/mcpserver"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -132,15 +133,15 @@ func scriptBinaries(t *testing.T) string {
 		return ""
 	}
 	dir := t.TempDir()
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	env := append(os.Environ(), "CGO_ENABLED=0") // as the README installs them
+	var flags []string
 	if os.Getenv("HGATE_SCRIPTS_RACE") == "1" {
-		args, env = append(args, "-race"), os.Environ() // the race detector needs cgo
+		flags = []string{"-race"}
 	}
-	cmd := exec.Command("go", append(args, ".", "../hgate-sandbox", "../hgate-mcp", "../hgate-gateway")...)
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
+	for _, name := range []string{"hgate", "hgate-sandbox", "hgate-mcp", "hgate-gateway"} {
+		// Linked once per build of the sources, not once per test binary (shimtest.Build).
+		if err := shimtest.Build(filepath.Join(dir, name), "github.com/hgate/hgate/cmd/"+name, flags...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
 }

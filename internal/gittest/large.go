@@ -52,7 +52,7 @@ func initLarge(tb TB, dir string) {
 	gitIn(tb, dir, "init", "-q", "-b", "main")
 	gitIn(tb, dir, "config", "gc.autoDetach", "false")
 	gitIn(tb, dir, "add", "-A")
-	gitIn(tb, dir, "commit", "-q", "-m", "bench")
+	gitIn(tb, dir, "-c", "maintenance.auto=true", "commit", "-q", "-m", "bench") // Env turns it off
 }
 
 func writeTracked(tb TB, dir string, n int) {

@@ -1,6 +1,7 @@
 package shimtest
 
 import (
+	"bytes"
 	"debug/buildinfo"
 	"os"
 	"path/filepath"
@@ -36,5 +37,28 @@ func TestInstallBuildsTheShimBesideTheTestBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(shim + ".building"); err == nil {
 		t.Errorf("%s.building is left behind", shim)
+	}
+}
+
+// Build's copy is its own, not the build cache's file: a test that writes over it in place
+// leaves the next Build whole.
+func TestBuildCopyIsItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
+	if err := Build(first, pkg); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(first, []byte("spoiled"), 0o755); err != nil { // in place: O_TRUNC
+		t.Fatal(err)
+	}
+	if err := Build(second, pkg); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(second); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the second build differs from the first (%d bytes, want %d): %v", len(got), len(want), err)
 	}
 }
