@@ -500,7 +500,7 @@ func (r opener) mayStart(ctx context.Context) (string, error) {
 			return "", refuseStart(err, "clean_room", "remove the file from every commit and keep it untracked, or hgate loop --no-sandbox")
 		}
 	}
-	if err := (preflightRun{r.runner}).preflightStart(ctx); err != nil {
+	if err := preflightRun(r).preflightStart(ctx); err != nil {
 		return "", err
 	}
 	if sb == SandboxOff {
