@@ -335,8 +335,12 @@ func (r *Runner) start(tmpl []string, task, name string, req Request, traceDir s
 
 // launch starts argv as start does, bounded by timeout.
 func (r *Runner) launch(argv, env []string, name string, req Request, traceDir string, timeout time.Duration) (t *taskOutput, p *process, cleanup func(), err error) {
+	return r.launchSpec(procSpec{argv: argv, dir: r.Dir, env: env, timeout: timeout}, name, req, traceDir)
+}
+
+// launchSpec starts spec with its trace, its private TMPDIR and its sandbox policy.
+func (r *Runner) launchSpec(spec procSpec, name string, req Request, traceDir string) (t *taskOutput, p *process, cleanup func(), err error) {
 	t = newTaskOutput(req.TraceDir != "", traceDir, name)
-	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: timeout}
 	cleanup, err = r.isolate(&spec, traceDir)
 	if err == nil {
 		p, err = t.start(spec)

@@ -48,12 +48,9 @@ func (w *warmer) fill(ids []string) {
 func (w *warmer) start(id string) *warmTask {
 	r, req := w.r, w.req
 	argv, env := r.command(r.Config.Run, id, req, w.traceDir)
-	wt := &warmTask{id: id, t: newTaskOutput(req.TraceDir != "", w.traceDir, id)}
+	wt := &warmTask{id: id}
 	spec := procSpec{argv: argv, dir: r.Dir, env: env, timeout: r.Config.TaskTimeout, warm: true}
-	wt.cleanup, wt.err = r.isolate(&spec, w.traceDir)
-	if wt.err == nil {
-		wt.p, wt.err = wt.t.start(spec)
-	}
+	wt.t, wt.p, wt.cleanup, wt.err = r.launchSpec(spec, id, req, w.traceDir)
 	timeline.Mark("task %s %s trial %d: warm", req.Split, id, max(req.Trial, 1))
 	return wt
 }
