@@ -22,7 +22,9 @@ type genRun struct{ *runner }
 // A generation (loop.agents > 1) is N attempts at once: each agent in a linked worktree
 // of its own at the gated commit, in its own sandbox and PID namespace, with its own
 // socket. When every agent has ended, the loop gates the candidates one at a time in
-// the main worktree, each against the best as it stands at its turn.
+// the main worktree, each against the best as it stands at its turn. One agent is not a
+// generation of one: it works in the repository's own worktree, with the files git does
+// not track (docs/design.md#one-agent); both share the session, the gate and refWatch.
 
 // Generation phases, as the journal's generation.phase names them.
 const (
