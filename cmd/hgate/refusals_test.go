@@ -96,7 +96,12 @@ var refusals = []refusal{
 	{"the preflight", plain("loop", "--no-sandbox", "--preflight", "--agent", "exit 3"),
 		`preflight: the agent \(custom\) crashed: .* \(loop.agent\): hgate check --level agent`},
 	{"the model gateway's upstream", func(t *testing.T, dir string) ([]string, []string) {
-		return []string{"loop", "--no-sandbox", "--no-preflight", "--agent", "claude"}, []string{"ANTHROPIC_BASE_URL=ftp://x"}
+		// A claude of its own on PATH, never started (the refusal comes first): the row
+		// does not depend on the real CLI being installed.
+		stub := t.TempDir()
+		must(t, os.WriteFile(filepath.Join(stub, "claude"), []byte("#!/bin/sh\nexit 3\n"), 0o755))
+		path := "PATH=" + stub + string(filepath.ListSeparator) + os.Getenv("PATH")
+		return []string{"loop", "--no-sandbox", "--no-preflight", "--agent", "claude"}, []string{"ANTHROPIC_BASE_URL=ftp://x", path}
 	}, `the model gateway: .*"ftp://x" is not an http\(s\) URL \(loop.prices, the anthropic base URL .*\): correct it`},
 	{"inside the loop's sandbox", func(t *testing.T, dir string) ([]string, []string) {
 		return []string{"loop", "--no-sandbox"}, []string{"HGATE_LOOP_SOCKET=" + filepath.Join(dir, "no.sock")}
