@@ -206,34 +206,10 @@ func (r *Report) AddFinal(repo *gitguard.Repo, wsDir string, locked bool) error 
 // Build reads the history of the workspace at workspaceDir in repo.
 func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	l := ledger.Open(repo, workspaceDir)
-	entries, err := l.Log(0)
+	hist, rowsAt, err := stateHistory(l)
 	if err != nil {
 		return nil, err
 	}
-	// The current state began at the newest run of commits that all hold results.tsv:
-	// before it lies the entry of prepare --reset (or prepare's first-gated-commit entry).
-	var hist []gitguard.RefEntry
-	var rowsAt [][]record.Row
-	for _, e := range entries {
-		data, err := l.FileAt(e.Hash, workspace.Results)
-		if err != nil {
-			return nil, err
-		}
-		if data == nil {
-			break
-		}
-		rows, err := record.Parse(ledgerName(l, e.Hash, workspace.Results), data)
-		if err != nil {
-			return nil, err
-		}
-		hist = append(hist, e)
-		rowsAt = append(rowsAt, rows)
-	}
-	if len(hist) == 0 {
-		return nil, ErrNoState
-	}
-	slices.Reverse(hist)
-	slices.Reverse(rowsAt)
 	tip := hist[len(hist)-1]
 	rep := &Report{
 		Repository: filepath.Base(repo.Root()),
@@ -243,14 +219,75 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 		Attempts:   []Attempt{},
 		Runs:       []Run{},
 	}
-
 	sp, err := splitAt(l, tip.Hash)
 	if err != nil {
 		return nil, err
 	}
 	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: len(sp.Test), Final: sp.FinalTasks}
+	rep.addRows(rowsAt[len(rowsAt)-1])
 
-	final := rowsAt[len(rowsAt)-1]
+	// The baseline's train results: train_results.json as the first entry holds it.
+	base, err := trainResultsAt(l, hist[0].Hash)
+	if err != nil {
+		return nil, err
+	}
+	rep.Train.Columns = []string{"baseline"}
+	columns, lastSuite, err := rep.addAttempts(l, repo, hist, rowsAt)
+	if err != nil {
+		return nil, err
+	}
+	if lastSuite != nil {
+		rep.SuiteSize = len(lastSuite.Tasks)
+	}
+	rep.Train.Tasks = matrix(sp.Train, append([]map[string]*float64{base}, columns...), lastSuite)
+
+	runs, err := runlog.Runs(workspaceDir)
+	if err != nil {
+		return nil, err
+	}
+	linkRuns(rep, runs)
+	steps := bestSteps(rep.Baseline, rep.Attempts)
+	rep.Best = steps[len(steps)-1]
+	return rep, nil
+}
+
+// stateHistory is the ledger's entries of the current state, oldest first, each with
+// results.tsv's rows as it holds them. The current state began at the newest run of
+// commits that all hold results.tsv: before it lies the entry of prepare --reset (or
+// prepare's first-gated-commit entry).
+func stateHistory(l *ledger.Ledger) ([]gitguard.RefEntry, [][]record.Row, error) {
+	entries, err := l.Log(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	var hist []gitguard.RefEntry
+	var rowsAt [][]record.Row
+	for _, e := range entries {
+		data, err := l.FileAt(e.Hash, workspace.Results)
+		if err != nil {
+			return nil, nil, err
+		}
+		if data == nil {
+			break
+		}
+		rows, err := record.Parse(ledgerName(l, e.Hash, workspace.Results), data)
+		if err != nil {
+			return nil, nil, err
+		}
+		hist = append(hist, e)
+		rowsAt = append(rowsAt, rows)
+	}
+	if len(hist) == 0 {
+		return nil, nil, ErrNoState
+	}
+	slices.Reverse(hist)
+	slices.Reverse(rowsAt)
+	return hist, rowsAt, nil
+}
+
+// addRows adds results.tsv's rows as the ledger's tip holds them; the first is the
+// baseline.
+func (rep *Report) addRows(final []record.Row) {
 	for _, r := range final {
 		rep.Rows = append(rep.Rows, Row{Iteration: r.Iteration, ValScore: r.ValScore, Commit: r.Commit,
 			EvalsPassed: r.EvalsPassed, EvalsTotal: r.EvalsTotal, Time: statefile.Timestamp(r.Timestamp)})
@@ -258,31 +295,29 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	if len(final) > 0 {
 		rep.Baseline = final[0].ValScore
 	}
+}
 
-	// The baseline's train results: train_results.json as the first entry holds it.
-	columns := []map[string]*float64{}
-	base, err := trainResultsAt(l, hist[0].Hash)
-	if err != nil {
-		return nil, err
-	}
-	columns = append(columns, base)
-	rep.Train.Columns = []string{"baseline"}
-
+// addAttempts adds an attempt for each entry of hist that holds a gate's receipt, and
+// links each new row of results.tsv to the commit it records. It returns each attempt's
+// train results (suite.json's last_results as its entry holds them), in order, and the
+// suite as the last entry holds it.
+func (rep *Report) addAttempts(l *ledger.Ledger, repo *gitguard.Repo, hist []gitguard.RefEntry, rowsAt [][]record.Row) ([]map[string]*float64, *suite.Suite, error) {
+	var columns []map[string]*float64
 	var lastSuite *suite.Suite
 	for i, e := range hist {
 		// A new row: record kept HEAD, which the same entry made the gated commit.
 		if i > 0 && len(rowsAt[i]) > len(rowsAt[i-1]) {
 			if err := linkRecord(l, repo, rep, e.Hash, len(rowsAt[i])-1); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		rc, err := gateReceipt(l, e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s, err := suiteAt(l, e.Hash)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lastSuite = s
 		if rc == nil {
@@ -303,19 +338,7 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 			rep.Rows[*a.Iteration].Attempt = a.N
 		}
 	}
-	if lastSuite != nil {
-		rep.SuiteSize = len(lastSuite.Tasks)
-	}
-	rep.Train.Tasks = matrix(sp.Train, columns, lastSuite)
-
-	runs, err := runlog.Runs(workspaceDir)
-	if err != nil {
-		return nil, err
-	}
-	linkRuns(rep, runs)
-	steps := bestSteps(rep.Baseline, rep.Attempts)
-	rep.Best = steps[len(steps)-1]
-	return rep, nil
+	return columns, lastSuite, nil
 }
 
 // ledgerName names a state file as kept in a ledger commit, for messages.
