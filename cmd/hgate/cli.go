@@ -216,23 +216,7 @@ func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, s
 	// A shell asking for completions (COMP_LINE set) gets them on stdout and exit 0; they
 	// need every command.
 	completing := os.Getenv("COMP_LINE") != ""
-	options := []kong.Option{
-		kong.Name("hgate"),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.Vars{"version": "hgate " + version()},
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Bind(&c.Globals),
-		kong.BindSingletonProvider(loadConfig),
-		kong.BindSingletonProvider(openRepo),
-		kong.BindSingletonProvider(newEnv),
-	}
-	for _, cmd := range reachable(c.commands(), args, full || completing) {
-		options = append(options, kong.DynamicCommand(cmd.name, cmd.help, "", cmd.cmd))
-	}
-	parser, err := kong.New(&c, options...)
+	parser, err := c.parser(args, stdout, stderr, full || completing)
 	if err != nil {
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		return exitCannot
@@ -244,13 +228,7 @@ func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, s
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		errMsg = err.Error()
-		// Kong sets no flag when the command line does not parse; --json still counts.
-		for _, a := range args {
-			if a == "--" {
-				break
-			}
-			c.JSON = c.JSON || a == "--json"
-		}
+		c.JSON = c.JSON || hasJSONFlag(args) // Kong sets no flag when the command line does not parse
 		fmt.Fprintf(stderr, "hgate: %v\n", err)
 		fmt.Fprintln(stderr, `run "hgate --help" for usage`)
 		return exitCannot
@@ -260,18 +238,10 @@ func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, s
 			c.adoptHead = a.adoptsHead()
 		}
 	}
-	socket, serving := os.Getenv(agentapi.EnvSocket), c.served
-	forwarding := socket != "" && !serving
-	if forwarding || !serving && takesContext(kctx.Selected()) {
-		// SIGINT and SIGTERM cancel ctx: the command stops its tasks, leaves its state files
-		// as they were and exits 130. A command that takes no context has nothing to stop
-		// cleanly (it reads, or writes atomically) and is ended by them, as git's are;
-		// catching signals costs every start a thread (about 0.35 ms). A command the loop
-		// runs for its agent (serving) stops with the loop's own context.
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-	}
+	socket := os.Getenv(agentapi.EnvSocket)
+	forwarding := socket != "" && !c.served
+	ctx, stop := c.signals(ctx, kctx, forwarding)
+	defer stop()
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	if forwarding {
 		// Inside the loop's sandbox: the loop runs the command, or it is refused.
@@ -285,6 +255,54 @@ func runAs(ctx context.Context, args []string, stdout, stderr io.Writer, full, s
 	}
 	code, errMsg = report(stderr, c.repoRoot, err)
 	return code
+}
+
+// parser is Kong's parser of hgate's command line: every command with all, else only
+// those args can reach (reachable).
+func (c *cli) parser(args []string, stdout, stderr io.Writer, all bool) (*kong.Kong, error) {
+	options := []kong.Option{
+		kong.Name("hgate"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic{code}) }),
+		kong.Vars{"version": "hgate " + version()},
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Bind(&c.Globals),
+		kong.BindSingletonProvider(loadConfig),
+		kong.BindSingletonProvider(openRepo),
+		kong.BindSingletonProvider(newEnv),
+	}
+	for _, cmd := range reachable(c.commands(), args, all) {
+		options = append(options, kong.DynamicCommand(cmd.name, cmd.help, "", cmd.cmd))
+	}
+	return kong.New(c, options...)
+}
+
+// hasJSONFlag reports whether args hold --json before a "--".
+func hasJSONFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" {
+			return true
+		}
+	}
+	return false
+}
+
+// signals returns ctx cancelled by SIGINT and SIGTERM where the command can stop
+// cleanly: the command stops its tasks, leaves its state files as they were and exits
+// 130. A command that takes no context has nothing to stop cleanly (it reads, or writes
+// atomically) and is ended by them, as git's are; catching signals costs every start a
+// thread (about 0.35 ms). A command the loop runs for its agent (served) stops with the
+// loop's own context; one forwarded to the loop is always stopped cleanly.
+func (c *cli) signals(ctx context.Context, kctx *kong.Context, forwarding bool) (context.Context, context.CancelFunc) {
+	if forwarding || !c.served && takesContext(kctx.Selected()) {
+		return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	}
+	return ctx, func() {}
 }
 
 // takesContext reports whether the command node's Run method takes a context.Context:
