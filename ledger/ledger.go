@@ -186,49 +186,9 @@ func (l *Ledger) Commit(u Update) error {
 			return fmt.Errorf("ledger: %s: not a state file", name)
 		}
 	}
-	tip, err := l.Tip()
-	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	refs, have, err := refsAt(l.repo, tip)
+	files, cur, err := l.commitFiles(u)
 	if err != nil {
 		return err
-	}
-	cur, err := currentRefs(l.repo)
-	if err != nil {
-		return err
-	}
-	files := maps.Clone(u.Files)
-	if files == nil {
-		files = map[string][]byte{}
-	}
-	if !have {
-		refs = maps.Clone(cur)
-		if len(u.Refs) > 0 && !tip.IsZero() {
-			if err := l.record("adopt "+strings.Join(anchorRefs, " and ")+" where they are (the first ledger write to record them)",
-				map[string][]byte{refsFile: refs.marshal()}); err != nil {
-				return err
-			}
-		} else {
-			files[refsFile] = refs.marshal()
-		}
-	}
-	if len(u.Refs) > 0 {
-		refs = maps.Clone(refs)
-		for _, name := range sortedRefs(u.Refs) {
-			if !slices.Contains(anchorRefs, name) {
-				return fmt.Errorf("ledger: %s is not an anchor ref (expected %s)", name, strings.Join(anchorRefs, " or "))
-			}
-			refs[name] = u.Refs[name]
-		}
-		files[refsFile] = refs.marshal()
-	}
-	if u.Carry != nil {
-		data, err := u.Carry.marshal()
-		if err != nil {
-			return err
-		}
-		files[carryFile] = data
 	}
 	if len(u.Files) > 0 {
 		// The folder exists before any commit that writes into it, and hgate never removes
@@ -258,6 +218,57 @@ func (l *Ledger) Commit(u Update) error {
 		}
 	}
 	return nil
+}
+
+// commitFiles is what u's ledger commit holds: u's files, the anchor refs as they will
+// be and the carry manifest; and where the anchor refs are now. A ledger whose tip holds
+// no refs yet takes them where they are, in a commit of its own first when u moves one.
+func (l *Ledger) commitFiles(u Update) (map[string][]byte, refSet, error) {
+	tip, err := l.Tip()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger: %w", err)
+	}
+	refs, have, err := refsAt(l.repo, tip)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur, err := currentRefs(l.repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := maps.Clone(u.Files)
+	if files == nil {
+		files = map[string][]byte{}
+	}
+	if !have {
+		refs = maps.Clone(cur)
+		if len(u.Refs) > 0 && !tip.IsZero() {
+			if err := l.record("adopt "+strings.Join(anchorRefs, " and ")+" where they are (the first ledger write to record them)",
+				map[string][]byte{refsFile: refs.marshal()}); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			files[refsFile] = refs.marshal()
+		}
+	}
+	if len(u.Refs) > 0 {
+		refs = maps.Clone(refs)
+		for _, name := range sortedRefs(u.Refs) {
+			if !slices.Contains(anchorRefs, name) {
+				return nil, nil, fmt.Errorf("ledger: %s is not an anchor ref (expected %s)", name, strings.Join(anchorRefs, " or "))
+			}
+			refs[name] = u.Refs[name]
+		}
+		files[refsFile] = refs.marshal()
+	}
+	if u.Carry != nil {
+		data, err := u.Carry.marshal()
+		if err != nil {
+			return nil, nil, err
+		}
+		files[carryFile] = data
+	}
+	return files, cur, nil
 }
 
 // record is Commit's first step: the ledger commit.
