@@ -42,6 +42,35 @@ import (
 //     (size 0) when it writes an index; so does this, as the new index's
 //     later mtime would otherwise make git trust them.
 func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, stats map[string]walk.Stat, since time.Time, full bool) error {
+	idx, changed, cut, err := r.indexToEdit(tree, changed, since, full)
+	if err != nil {
+		return err
+	}
+	add, files := changedEntries(idx, changed, stats)
+	out := make([]index.Entry, 0, len(idx.Entries)+len(add))
+	for _, e := range idx.Entries {
+		if _, ok := changed[e.Path]; ok || underFile(files, e.Path) {
+			continue
+		}
+		for len(add) > 0 && add[0].Path < e.Path {
+			out = append(out, add[0])
+			add = add[1:]
+		}
+		out = append(out, e)
+	}
+	out = append(out, add...)
+	for k := range out {
+		smudgeRacy(&out[k], cut)
+	}
+	idx.Entries = out
+	return r.writeIndexFile(idx)
+}
+
+// indexToEdit is the index editIndex starts from, the changes to make in it, and the
+// second from which its entries are racily clean (the earliest of since and the index's
+// and its shared index's mtimes). With full, a missing index is an empty one and an
+// unreadable one is started over from tree (every file of tree then changed).
+func (r *Repo) indexToEdit(tree plumbing.Hash, changed map[string]objstore.Entry, since time.Time, full bool) (*index.File, map[string]objstore.Entry, int64, error) {
 	path := filepath.Join(r.gitDir, "index")
 	cut := since.Unix()
 	if st, err := walk.Lstat(path); err == nil && st.MtimeS < cut {
@@ -59,12 +88,20 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, 
 		// Unreadable index: start over from the tree.
 		changed = map[string]objstore.Entry{}
 		if err := r.objects().Trees(nil).Files(tree, "", changed); err != nil {
-			return err
+			return nil, nil, 0, err
 		}
 		idx = &index.File{Version: 2}
 	default:
-		return fmt.Errorf("read index: %w", err)
+		return nil, nil, 0, fmt.Errorf("read index: %w", err)
 	}
+	return idx, changed, cut, nil
+}
+
+// changedEntries are the index entries of changed's files (not its removals), sorted by
+// path, each with the stat data in stats, else idx's old entry's when the blob is the
+// same, else none; and the set of those files' paths, for the "under a changed file"
+// test.
+func changedEntries(idx *index.File, changed map[string]objstore.Entry, stats map[string]walk.Stat) ([]index.Entry, map[string]bool) {
 	old := make(map[string]*index.Entry, len(changed))
 	for k := range idx.Entries {
 		e := &idx.Entries[k]
@@ -72,8 +109,6 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, 
 			old[e.Path] = e
 		}
 	}
-
-	// Files (not removals) in changed, for the "under a changed file" test.
 	files := make(map[string]bool, len(changed))
 	add := make([]index.Entry, 0, len(changed))
 	for p, te := range changed {
@@ -93,24 +128,7 @@ func (r *Repo) editIndex(tree plumbing.Hash, changed map[string]objstore.Entry, 
 		add = append(add, e)
 	}
 	sort.Slice(add, func(i, j int) bool { return add[i].Path < add[j].Path })
-
-	out := make([]index.Entry, 0, len(idx.Entries)+len(add))
-	for _, e := range idx.Entries {
-		if _, ok := changed[e.Path]; ok || underFile(files, e.Path) {
-			continue
-		}
-		for len(add) > 0 && add[0].Path < e.Path {
-			out = append(out, add[0])
-			add = add[1:]
-		}
-		out = append(out, e)
-	}
-	out = append(out, add...)
-	for k := range out {
-		smudgeRacy(&out[k], cut)
-	}
-	idx.Entries = out
-	return r.writeIndexFile(idx)
+	return add, files
 }
 
 // smudgeRacy gives an entry whose mtime is at or after cut (seconds) the size
