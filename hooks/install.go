@@ -224,46 +224,22 @@ func Install(dir, hgate string) ([]Result, error) {
 }
 
 func install(dir, name, hgate string) (Result, error) {
-	path := filepath.Join(dir, name)
-	res := Result{Hook: name, Path: path, Action: Installed}
-	have, isLink, err := readHook(path)
+	res, have, isLink, err := hookSlot(dir, name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
-	}
-	if err == nil && !isLink {
-		if m := managerOf(have); m != nil && !IsOurs(have) {
-			// hgate's hook lives in the manager's slot.
-			res.Manager = m.Name
-			res.Path = path + m.Slot
-			have, isLink, err = readHook(res.Path)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return res, err
-			}
-		}
 	}
 	target := res.Path
 	backup := filepath.Join(dir, name+Backup)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case !isLink && IsOurs(have):
-		// A script from before Backup keeps its hook as NAME.old: move that
-		// hook to NAME.pre-hgate, unless NAME.old is this very file (a
-		// manager's slot) or lefthook's (it is then in its own slot).
-		if old := filepath.Join(dir, backupOf(name, have)); old != backup && old != target {
-			if _, err := os.Lstat(old); err == nil {
-				if _, err := os.Lstat(backup); err == nil {
-					return res, fmt.Errorf("install %s hook: both %s and %s exist; move one of them away first", name, old, backup)
-				}
-				if err := os.Rename(old, backup); err != nil {
-					return res, fmt.Errorf("install %s hook: keep the existing hook: %w", name, err)
-				}
-			}
+		if err := moveOldBackup(dir, name, have, target); err != nil {
+			return res, err
 		}
 		if _, err := os.Lstat(backup); err == nil {
 			res.Kept = backup
 		}
-		want := Script(name, hgate)
-		if bytes.Equal(have, want) {
+		if bytes.Equal(have, Script(name, hgate)) {
 			if err := os.Chmod(target, 0o755); err != nil {
 				return res, fmt.Errorf("install %s hook: %w", name, err)
 			}
@@ -285,6 +261,45 @@ func install(dir, name, hgate string) (Result, error) {
 		return res, fmt.Errorf("install %s hook: %w", name, err)
 	}
 	return res, nil
+}
+
+// hookSlot reads hook name in dir, or, where a hook manager's hook is there and hgate's
+// is not, the manager's slot for hgate's (res.Path and res.Manager say which).
+func hookSlot(dir, name string) (res Result, have []byte, isLink bool, err error) {
+	path := filepath.Join(dir, name)
+	res = Result{Hook: name, Path: path, Action: Installed}
+	have, isLink, err = readHook(path)
+	if err != nil || isLink {
+		return res, have, isLink, err
+	}
+	if m := managerOf(have); m != nil && !IsOurs(have) {
+		// hgate's hook lives in the manager's slot.
+		res.Manager = m.Name
+		res.Path = path + m.Slot
+		have, isLink, err = readHook(res.Path)
+	}
+	return res, have, isLink, err
+}
+
+// moveOldBackup moves the hook a script from before Backup kept as NAME.old (have is
+// that script) to NAME.pre-hgate, unless NAME.old is target itself (a manager's slot)
+// or lefthook's (it is then in its own slot).
+func moveOldBackup(dir, name string, have []byte, target string) error {
+	backup := filepath.Join(dir, name+Backup)
+	old := filepath.Join(dir, backupOf(name, have))
+	if old == backup || old == target {
+		return nil
+	}
+	if _, err := os.Lstat(old); err != nil {
+		return nil
+	}
+	if _, err := os.Lstat(backup); err == nil {
+		return fmt.Errorf("install %s hook: both %s and %s exist; move one of them away first", name, old, backup)
+	}
+	if err := os.Rename(old, backup); err != nil {
+		return fmt.Errorf("install %s hook: keep the existing hook: %w", name, err)
+	}
+	return nil
 }
 
 // Uninstall removes hgate's hooks from dir (from a hook manager's slot when
