@@ -56,13 +56,41 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep, err := benchTasks(sp, ids, e.ws().Split())
+	if err != nil {
+		return nil, err
+	}
+	latest, traceDir, err := benchTraceDir(e.traces(), rep.Full)
+	if err != nil {
+		return nil, err
+	}
+	if traceDir != latest {
+		defer os.RemoveAll(traceDir)
+	}
+	out, err := benchInRoom(ctx, e, rep, traceDir)
+	if err != nil {
+		return nil, err
+	}
+	rep.Results = out.Results
+	rep.Passed, _ = passedCount(rep.Tasks, out.Results)
+	rep.Spend = out.Spend
+	if !rep.Full {
+		return rep, nil
+	}
+	return rep, saveFullBench(e, rep, latest, traceDir)
+}
+
+// benchTasks is the report of a bench of ids (every train task of sp when ids is empty),
+// its tasks sorted: ids outside the train split (splitFile lists it) are refused, each
+// with its reason, and the test split's by name.
+func benchTasks(sp *split.Split, ids []string, splitFile string) (*BenchReport, error) {
 	var bad []string
 	for _, id := range ids {
 		switch {
 		case slices.Contains(sp.Test, id):
 			bad = append(bad, fmt.Sprintf("task %q is in the held-out test split: it runs only inside hgate gate", id))
 		case !slices.Contains(sp.Train, id):
-			bad = append(bad, fmt.Sprintf("task %q is not a train task (train tasks are listed in %s)", id, e.ws().Split()))
+			bad = append(bad, fmt.Sprintf("task %q is not a train task (train tasks are listed in %s)", id, splitFile))
 		}
 	}
 	if len(bad) > 0 {
@@ -73,20 +101,27 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 		rep.Tasks = slices.Clone(sp.Train)
 	}
 	rep.Tasks = slices.Compact(slices.Sorted(slices.Values(rep.Tasks)))
+	return rep, nil
+}
 
-	latest := e.traces()
+// benchTraceDir makes the folder a bench writes its traces to: latest itself for some
+// tasks; for all, latest.new, which replaces latest whole only once the run has finished.
+func benchTraceDir(latest string, full bool) (string, string, error) {
 	traceDir := latest
-	if rep.Full {
-		// A full run replaces traces/latest whole, and only once it has finished.
+	if full {
 		traceDir = latest + ".new"
 		if err := os.RemoveAll(traceDir); err != nil {
-			return nil, err
+			return "", "", err
 		}
-		defer os.RemoveAll(traceDir)
 	}
 	if err := os.MkdirAll(traceDir, 0o755); err != nil {
-		return nil, err
+		return "", "", err
 	}
+	return latest, traceDir, nil
+}
+
+// benchInRoom runs rep's tasks on the candidate's tree in a clean room of train tasks.
+func benchInRoom(ctx context.Context, e *Env, rep *BenchReport, traceDir string) (*benchmark.Outcome, error) {
 	repo, gopts := e.candidate()
 	tree, err := repo.CandidateTree(gopts)
 	if err != nil {
@@ -114,28 +149,28 @@ func Bench(ctx context.Context, e *Env, ids []string) (*BenchReport, error) {
 		fmt.Fprintf(e.log(), "hgate: warning: %s\n", p)
 	}
 	timeline.Mark("bench: tasks done")
-	rep.Results = out.Results
-	rep.Passed, _ = passedCount(rep.Tasks, out.Results)
-	rep.Spend = out.Spend
-	if !rep.Full {
-		return rep, nil
-	}
+	return out, nil
+}
+
+// saveFullBench makes a full run's traces traces/latest and, for the gated tree (not an
+// agent's worktree), saves its scores as train_results.json.
+func saveFullBench(e *Env, rep *BenchReport, latest, traceDir string) error {
 	if err := os.RemoveAll(latest); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Rename(traceDir, latest); err != nil {
-		return nil, err
+		return err
 	}
 	timeline.Mark("bench: traces/latest replaced")
 	if e.Worktree != nil {
-		return rep, nil // the scores of a tree that is not the gated one: not hgate's record
+		return nil // the scores of a tree that is not the gated one: not hgate's record
 	}
-	tr := suite.NewTrainResults(rewards(out.Results), e.Clock())
+	tr := suite.NewTrainResults(rewards(rep.Results), e.Clock())
 	c := changes{}
 	if err := c.add(workspace.TrainResults, tr.Marshal); err != nil {
-		return nil, err
+		return err
 	}
-	err = store{e}.apply(fmt.Sprintf("bench: %d/%d train tasks passed", rep.Passed, len(rep.Tasks)), c)
+	err := store{e}.apply(fmt.Sprintf("bench: %d/%d train tasks passed", rep.Passed, len(rep.Tasks)), c)
 	timeline.Mark("bench: saved")
-	return rep, err
+	return err
 }
