@@ -68,7 +68,16 @@ func startProc(spec procSpec) (*process, error) {
 		death.Signal() // closes the pipe
 		return nil, err
 	}
-	return &process{Process: p, death: death}, nil
+	pr := &process{Process: p, death: death, ready: make(chan struct{})}
+	if death != nil && len(spec.sandbox.Listen) == 0 {
+		go func() {
+			death.Ready()
+			close(pr.ready)
+		}()
+	} else {
+		close(pr.ready)
+	}
+	return pr, nil
 }
 
 // process is a started command and, in namespaces, the pipe its sandbox shim reports a
@@ -76,6 +85,9 @@ func startProc(spec procSpec) (*process, error) {
 type process struct {
 	*proc.Process
 	death *sandbox.Death
+	// ready is closed once the command's sandbox shim has set up (or is gone): at once
+	// without a shim that says so. The warmer waits on it (see warmer.await).
+	ready chan struct{}
 }
 
 // release starts the command of a warm shim: its timeout and duration count from here.
@@ -99,6 +111,7 @@ func (p *process) abandon() {
 // in namespaces of its own ends as one killed unsandboxed, not as an exit 128+N.
 func (p *process) Wait(ctx context.Context) proc.Result {
 	res := p.Process.Wait(ctx)
+	<-p.ready // the shim is gone: Ready has its answer, and Signal reads what follows
 	if sig := p.death.Signal(); sig != 0 && res.Err == nil && res.Signal == 0 {
 		res.Signal, res.ExitCode = sig, 0
 	}

@@ -279,8 +279,7 @@ func (r *Runner) runTasks(ctx context.Context, req Request, pool *Pool, traceDir
 		if !pool.tryAcquire(ctx, req.Ahead) {
 			// No slot now: the shims of the next tasks (this one's first) start while
 			// the running tasks end, and the next free slot starts this one at once.
-			warm.fill(req.Tasks[i:min(i+pool.size, len(req.Tasks))])
-			if err := pool.acquireAs(ctx, req.Ahead); err != nil {
+			if err := warm.await(ctx, pool, req.Ahead, req.Tasks[i:min(i+pool.size, len(req.Tasks))]); err != nil {
 				stopped = err
 				break
 			}

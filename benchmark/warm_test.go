@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/timescale"
@@ -96,5 +98,77 @@ func TestWarmCancelled(t *testing.T) {
 	}
 	if kids := proc.Children(os.Getpid()); len(kids) > 0 {
 		t.Errorf("processes left after the run: %v", kids)
+	}
+}
+
+// TestWarmAfterSetUp: the next task's shim starts warm only once the shim of the task
+// begun before it has set up. While the first task's shim is paused in its set-up (after
+// its mounts, before its Landlock domain), the second task's shim has not started (its
+// TMPDIR, made at its start, is absent); once the first goes on, the second's starts warm
+// while the first task runs (it pauses in turn), and both tasks run.
+func TestWarmAfterSetUp(t *testing.T) {
+	dir, pipes := t.TempDir(), t.TempDir()
+	for _, n := range []string{"reached", "resume"} {
+		if err := syscall.Mkfifo(filepath.Join(pipes, n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeScripts(t, dir, map[string]string{"first": waitWarm + "echo 1\n", "second": "echo 1\n"})
+	r := isolated(t, dir, config.Benchmark{Concurrency: 1})
+	r.Env = append(os.Environ(), fault.Env+"=sandbox-mounted", fault.PauseEnv+"="+pipes)
+	traces := filepath.Join(t.TempDir(), "traces")
+	type ran struct {
+		out *Outcome
+		err error
+	}
+	done := make(chan ran, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	go func() {
+		out, err := r.Run(ctx, Request{Tasks: []string{"first", "second"}, TraceDir: traces})
+		done <- ran{out, err}
+	}()
+	// paused waits until a shim pauses in its set-up (the run ending first is a failure:
+	// each task's shim pauses once).
+	paused := func(which string) {
+		t.Helper()
+		reached := make(chan error, 1)
+		go func() {
+			_, err := os.ReadFile(filepath.Join(pipes, "reached"))
+			reached <- err
+		}()
+		select {
+		case err := <-reached:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case res := <-done:
+			t.Fatalf("the run ended before the %s task's shim paused: %v %v", which, res.out, res.err)
+		}
+	}
+	resume := func() {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(pipes, "resume"), []byte("go\n"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused("first")
+	if tmps, _ := filepath.Glob(filepath.Join(r.TempRoot, "task-*")); len(tmps) != 1 {
+		t.Errorf("while the first task's shim sets up: TMPDIRs %v, want its own alone (no warm shim started)", tmps)
+	}
+	resume()
+	paused("second")
+	resume()
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	for _, id := range []string{"first", "second"} {
+		if got := describe(res.out.Results[id]); got != "1" {
+			t.Errorf("%s: %s, want 1", id, got)
+		}
+	}
+	if trace, _ := os.ReadFile(filepath.Join(traces, "first.log")); !strings.Contains(string(trace), "warm") {
+		t.Errorf("the second task's shim did not start while the first ran: %q", trace)
 	}
 }

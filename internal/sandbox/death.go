@@ -15,7 +15,7 @@ import (
 // Death is the shim's channel back to its caller, for a command wrapped with Isolate: a
 // socket pair whose one end only the shim holds (close-on-exec, and the shim is not
 // dumpable), so that what comes out of it is the shim's word, never the command's. It
-// carries two records.
+// carries three records.
 //
 // The death: the shim is the init of the command's PID namespace, and an init cannot die
 // of a signal it sends itself: it exits 128+N as a shell would, which a command can also
@@ -23,6 +23,10 @@ import (
 //
 // The listeners of Policy.Listen: bound in the command's network namespace before the
 // command starts and sent as descriptors (SCM_RIGHTS) with "listen N".
+//
+// The set-up: "ready", after the listeners and before the command starts (Ready), which a
+// caller that starts several shims uses to keep the next ones from competing for the CPU
+// with those whose commands are due.
 type Death struct {
 	conn   *net.UnixConn
 	w      *os.File
@@ -33,6 +37,32 @@ type Death struct {
 
 // goRecord is what Go sends a warm shim: start the command.
 const goRecord = "go\n"
+
+// readyRecord is what the shim sends once its set-up is done (namespaces, mounts, Landlock,
+// capabilities), just before it starts the command or, warm, waits for Go.
+const readyRecord = "ready\n"
+
+// Ready waits until the shim has set up its sandbox, the command not started yet (a warm
+// shim waits for Go then): true when it said so, false when the channel ended first (the
+// shim failed to set up, its stderr says why, was killed, or d was closed). It is for
+// scheduling only, never for a verdict: the wait still shows how the command ended. Call
+// it at most once, after Started (and after Listeners when p has Listen, whose record comes
+// first); Signal must not be called until it has returned.
+func (d *Death) Ready() bool {
+	if d == nil {
+		return false
+	}
+	for {
+		text, fds, err := d.record()
+		closeAll(fds)
+		if err != nil {
+			return false
+		}
+		if text == readyRecord {
+			return true
+		}
+	}
+}
 
 // Go tells a warm shim (WrapWarm) to start its command. Call it once, after Started. An
 // error means the shim is gone (it failed to set up, its stderr says why, or was killed):

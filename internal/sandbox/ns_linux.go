@@ -115,6 +115,10 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 	if err := dropCapabilities(); err != nil {
 		return fail(err.Error())
 	}
+	if death > 0 {
+		// Its set-up done: one record, whole or not at all (see Death.Ready).
+		unix.Write(death, []byte(readyRecord))
+	}
 	if p.warm && !awaitGo(death) {
 		return exitPolicy // never told to go: the command never ran, nothing to say
 	}

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/timescale"
 )
@@ -25,6 +26,7 @@ func testWarm(t *testing.T) {
 	t.Run("go", testWarmGo)
 	t.Run("closed", testWarmClosed)
 	t.Run("parent", testWarmParent)
+	t.Run("ready", testWarmReady)
 	t.Run("not isolated", func(t *testing.T) {
 		if _, err := WrapWarm(exec.Command("true"), Policy{}); err == nil {
 			t.Error("WrapWarm without Isolate: no error")
@@ -103,6 +105,69 @@ func testWarmClosed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 		t.Error("a warm shim never released ran its command")
+	}
+}
+
+// testWarmReady: the shim says it is ready (Death.Ready) only once its set-up is done: not
+// while it is paused after its mounts, before its Landlock domain and its capability drop;
+// and before its command starts (a warm shim's never runs unless told to go). A shim
+// killed before it is ready ends its channel instead: Ready is false.
+func testWarmReady(t *testing.T) {
+	for _, kill := range []bool{false, true} {
+		dir := filepath.Join(writableTemp(t), "room")
+		if err := os.Mkdir(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		pipes := t.TempDir()
+		for _, n := range []string{"reached", "resume"} {
+			if err := unix.Mkfifo(filepath.Join(pipes, n), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := warmMarker(dir)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), fault.Env+"=sandbox-mounted", fault.PauseEnv+"="+pipes)
+		d, err := WrapWarm(cmd, Policy{Write: []string{dir}, Isolate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Start()
+		d.Started()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := make(chan bool, 1)
+		go func() { ready <- d.Ready() }()
+		if _, err := os.ReadFile(filepath.Join(pipes, "reached")); err != nil { // blocks until it pauses
+			cmd.Process.Kill()
+			t.Fatal(err)
+		}
+		select {
+		case <-ready:
+			t.Error("Ready returned while the shim was paused before its Landlock domain")
+		default:
+		}
+		if kill {
+			cmd.Process.Kill()
+		} else if err := os.WriteFile(filepath.Join(pipes, "resume"), []byte("go\n"), 0); err != nil {
+			cmd.Process.Kill()
+			t.Fatal(err)
+		}
+		var got bool
+		select {
+		case got = <-ready:
+		case <-time.After(timescale.D(20 * time.Second)):
+			cmd.Process.Kill()
+			t.Fatal("Ready never returned")
+		}
+		if got == kill {
+			t.Errorf("killed %v: Ready %v", kill, got)
+		}
+		d.Close()
+		cmd.Wait()
+		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+			t.Errorf("killed %v: the command of a warm shim never told to go ran", kill)
+		}
 	}
 }
 
