@@ -144,7 +144,7 @@ func (d *dirHandle) hashFile(name string, size int64) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	defer unix.Close(fd)
+	defer closeFd(fd)
 	return hashFd(fd, name, size)
 }
 
@@ -159,13 +159,13 @@ func (d *dirHandle) openStat(name string) (Stat, openFile, error) {
 	}
 	var st unix.Stat_t
 	for {
-		err = unix.Fstat(fd, &st)
+		err = fstatFd(fd, &st)
 		if err != unix.EINTR {
 			break
 		}
 	}
 	if err != nil {
-		unix.Close(fd)
+		closeFd(fd)
 		return Stat{}, openFile{}, err
 	}
 	return unixStat(&st), openFile{fd: fd, name: name, ok: true}, nil

@@ -22,7 +22,7 @@ type openFile struct {
 	ok   bool
 }
 
-func (f openFile) close() { unix.Close(f.fd) }
+func (f openFile) close() { closeFd(f.fd) }
 
 // hash hashes the open file as a blob of size bytes (its fstat size).
 func (f openFile) hash(size int64) (plumbing.Hash, error) { return hashFd(f.fd, f.name, size) }
@@ -49,7 +49,7 @@ func hashFd(fd int, name string, size int64) (plumbing.Hash, error) {
 			off = 0
 		}
 		want := len(buf) - off
-		k, err := unix.Read(fd, buf[off:])
+		k, err := readFd(fd, buf[off:])
 		if err == unix.EINTR {
 			continue
 		}

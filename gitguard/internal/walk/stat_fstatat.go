@@ -11,7 +11,8 @@ import (
 
 // fstatat is lstat of name inside the directory fd. It calls newfstatat
 // itself with the name copied into a buffer on the stack: unix.Fstatat
-// allocates a C string per call, one allocation per tracked file.
+// allocates a C string per call, one allocation per tracked file; and raw,
+// as the walk's other per-file calls (sys_linux.go).
 func fstatat(fd int, name string, st *unix.Stat_t) error {
 	var buf [256]byte // NAME_MAX and the terminating NUL
 	if len(name) >= len(buf) || strings.IndexByte(name, 0) >= 0 {
@@ -21,7 +22,7 @@ func fstatat(fd int, name string, st *unix.Stat_t) error {
 	}
 	copy(buf[:], name)
 	buf[len(name)] = 0
-	_, _, e := unix.Syscall6(unix.SYS_NEWFSTATAT, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(st)), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+	_, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(st)), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
 	if e != 0 {
 		return e
 	}
@@ -38,7 +39,7 @@ func openat(fd int, name string) (int, error) {
 	copy(buf[:], name)
 	buf[len(name)] = 0
 	for {
-		r, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), openFlags, 0, 0, 0)
+		r, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), openFlags, 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}
