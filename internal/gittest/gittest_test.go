@@ -156,3 +156,33 @@ func TestHeadAsRevParse(t *testing.T) {
 		t.Errorf("unborn branch: readHead %q, want none", h)
 	}
 }
+
+// TestMemoryTemp: with TMPDIR unset, MemoryTemp points it at a new folder of its own in
+// /dev/shm (where there is one) and its remover removes that folder and unsets TMPDIR;
+// with TMPDIR set, it changes nothing.
+func TestMemoryTemp(t *testing.T) {
+	t.Setenv("TMPDIR", "/somewhere/else")
+	MemoryTemp()()
+	if got := os.Getenv("TMPDIR"); got != "/somewhere/else" {
+		t.Fatalf("TMPDIR = %q after MemoryTemp with TMPDIR set", got)
+	}
+	os.Unsetenv("TMPDIR") // t.Setenv restores it
+	if fi, err := os.Stat(memoryParent); err != nil || !fi.IsDir() {
+		t.Skipf("no %s here: MemoryTemp leaves the default temporary directory", memoryParent)
+	}
+	remove := MemoryTemp()
+	dir := os.Getenv("TMPDIR")
+	if filepath.Dir(dir) != memoryParent || !strings.HasPrefix(filepath.Base(dir), memoryPrefix) {
+		t.Fatalf("TMPDIR = %q, want a %s* folder in %s", dir, memoryPrefix, memoryParent)
+	}
+	if got := t.TempDir(); !strings.HasPrefix(got, dir+"/") {
+		t.Errorf("t.TempDir() = %q, not in %s", got, dir)
+	}
+	remove()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there after the remover: %v", dir, err)
+	}
+	if v, ok := os.LookupEnv("TMPDIR"); ok {
+		t.Errorf("TMPDIR = %q after the remover, want unset", v)
+	}
+}
