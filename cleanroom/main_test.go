@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/shimtest"
 )
@@ -13,5 +14,8 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.Main()
 	shimtest.Install() // the tasks' shim: hgate-sandbox as installed, not this test binary
-	os.Exit(m.Run())
+	removeTemp := gittest.MemoryTemp()
+	code := m.Run()
+	removeTemp()
+	os.Exit(code)
 }

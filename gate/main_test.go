@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/hgate/hgate/internal/gittest"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/shimtest"
 )
@@ -18,6 +19,7 @@ var fixtures string
 func TestMain(m *testing.M) {
 	sandbox.Main()
 	shimtest.Install() // the tasks' shim: hgate-sandbox as installed, not this test binary
+	removeTemp := gittest.MemoryTemp()
 	var err error
 	if fixtures, err = os.MkdirTemp("", "hgate-gate-fixtures-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -25,5 +27,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(fixtures)
+	removeTemp()
 	os.Exit(code)
 }

@@ -22,11 +22,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	removeTemp := gittest.MemoryTemp()
 	code := m.Run()
 	gittest.RemoveTemplates()
 	for _, d := range benchTmp {
 		os.RemoveAll(d)
 	}
+	removeTemp()
 	os.Exit(code)
 }
 

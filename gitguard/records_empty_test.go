@@ -22,7 +22,7 @@ func TestCommitFilesEmptyTree(t *testing.T) {
 	if got := strings.TrimSpace(g.Git("rev-parse", recTestRef+"^{tree}")); got != objstore.EmptyTree.String() {
 		t.Fatalf("tree %s, want the empty tree", got)
 	}
-	if out, err := g.TryGit("fsck", "--strict"); err != nil {
+	if out, err := g.Fsck("--strict"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 	log, err := r.LogRef(recTestRef, 1)

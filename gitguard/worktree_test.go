@@ -160,7 +160,9 @@ func checkRestored(t *testing.T, r *gittest.Repo, head, sh string, wsBefore []by
 			t.Errorf("ignored run.log removed")
 		}
 	}
-	r.Git("fsck", "--no-progress")
+	if out, err := r.Fsck("--no-progress"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
 }
 
 func TestCommitCandidate(t *testing.T) {
@@ -209,7 +211,9 @@ func TestCommitCandidate(t *testing.T) {
 			if got := r.Git("status", "--porcelain", "--untracked-files=all"); got != tc.dirty {
 				t.Errorf("status:\n%s\nwant:\n%s", got, tc.dirty)
 			}
-			r.Git("fsck", "--no-progress")
+			if out, err := r.Fsck("--no-progress"); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
 		})
 	}
 }

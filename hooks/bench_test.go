@@ -23,11 +23,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	removeTemp := gittest.MemoryTemp()
 	code := m.Run()
 	gittest.RemoveTemplates()
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}
+	removeTemp()
 	os.Exit(code)
 }
 

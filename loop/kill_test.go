@@ -44,8 +44,10 @@ func TestMain(m *testing.M) {
 	}
 	shimtest.Install()        // the agents' and tasks' shim: hgate-sandbox as installed, not this test binary
 	shimtest.InstallGateway() // the model gateway the loop starts, as installed
+	removeTemp := gittest.MemoryTemp()
 	code := m.Run()
 	gittest.RemoveTemplates()
+	removeTemp()
 	os.Exit(code)
 }
 

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		// atexit_sleep_ms); testscript passes GORACE on.
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(shimFirst{m}, map[string]func(){
 		"hgate": hgateUnderTest,
 		// hgate mcp finds it on PATH, in the folder testscript puts both commands in.
 		"hgate-mcp": func() { os.Exit(mcpserver.Main(os.Args[1:])) },
@@ -42,6 +42,19 @@ func TestMain(m *testing.M) {
 		// tcpq is the attack scripts' localhost listener and client (see tcpq).
 		"tcpq": tcpq,
 	})
+}
+
+// shimFirst runs the tests after putting hgate-sandbox beside this test binary
+// (shimtest.Install), so the tests that run hgate's code in this process (the served
+// commands, the exit codes) start their sandboxed tasks through the shim users install,
+// not through this test binary (a larger one, dynamically linked: about twice the CPU a
+// start); scriptBinaries copies that shim rather than asking go again. testscript.Main
+// calls Run only in the test process itself, never in the commands it runs as this binary.
+type shimFirst struct{ m *testing.M }
+
+func (s shimFirst) Run() int {
+	shimtest.Install()
+	return s.m.Run()
 }
 
 // hgateUnderTest is the scripts' hgate: this binary's own, or the one HGATE_UNDER_TEST
@@ -138,12 +151,30 @@ func scriptBinaries(t *testing.T) string {
 		flags = []string{"-race"}
 	}
 	for _, name := range []string{"hgate", "hgate-sandbox", "hgate-mcp", "hgate-gateway"} {
+		if name == "hgate-sandbox" && flags == nil && copyInstalledShim(filepath.Join(dir, name)) == nil {
+			continue // the same build, which TestMain put beside this binary (shimFirst)
+		}
 		// Linked once per build of the sources, not once per test binary (shimtest.Build).
 		if err := shimtest.Build(filepath.Join(dir, name), "github.com/hgate/hgate/cmd/"+name, flags...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// copyInstalledShim copies the hgate-sandbox shimtest.Install put beside this test binary
+// to out, a file of out's own; an error when there is none (Install failed) or the copy
+// failed, and the caller builds it.
+func copyInstalledShim(out string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(exe), "hgate-sandbox"))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, data, 0o755)
 }
 
 // realPython is the folder of the interpreter that python3 on PATH starts, when that python3
@@ -207,6 +238,12 @@ func hermeticGit(env *testscript.Env) error {
 		"GIT_COMMITTER_EMAIL": "agent@example.com",
 		"GIT_COMMITTER_DATE":  "2026-01-02T03:04:05Z",
 		"NO_COLOR":            "1",
+		// No `git maintenance run --auto` after each of the scripts' own commits (a
+		// process each, finding nothing to do in a script's few objects), as gittest.Env;
+		// hgate's own git never runs it (gitrun) and drops these variables.
+		"GIT_CONFIG_COUNT":   "1",
+		"GIT_CONFIG_KEY_0":   "maintenance.auto",
+		"GIT_CONFIG_VALUE_0": "false",
 	} {
 		env.Setenv(k, v)
 	}

@@ -394,3 +394,29 @@ func isHash(s string) bool {
 	}
 	return strings.Trim(s, "0123456789abcdef") == ""
 }
+
+// Fsck runs git fsck with args and returns its output, or an error holding its stderr.
+// git fsck also starts `git commit-graph verify` and `git multi-pack-index verify`, two
+// processes that find nothing to check in a repository with neither file; where the
+// repository has neither, they are turned off (core.commitGraph, core.multiPackIndex),
+// and fsck checks the same objects and refs with one process.
+func (r *Repo) Fsck(args ...string) (string, error) {
+	objects := filepath.Join(r.Dir, ".git", "objects")
+	var off []string
+	if fi, err := os.Stat(objects); err != nil || !fi.IsDir() {
+		return r.TryGit(append([]string{"fsck"}, args...)...) // a linked worktree: ask git as is
+	}
+	if !exists(filepath.Join(objects, "info", "commit-graph")) && !exists(filepath.Join(objects, "info", "commit-graphs")) {
+		off = append(off, "-c", "core.commitGraph=false")
+	}
+	if !exists(filepath.Join(objects, "pack", "multi-pack-index")) {
+		off = append(off, "-c", "core.multiPackIndex=false")
+	}
+	return r.TryGit(append(append(off, "fsck"), args...)...)
+}
+
+// exists says whether path names something (not following a final link).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

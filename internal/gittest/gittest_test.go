@@ -156,3 +156,77 @@ func TestHeadAsRevParse(t *testing.T) {
 		t.Errorf("unborn branch: readHead %q, want none", h)
 	}
 }
+
+// TestMemoryTemp: with TMPDIR unset, MemoryTemp points it at a new folder of its own in
+// /dev/shm (where there is one) and its remover removes that folder and unsets TMPDIR;
+// with TMPDIR set, it changes nothing.
+func TestMemoryTemp(t *testing.T) {
+	t.Setenv("TMPDIR", "/somewhere/else")
+	MemoryTemp()()
+	if got := os.Getenv("TMPDIR"); got != "/somewhere/else" {
+		t.Fatalf("TMPDIR = %q after MemoryTemp with TMPDIR set", got)
+	}
+	os.Unsetenv("TMPDIR") // t.Setenv restores it
+	if fi, err := os.Stat(memoryParent); err != nil || !fi.IsDir() {
+		t.Skipf("no %s here: MemoryTemp leaves the default temporary directory", memoryParent)
+	}
+	remove := MemoryTemp()
+	dir := os.Getenv("TMPDIR")
+	if filepath.Dir(dir) != memoryParent || !strings.HasPrefix(filepath.Base(dir), memoryPrefix) {
+		t.Fatalf("TMPDIR = %q, want a %s* folder in %s", dir, memoryPrefix, memoryParent)
+	}
+	if got := t.TempDir(); !strings.HasPrefix(got, dir+"/") {
+		t.Errorf("t.TempDir() = %q, not in %s", got, dir)
+	}
+	remove()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there after the remover: %v", dir, err)
+	}
+	if v, ok := os.LookupEnv("TMPDIR"); ok {
+		t.Errorf("TMPDIR = %q after the remover, want unset", v)
+	}
+}
+
+// TestFsckChecksAsGit: Fsck finds what git fsck finds: a corrupt loose object, and a
+// corrupt commit-graph where the repository has one (its verification is turned off only
+// where there is no commit-graph to verify).
+func TestFsckChecksAsGit(t *testing.T) {
+	r := New(t)
+	r.Write("a.txt", "a\n")
+	r.Commit("one")
+	if out, err := r.Fsck("--no-progress"); err != nil {
+		t.Fatalf("Fsck of a sound repository: %v\n%s", err, out)
+	}
+
+	g := Copy(t, r.Dir)
+	g.Git("commit-graph", "write", "--reachable")
+	graph := g.Path(".git/objects/info/commit-graph")
+	data, err := os.ReadFile(graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Fsck("--no-progress"); err != nil {
+		t.Fatalf("Fsck with a sound commit-graph: %v", err)
+	}
+	data[len(data)-30] ^= 0xff // inside the checksummed content
+	os.Chmod(graph, 0o644)
+	if err := os.WriteFile(graph, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.TryGit("fsck", "--no-progress"); err == nil {
+		t.Fatal("git fsck accepted the corrupt commit-graph: the test checks nothing")
+	}
+	if _, err := g.Fsck("--no-progress"); err == nil {
+		t.Error("Fsck accepted a corrupt commit-graph git fsck refuses")
+	}
+
+	head := r.Head()
+	obj := r.Path(".git/objects/" + head[:2] + "/" + head[2:])
+	os.Chmod(obj, 0o644)
+	if err := os.WriteFile(obj, []byte("not zlib"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Fsck("--no-progress"); err == nil {
+		t.Error("Fsck accepted a corrupt commit object")
+	}
+}

@@ -32,6 +32,7 @@ var byName = map[string]string{
 	// Not hgate's product: test helpers and the example.
 	"internal/gittest/gittest.go":  "test helper: builds test repositories",
 	"internal/gittest/large.go":    "test helper: builds test repositories",
+	"internal/gittest/memtemp.go":  "test helper: removes the temporary folder it made for a test process (and a killed one's)",
 	"internal/gittest/template.go": "test helper: removes the test repositories it made in its own temporary folders",
 	"internal/golden/golden.go":    "test helper: golden files of hgate's source",
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -148,6 +149,21 @@ var goGitStorage = map[string]string{
 	"encoding/gob":                                          "no hgate binary",
 }
 
+// hgateDepsOf holds, by GOOS, what go list -deps listed for cmd/hgate: the tests that
+// check what hgate links (HTTP, go-git's storage) ask go once per GOOS, not once each.
+var hgateDepsOf sync.Map // GOOS → func() ([]string, error)
+
+// hgateDeps lists cmd/hgate's dependencies with GOOS=goos.
+func hgateDeps(goos string) ([]string, error) {
+	list, _ := hgateDepsOf.LoadOrStore(goos, sync.OnceValues(func() ([]string, error) {
+		cmd := exec.Command("go", "list", "-deps", module+"cmd/hgate")
+		cmd.Env = append(os.Environ(), "GOOS="+goos)
+		out, err := cmd.Output()
+		return strings.Fields(string(out)), err
+	}))
+	return list.(func() ([]string, error))()
+}
+
 // checkNotLinked fails for each package of banned that cmd/hgate's dependencies, tests
 // left out, hold on linux, darwin or windows.
 func checkNotLinked(t *testing.T, banned map[string]string) {
@@ -155,13 +171,10 @@ func checkNotLinked(t *testing.T, banned map[string]string) {
 		t.Skip("go is not on PATH: cannot list the packages")
 	}
 	for _, goos := range []string{"linux", "darwin", "windows"} {
-		cmd := exec.Command("go", "list", "-deps", module+"cmd/hgate")
-		cmd.Env = append(os.Environ(), "GOOS="+goos)
-		out, err := cmd.Output()
+		deps, err := hgateDeps(goos)
 		if err != nil {
 			t.Fatalf("go list (GOOS=%s): %v", goos, err)
 		}
-		deps := strings.Fields(string(out))
 		if len(deps) < 50 {
 			t.Fatalf("go list (GOOS=%s) listed %d packages: %q", goos, len(deps), deps)
 		}

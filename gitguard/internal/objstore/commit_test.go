@@ -217,7 +217,7 @@ func TestWriteCommitAsGoGit(t *testing.T) {
 			}
 		}
 	}
-	if out, err := r.TryGit("fsck", "--strict", "--no-dangling"); err != nil {
+	if out, err := r.Fsck("--strict", "--no-dangling"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 }

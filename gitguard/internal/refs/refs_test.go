@@ -160,5 +160,7 @@ func TestListAndPacked(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(g.Dir, ".git", "packed-refs")); strings.Contains(string(b), "^") {
 		t.Fatalf("the tag's peeled line stayed:\n%s", b)
 	}
-	g.Git("fsck", "--no-progress")
+	if out, err := g.Fsck("--no-progress"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
 }
