@@ -152,9 +152,9 @@ func Walk(in *Input) (*Result, error) {
 	w.cond.L = &w.mu
 	w.jobs = append(w.jobs, walkJob{hi: len(in.Entries), st: Push(in.Rules, nil, "")})
 	w.pending = 1
-	// Syscalls on cached metadata keep a core busy; one extra worker covers
-	// the time another waits on the disk.
-	n := runtime.GOMAXPROCS(0) + 1
+	// One worker a P: the per-file calls are raw on Linux (sys_linux.go), so a
+	// worker waiting on the disk keeps its P and an extra one could not run.
+	n := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
