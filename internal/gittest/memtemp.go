@@ -18,8 +18,9 @@ const memoryPrefix = "gittest-tmp-"
 // that everything the package's tests put in the temporary directory (t.TempDir, New's,
 // Copy's and Template's repositories, hgate's clean rooms and traces) is in memory, and
 // returns the function that removes it, which TestMain calls after m.Run. It changes
-// nothing when TMPDIR is set (the caller's choice stands) or /dev/shm cannot take the
-// folder (another system: the tests use the default temporary directory, as before).
+// nothing when TMPDIR is set (the caller's choice stands), or /dev/shm is not there, is
+// mounted noexec or has less than memoryMinFree free (a container's), or cannot take the
+// folder: the tests then use the default temporary directory, as before.
 //
 // Why: the tests of a package that makes repositories create and remove tens of
 // thousands of files a minute. On an ext4 file system without a journal (the small VMs
@@ -28,7 +29,7 @@ const memoryPrefix = "gittest-tmp-"
 // more the more were removed before it; gitguard's quick tests took about a third less
 // CPU on tmpfs. What the tests check does not depend on the file system.
 func MemoryTemp() (remove func()) {
-	if os.Getenv("TMPDIR") != "" {
+	if os.Getenv("TMPDIR") != "" || !memoryUsable(memoryParent) {
 		return func() {}
 	}
 	if entries, err := os.ReadDir(memoryParent); err == nil {
