@@ -15,7 +15,8 @@ import (
 // hundreds of thread switches a walk, and about a tenth of its time (docs/performance.md,
 // Where the guard spends its time). They act on the worktree's files, whose data and
 // metadata are in the page cache after the first walk; a call that waits on a disk
-// holds its P for that wait.
+// holds its P for that wait, and on a file system that hangs, the process's other
+// goroutines wait with the walk (which never ends there either way).
 
 // readFd reads from fd into p.
 func readFd(fd int, p []byte) (int, error) {
