@@ -5,15 +5,13 @@ import (
 	"testing"
 
 	"github.com/hgate/hgate/internal/gittest"
-	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/shimtest"
 )
 
-// TestMain lets the test binary act as the sandbox shim: tasks run in the clean room are
-// started through it (without this, the shim would run the tests instead of the task).
+// TestMain puts hgate-sandbox beside the test binary: the tasks run in the clean room are
+// started through it, as installed (this binary cannot be the shim: it links no ruleset).
 func TestMain(m *testing.M) {
-	sandbox.Main()
-	shimtest.Install() // the tasks' shim: hgate-sandbox as installed, not this test binary
+	shimtest.Install()
 	removeTemp := gittest.MemoryTemp()
 	code := m.Run()
 	removeTemp()

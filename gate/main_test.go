@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/hgate/hgate/internal/gittest"
-	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/shimtest"
 )
 
@@ -14,11 +13,10 @@ import (
 // removed when they end.
 var fixtures string
 
-// TestMain lets the test binary act as the sandbox shim: tasks run in the clean room are
-// started through it (without this, the shim would run the tests instead of the task).
+// TestMain puts hgate-sandbox beside the test binary: the tasks run in the clean room are
+// started through it, as installed (this binary cannot be the shim: it links no ruleset).
 func TestMain(m *testing.M) {
-	sandbox.Main()
-	shimtest.Install() // the tasks' shim: hgate-sandbox as installed, not this test binary
+	shimtest.Install()
 	removeTemp := gittest.MemoryTemp()
 	var err error
 	if fixtures, err = os.MkdirTemp("", "hgate-gate-fixtures-"); err != nil {

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/shimtest"
 
 	"github.com/hgate/hgate/config"
@@ -35,7 +34,6 @@ import (
 // TestMain lets the test binary play hgate loop in a child process, so the
 // kill test can SIGKILL it without killing the test.
 func TestMain(m *testing.M) {
-	sandbox.Main() // the sandboxed agent's shim starts here
 	if filepath.Base(os.Args[0]) == "hgate-mcp" {
 		os.Exit(mcpserver.Main(os.Args[1:])) // the test binary linked as hgate-mcp (activate_cli_test.go)
 	}

@@ -18,10 +18,11 @@ import (
 	"os"
 
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/sandbox/ruleset"
 )
 
 func main() {
-	sandbox.Main() // never returns when started by hgate (argv[0] "hgate-sandbox")
+	sandbox.Main(ruleset.Restrict) // never returns when started by hgate (argv[0] "hgate-sandbox")
 	fmt.Fprintln(os.Stderr, "hgate-sandbox: hgate's sandbox shim, started by hgate for each sandboxed command; not a command to run by hand")
 	os.Exit(2)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hgate/hgate/internal/golden"
 	"github.com/hgate/hgate/internal/sandbox"
+	"github.com/hgate/hgate/internal/sandbox/ruleset"
 	"github.com/hgate/hgate/internal/shimtest"
 	"github.com/hgate/hgate/internal/timescale"
 	"github.com/hgate/hgate/mcpserver"
@@ -26,7 +27,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Main() // before testscript.Main, which dispatches on argv[0] too
+	sandbox.Main(ruleset.Restrict) // before testscript.Main, which dispatches on argv[0] too
 	if os.Getenv("GORACE") == "" {
 		// The scripts' helper commands (mcp-call, tcpq) run as this binary, which
 		// race-built otherwise sleeps a second at exit (the race runtime's

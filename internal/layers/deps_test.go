@@ -2,6 +2,7 @@ package layers
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,7 @@ var notInShim = map[string]string{
 // harness's pause in the shim's mounts) has no initialisation and needs only fmt, io, os
 // and sync, which the shim links anyway.
 var shimMayLink = map[string]bool{
-	module + "cmd/hgate-sandbox": true, module + "internal/sandbox": true, module + "internal/proc": true,
+	module + "cmd/hgate-sandbox": true, module + "internal/sandbox": true, module + "internal/sandbox/ruleset": true, module + "internal/proc": true,
 	module + "internal/fault": true,
 }
 
@@ -76,5 +77,42 @@ func checkLinks(t *testing.T, cmd string, bad map[string]string, may map[string]
 				t.Errorf("%s links %s (%s): it costs %s time (go list -deps shows which package brings it)", cmd, dep, what, cost)
 			}
 		}
+	}
+}
+
+// psx is go-landlock's way of setting the Landlock ruleset on every thread. With cgo on
+// (go test's default where a C compiler is found) it is C code, and a test binary that links
+// it is linked by the C toolchain: about 1 CPU-s more a binary (CONTRIBUTING, Tests).
+const psx = "kernel.org/pub/linux/libs/security/libcap/psx"
+
+// mayLinkC are the test binaries that link psx: those that run as the sandbox shim, whose
+// package hands sandbox.Main the ruleset (package internal/sandbox/ruleset).
+var mayLinkC = map[string]bool{
+	module + "cmd/hgate.test": true, module + "cmd/hgate-sandbox.test": true, module + "internal/sandbox.test": true,
+}
+
+// TestFewTestBinariesLinkC: no test binary but mayLinkC's links psx; every other package's
+// tests start their tasks through the hgate-sandbox shimtest installs.
+func TestFewTestBinariesLinkC(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot list the packages")
+	}
+	out, err := exec.Command("go", "list", "-test", "-f", `{{.ImportPath}} {{join .Deps " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list -test: %v", err)
+	}
+	linked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		bin, deps, _ := strings.Cut(line, " ")
+		if !strings.HasSuffix(bin, ".test") || !slices.Contains(strings.Fields(deps), psx) {
+			continue
+		}
+		linked++
+		if !mayLinkC[bin] {
+			t.Errorf("%s links %s (through internal/sandbox/ruleset): only a binary that can be the sandbox shim may; start tasks through shimtest.Install's hgate-sandbox", bin, psx)
+		}
+	}
+	if linked == 0 {
+		t.Errorf("no test binary links %s: the check looks for the wrong package (go-landlock moved?)", psx)
 	}
 }

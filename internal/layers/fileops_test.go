@@ -37,15 +37,15 @@ var byName = map[string]string{
 	"internal/golden/golden.go":    "test helper: golden files of hgate's source",
 
 	// Below everything: /proc, hgate's own temporary folders, the lock.
-	"internal/proc/stat_linux.go":        "/proc, which no sandbox writes",
-	"internal/sandbox/reap_linux.go":     "/proc/self, which no sandbox writes",
-	"internal/sandbox/ns_linux.go":       "/proc/self/stat and the shim's own private folders (made 0700 before the sandboxed process starts; os.RemoveAll never follows a link)",
-	"internal/sandbox/landlock_linux.go": "lists the system folders (/usr, /lib*) to grant, before the sandboxed process starts",
-	"internal/sandbox/mounts_linux.go":   "the shim lists a MountWrite folder in its own mount namespace before its command starts (names only; each entry is cloned without following a link)",
-	"internal/scratch/scratch.go":        "lists and removes hgate's own temporary folders (os.RemoveAll removes by descriptor, never follows a link)",
-	"internal/lock/flock_unix.go":        "the lock file in .git, which no sandbox can write (O_NOFOLLOW besides)",
-	"internal/fault/fault.go":            "the fault harness's folder, set by the test that runs hgate, outside every sandbox",
-	"internal/statefile/statefile.go":    "hgate's state files in the workspace and .git/hgate, which no sandbox can write; written by an O_EXCL temporary file renamed over the name (never through a link)",
+	"internal/proc/stat_linux.go":               "/proc, which no sandbox writes",
+	"internal/sandbox/reap_linux.go":            "/proc/self, which no sandbox writes",
+	"internal/sandbox/ns_linux.go":              "/proc/self/stat and the shim's own private folders (made 0700 before the sandboxed process starts; os.RemoveAll never follows a link)",
+	"internal/sandbox/ruleset/ruleset_linux.go": "lists the folders along a hidden path to grant its siblings, before the sandboxed process starts",
+	"internal/sandbox/mounts_linux.go":          "the shim lists a MountWrite folder in its own mount namespace before its command starts (names only; each entry is cloned without following a link)",
+	"internal/scratch/scratch.go":               "lists and removes hgate's own temporary folders (os.RemoveAll removes by descriptor, never follows a link)",
+	"internal/lock/flock_unix.go":               "the lock file in .git, which no sandbox can write (O_NOFOLLOW besides)",
+	"internal/fault/fault.go":                   "the fault harness's folder, set by the test that runs hgate, outside every sandbox",
+	"internal/statefile/statefile.go":           "hgate's state files in the workspace and .git/hgate, which no sandbox can write; written by an O_EXCL temporary file renamed over the name (never through a link)",
 
 	// gitguard: .git is outside every sandbox's write set; the worktree is not.
 	"gitguard/repo.go":                       ".git and its commondir file, which no sandbox can write",

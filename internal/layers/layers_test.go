@@ -14,7 +14,7 @@ const module = "github.com/hgate/hgate/"
 // layer is each package's row in the README's diagram, counted from the bottom.
 var layer = map[string]int{
 	"internal/proc": 0, "internal/fault": 0, "internal/golden": 0, "internal/doclinks": 0, "internal/fsafe": 0, "internal/human": 0, "internal/shimtest": 0, "internal/timescale": 0, "internal/timeline": 0, "internal/lazyre": 0,
-	"internal/sandbox": 1, "internal/lock": 1, "internal/statefile": 1, "internal/scratch": 1, "internal/digest": 1,
+	"internal/sandbox": 1, "internal/sandbox/ruleset": 2, "internal/lock": 1, "internal/statefile": 1, "internal/scratch": 1, "internal/digest": 1,
 	"gitguard/internal/lockfile": 1, "gitguard/internal/pattern": 1, "gitguard/internal/objstore": 1, "gitguard/internal/gitconfig": 0,
 	"gitguard/gitrun":        1,
 	"gitguard/internal/refs": 2, "gitguard/internal/index": 2, "gitguard/internal/records": 3, "gitguard/internal/walk": 3,
@@ -53,7 +53,7 @@ var never = map[[2]string]string{
 var only = map[string]string{
 	"go.yaml.in/yaml/v3":                     "config",
 	"github.com/go-git/go-git/v5":            "gitguard",
-	"github.com/landlock-lsm/go-landlock":    "internal/sandbox",
+	"github.com/landlock-lsm/go-landlock":    "internal/sandbox/ruleset",
 	"github.com/modelcontextprotocol/go-sdk": "mcpserver",
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -116,4 +117,12 @@ func writeMounts(p Policy) []string {
 		out = append(out, p.LayerDir)
 	}
 	return out
+}
+
+// within reports whether path is strictly below dir.
+func within(path, dir string) bool {
+	if dir == "/" {
+		return path != "/"
+	}
+	return strings.HasPrefix(path, dir+"/")
 }

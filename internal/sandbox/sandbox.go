@@ -4,12 +4,13 @@
 //
 // Wrap rewrites an exec.Cmd to start a shim (argv[0] "hgate-sandbox"): the small hgate-sandbox
 // binary when it is installed next to this process's executable (and answers the probe with this
-// build's protocol), else this binary again. The shim applies the policy to itself and execs the command in place, so nothing runs before the
+// build's protocol), else this binary again when it can be one (it handed Main a ruleset). The shim applies the policy to itself and execs the command in place, so nothing runs before the
 // policy holds. With Reap the shim stays outside the sandbox as the tree's parent and reaper and
 // starts a second, sandboxed shim as the leader. With Isolate the shim is the init of new
 // namespaces: it applies the policy to itself and starts the command as the leader, one
-// process for both jobs. Every binary that wraps commands calls Main first thing in main (and
-// in TestMain).
+// process for both jobs. A binary that can be its own shim calls Main(ruleset.Restrict) first
+// thing in main (and in TestMain); one that does not starts commands through an installed
+// hgate-sandbox only.
 //
 // Signals: with Reap, the leader runs in its own process group (the terminal's foreground
 // group when the shim had the terminal). A SIGTERM or SIGINT sent to the shim is forwarded to
@@ -159,6 +160,10 @@ func wrapWith(cmd *exec.Cmd, p Policy, death int, shim func() string) error {
 	if p.warm && (!p.Isolate || death == 0) {
 		return errors.New("sandbox: a warm shim needs Isolate and WrapWarm's channel")
 	}
+	bin := shim()
+	if bin == "" {
+		return errors.New("sandbox: no hgate-sandbox of this build beside this executable, and it cannot be its own shim (install both: CGO_ENABLED=0 go install ./cmd/...)")
+	}
 	if p.Isolate {
 		p.Reap = true // the shim is the namespace's init
 		p.parent = os.Getpid()
@@ -176,7 +181,7 @@ func wrapWith(cmd *exec.Cmd, p Policy, death int, shim func() string) error {
 	if len(args) == 0 {
 		args = []string{path}
 	}
-	cmd.Path = shim()
+	cmd.Path = bin
 	cmd.Args = append([]string{shimName, enc, "--", path}, args...)
 	return nil
 }
@@ -353,10 +358,20 @@ func checkProtocol(s string) error {
 	return nil
 }
 
-// Main runs the shim when this process was started by Wrap (os.Args[0] == "hgate-sandbox") and never returns then;
-// otherwise it returns at once. Call it first thing in main() and in TestMain of every package whose tests run
-// wrapped commands (cmd/hgate's TestMain must call it BEFORE testscript.Main, which dispatches on argv[0]).
-func Main() {
+// restrictWith applies a policy's Landlock ruleset to this process, every thread of it:
+// what Main was given (ruleset.Restrict). nil in a binary that cannot be the shim: it
+// starts its commands through an installed hgate-sandbox only (see shimPath).
+var restrictWith func(Policy) error
+
+// Main runs the shim when this process was started by Wrap (os.Args[0] == "hgate-sandbox")
+// and never returns then; otherwise it returns at once. restrict applies a policy's
+// Landlock ruleset (ruleset.Restrict): given it, this binary can be its own shim, when no
+// hgate-sandbox is beside it (see shimPath). Call it first thing in main, and in the
+// TestMain of a package whose tests run this test binary as the shim (cmd/hgate's must
+// call it BEFORE testscript.Main, which dispatches on argv[0]). A binary that never calls
+// it starts its commands through an installed hgate-sandbox only.
+func Main(restrict func(Policy) error) {
+	restrictWith = restrict
 	if len(os.Args) == 0 || os.Args[0] != shimName {
 		return
 	}

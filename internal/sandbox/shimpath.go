@@ -31,7 +31,8 @@ var (
 
 // shimPath is the binary Wrap starts as the shim: hgate-sandbox from the folder of this
 // process's executable when it is there and answers the probe with this build's Protocol,
-// else /proc/self/exe. hgate-sandbox exists so that each wrapped command starts a small
+// else /proc/self/exe when this binary can be its own shim (see fallback), else "".
+// hgate-sandbox exists so that each wrapped command starts a small
 // binary instead of paying all of hgate's package initialisation twice (README, Install).
 func shimPath() string {
 	shimOnce.Do(func() {
@@ -39,7 +40,7 @@ func shimPath() string {
 		if err == nil {
 			shimCached = chooseShim(exe, warnOut)
 		} else {
-			shimCached = self
+			shimCached = fallback()
 		}
 		shimChosen.Store(true)
 	})
@@ -52,16 +53,30 @@ func shimPath() string {
 func chooseShim(exe string, w io.Writer) string {
 	sib, err := sibling(exe)
 	if sib == "" {
-		return self
+		return fallback()
 	}
 	if err == nil {
 		err = probe(sib)
 	}
-	if err != nil {
-		fmt.Fprintf(w, "hgate: warning: not using %s: %v; hgate runs its sandbox itself, more slowly (reinstall both with go install ./cmd/...)\n", sib, err)
-		return self
+	if err == nil {
+		return sib
 	}
-	return sib
+	if fallback() == "" {
+		fmt.Fprintf(w, "hgate: warning: not using %s: %v (reinstall it with go install ./cmd/...)\n", sib, err)
+		return ""
+	}
+	fmt.Fprintf(w, "hgate: warning: not using %s: %v; hgate runs its sandbox itself, more slowly (reinstall both with go install ./cmd/...)\n", sib, err)
+	return self
+}
+
+// fallback is the shim when no usable hgate-sandbox is beside this executable: this
+// binary again when it can be one (Main was given a ruleset), else none (""): a test
+// binary that never called Main would run its tests again instead of the command.
+func fallback() string {
+	if restrictWith == nil {
+		return ""
+	}
+	return self
 }
 
 // sibling is the hgate-sandbox next to exe (symlinks resolved) that chooseShim would

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -98,5 +99,42 @@ func TestNamespacesSkewedSibling(t *testing.T) {
 	}
 	if !strings.Contains(warn.String(), sib) || strings.Count(warn.String(), "\n") != 1 {
 		t.Errorf("warnings = %q, want one naming %s", warn.String(), sib)
+	}
+}
+
+// TestNoRulesetNoSelf: a binary that never handed Main the ruleset (every test binary but
+// cmd/hgate's and this package's) is never its own shim: started as one, it would run its
+// tests again. With no usable hgate-sandbox beside it, Wrap fails and says what to
+// install; a skewed sibling is still named in the one warning.
+func TestNoRulesetNoSelf(t *testing.T) {
+	needSandbox(t)
+	for name, sibling := range map[string]string{"no sibling": "", "skewed sibling": shimName + " protocol 0\n"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if sibling != "" {
+				fakeShim(t, dir, sibling)
+			}
+			hgate := fakeHgate(t, dir)
+			var warn bytes.Buffer
+			oldWarn, oldExe, oldRestrict := warnOut, executable, restrictWith
+			defer func() {
+				warnOut, executable, restrictWith, shimOnce = oldWarn, oldExe, oldRestrict, sync.Once{}
+				shimChosen.Store(false)
+			}()
+			warnOut, executable, restrictWith = &warn, func() (string, error) { return hgate, nil }, nil
+			shimOnce = sync.Once{}
+
+			cmd := exec.Command("/bin/sh", "-c", "echo ran")
+			err := Wrap(cmd, Policy{})
+			if err == nil || !strings.Contains(err.Error(), "go install ./cmd/...") {
+				t.Fatalf("Wrap = %v (cmd.Path %q), want an error saying what to install", err, cmd.Path)
+			}
+			if sibling != "" && !strings.Contains(warn.String(), filepath.Join(dir, shimName)) {
+				t.Errorf("warning %q does not name the skewed sibling", warn.String())
+			}
+			if strings.Contains(warn.String(), "runs its sandbox itself") {
+				t.Errorf("warning %q promises a fallback this binary does not have", warn.String())
+			}
+		})
 	}
 }

@@ -1,12 +1,13 @@
 // Package shimtest gives a package's tests the sandbox shim hgate is installed with.
 //
 // internal/sandbox starts every wrapped task and agent through hgate-sandbox when it lies
-// beside the running executable, else through that executable itself. In a test the
-// executable is the test binary: under -race an instrumented binary holding every test,
-// started again for each sandboxed task (and slower by about a quarter of a loop test's
-// time). Install puts a normal build of hgate-sandbox beside the test binary, so that the
-// tests run the sandbox as users do. internal/sandbox's own tests keep covering the
-// fallback.
+// beside the running executable, else through that executable itself when it can be the
+// shim (it handed sandbox.Main the ruleset). A test binary that is not (all but cmd/hgate's
+// and internal/sandbox's, so that they link without the C toolchain: CONTRIBUTING, Tests)
+// needs the hgate-sandbox Install puts beside it, a normal build, so that the tests run the
+// sandbox as users do; the others would otherwise start themselves, under -race an
+// instrumented binary holding every test, for each sandboxed task. internal/sandbox's own
+// tests keep covering the fallback.
 package shimtest
 
 import (
@@ -23,11 +24,12 @@ const pkg = "github.com/hgate/hgate/cmd/hgate-sandbox"
 
 // Install builds hgate-sandbox into the folder of the running test binary (again each
 // time, from the build cache: a test binary built with -c into a kept folder must not run an
-// older shim). A test's TestMain calls it after sandbox.Main and before m.Run; on failure it says
-// why on stderr and the tests go on with the test binary as the shim, as before.
+// older shim). A test's TestMain calls it before m.Run; on failure it says why on stderr,
+// and the tests' sandboxed commands start the test binary as the shim where it can be
+// one, else fail to start, saying so.
 func Install() {
 	if err := install(); err != nil {
-		fmt.Fprintf(os.Stderr, "shimtest: the test binary stays the sandbox shim: %v\n", err)
+		fmt.Fprintf(os.Stderr, "shimtest: no hgate-sandbox beside the test binary: %v\n", err)
 	}
 }
 
