@@ -71,48 +71,8 @@ func isolate(cmd *exec.Cmd, p Policy) {
 // memory (only the thread that starts the command drops its capabilities).
 func nsInit(p Policy, unset []string, death int, path string, argv []string) int {
 	runtime.LockOSThread() // the parent-death signal belongs to this thread; main never ends it
-	if err := dieWithParent(p.parent); err != nil {
-		return fail(err.Error())
-	}
-	if os.Getpid() != 1 {
-		return fail("isolate: the shim is not the first process of a new PID namespace")
-	}
-	if err := mountProc(); err != nil {
-		return fail(err.Error())
-	}
-	if p.NoNetwork {
-		if err := loopbackUp(); err != nil {
-			return fail(err.Error())
-		}
-	}
-	if len(p.Listen) > 0 {
-		if err := sendListeners(death, p.Listen); err != nil {
-			return fail(err.Error())
-		}
-	}
-	if err := readOnly(writeMounts(p), p.MountWrite); err != nil {
-		return fail(err.Error())
-	}
-	// A session keyring of its own: keys the tree adds to its session keyring (@s) die
-	// with it, rather than stay in the one hgate's later commands inherit.
-	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 && errno != unix.ENOSYS {
-		return fail("isolate: new session keyring: " + errno.Error())
-	}
-	p = layer(p)
-	if os.Getenv(fault.PauseEnv) != "" {
-		// Its mounts made, its command not started: a test kills it here from outside (the
-		// init of a PID namespace cannot SIGKILL itself, so only the pause is honoured).
-		fault.Point("sandbox-mounted")
-	}
-	// Landlock forbids mount changes once applied: it comes after /proc and lo.
-	if err := restrict(p); err != nil {
-		return fail(err.Error())
-	}
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fail("isolate: not dumpable: " + err.Error())
-	}
-	// This thread starts the command (it is locked): its capabilities are the command's.
-	if err := dropCapabilities(); err != nil {
+	p, err := nsSetUp(p, death)
+	if err != nil {
 		return fail(err.Error())
 	}
 	if death > 0 {
@@ -127,9 +87,64 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 		fmt.Fprintf(os.Stderr, "%s: %s: command not found\n", shimName, path)
 		return exitNotFound
 	}
+	return nsRun(path, argv, without(os.Environ(), unset), death)
+}
+
+// nsSetUp is the init's set-up, on its locked thread, before the command: the parent's
+// death, /proc, the loopback and listeners, the mounts, a keyring, the layers, then the
+// policy and the capabilities. It returns the policy with the layers' paths.
+func nsSetUp(p Policy, death int) (Policy, error) {
+	if err := dieWithParent(p.parent); err != nil {
+		return p, err
+	}
+	if os.Getpid() != 1 {
+		return p, errors.New("isolate: the shim is not the first process of a new PID namespace")
+	}
+	if err := mountProc(); err != nil {
+		return p, err
+	}
+	if p.NoNetwork {
+		if err := loopbackUp(); err != nil {
+			return p, err
+		}
+	}
+	if len(p.Listen) > 0 {
+		if err := sendListeners(death, p.Listen); err != nil {
+			return p, err
+		}
+	}
+	if err := readOnly(writeMounts(p), p.MountWrite); err != nil {
+		return p, err
+	}
+	// A session keyring of its own: keys the tree adds to its session keyring (@s) die
+	// with it, rather than stay in the one hgate's later commands inherit.
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 && errno != unix.ENOSYS {
+		return p, errors.New("isolate: new session keyring: " + errno.Error())
+	}
+	p = layer(p)
+	if os.Getenv(fault.PauseEnv) != "" {
+		// Its mounts made, its command not started: a test kills it here from outside (the
+		// init of a PID namespace cannot SIGKILL itself, so only the pause is honoured).
+		fault.Point("sandbox-mounted")
+	}
+	// Landlock forbids mount changes once applied: it comes after /proc and lo.
+	if err := restrict(p); err != nil {
+		return p, err
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return p, errors.New("isolate: not dumpable: " + err.Error())
+	}
+	// This thread starts the command (it is locked): its capabilities are the command's.
+	return p, dropCapabilities()
+}
+
+// nsRun starts the command as the namespace's leader from this locked thread, waits for
+// it, kills what is left of the namespace and returns the leader's exit status (128+N for
+// a death by signal N, which it also says on the channel).
+func nsRun(path string, argv, env []string, death int) int {
 	// No Pdeathsig for the leader: this shim is its namespace's init, whose death the
 	// kernel answers by killing every process of the namespace.
-	l, err := startLeader(path, argv, without(os.Environ(), unset), &syscall.SysProcAttr{}, killNamespace)
+	l, err := startLeader(path, argv, env, &syscall.SysProcAttr{}, killNamespace)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: exec %s: %v\n", shimName, path, err)
 		if errors.Is(err, syscall.ENOENT) {
