@@ -64,13 +64,8 @@ func (v *linkView) resolveLink(p, t, workspace string) string {
 	rest := []string{t}
 	hops := 0
 	for len(rest) > 0 {
-		r := rest[0]
-		rest = rest[1:]
-		// Split off the first component; the remainder goes back on the stack.
-		c, more, _ := strings.Cut(r, "/")
-		if more = strings.TrimLeft(more, "/"); more != "" {
-			rest = append([]string{more}, rest...)
-		}
+		var c string
+		c, rest = nextComponent(rest)
 		switch c {
 		case "", ".":
 			continue
@@ -81,41 +76,69 @@ func (v *linkView) resolveLink(p, t, workspace string) string {
 			cur = cur[:len(cur)-1]
 			continue
 		}
-		if strings.EqualFold(c, ".git") {
-			return "resolves into .git"
-		}
 		next := c
 		if len(cur) > 0 {
 			next = strings.Join(cur, "/") + "/" + c
 		}
-		if workspace != "" && (next == workspace || strings.HasPrefix(next, workspace+"/")) {
-			return "resolves into the workspace " + workspace
+		if why := entryRefusal(c, next, workspace); why != "" {
+			return why
 		}
-		switch mode, ok := v.files[next]; {
+		mode, ok := v.files[next]
+		switch {
 		case ok && mode == filemode.Symlink:
 			if hops++; hops > maxLinkHops {
 				return "resolves through too many symlinks"
 			}
-			lt, err := v.target(next)
-			switch {
-			case err != nil || lt == "":
-				return "has a target that cannot be read"
-			case strings.HasPrefix(lt, "/"):
-				return "points outside the repository"
+			lt, why := v.linkTarget(next)
+			if why != "" {
+				return why
 			}
 			rest = append([]string{lt}, rest...)
-		case ok:
-			if len(rest) > 0 && hasComponent(rest) {
-				return "" // a file in the middle: the target dangles
-			}
-			cur = append(cur, c)
-		case v.dirs[next]:
-			cur = append(cur, c)
+		case ok && len(rest) > 0 && hasComponent(rest):
+			return "" // a file in the middle: the target dangles
 		default:
-			cur = append(cur, c) // absent: nothing below it can be a link
+			// A file at the end, a directory, or absent: nothing below an absent
+			// component can be a link.
+			cur = append(cur, c)
 		}
 	}
 	return ""
+}
+
+// nextComponent splits the first component off the stack of paths still to walk; the
+// rest of that path goes back on top.
+func nextComponent(rest []string) (string, []string) {
+	c, more, _ := strings.Cut(rest[0], "/")
+	rest = rest[1:]
+	if more = strings.TrimLeft(more, "/"); more != "" {
+		rest = append([]string{more}, rest...)
+	}
+	return c, rest
+}
+
+// entryRefusal is why a target may not pass through the component c, reached as next:
+// it is a .git directory, or the workspace or inside it. "" when it may.
+func entryRefusal(c, next, workspace string) string {
+	if strings.EqualFold(c, ".git") {
+		return "resolves into .git"
+	}
+	if workspace != "" && (next == workspace || strings.HasPrefix(next, workspace+"/")) {
+		return "resolves into the workspace " + workspace
+	}
+	return ""
+}
+
+// linkTarget is the target of the symlink at next, or why it is refused: it cannot be
+// read, or it is absolute.
+func (v *linkView) linkTarget(next string) (string, string) {
+	lt, err := v.target(next)
+	switch {
+	case err != nil || lt == "":
+		return "", "has a target that cannot be read"
+	case strings.HasPrefix(lt, "/"):
+		return "", "points outside the repository"
+	}
+	return lt, ""
 }
 
 // hasComponent reports whether any of rest names a component.
