@@ -48,63 +48,92 @@ func Restrict(p sandbox.Policy) error {
 	if err != nil {
 		return err
 	}
-	handled := handledFS(abi)
-	cfg := landlock.Config{HandledAccessFS: handled}
+	b := builder{handled: handledFS(abi), hidden: existing(p.Hidden)}
+	cfg := landlock.Config{HandledAccessFS: b.handled}
 	if abi >= 6 {
 		cfg.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
 	}
-	hidden := existing(p.Hidden)
-	var rules []landlock.Rule
-	add := func(paths []string, dirRights, fileR landlock.AccessFSSet) error {
-		for _, path := range split(paths, hidden) {
-			// Siblings come and go (think of /tmp): one that is gone gets no rule,
-			// which only ever grants less. Write paths were checked to exist.
-			// A read root the user cannot reach (another's home on PATH) gets none.
-			fi, err := os.Stat(path)
-			if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-				continue // nothing to grant: what cannot be reached cannot be read either
-			}
-			if err != nil {
-				return err
-			}
-			r := fileR
-			if fi.IsDir() {
-				r = dirRights
-			}
-			if r &= handled; r != 0 {
-				rules = append(rules, landlock.PathAccess(r, path).IgnoreIfMissing())
-			}
-		}
-		return nil
+	if err := b.read(p); err != nil {
+		return err
 	}
+	if err := b.write(p); err != nil {
+		return err
+	}
+	if err := cfg.Restrict(b.rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return nil
+}
+
+// builder collects a policy's rules: every right it grants is one handled, and no rule
+// covers a hidden path.
+type builder struct {
+	handled landlock.AccessFSSet
+	hidden  []string
+	rules   []landlock.Rule
+}
+
+// add grants dirRights beneath each of paths that is a folder, fileR on each that is a
+// file; a path holding a hidden one is split into the siblings along the way to it.
+func (b *builder) add(paths []string, dirRights, fileR landlock.AccessFSSet) error {
+	for _, path := range split(paths, b.hidden) {
+		// Siblings come and go (think of /tmp): one that is gone gets no rule,
+		// which only ever grants less. Write paths were checked to exist.
+		// A read root the user cannot reach (another's home on PATH) gets none.
+		fi, err := os.Stat(path)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			continue // nothing to grant: what cannot be reached cannot be read either
+		}
+		if err != nil {
+			return err
+		}
+		r := fileR
+		if fi.IsDir() {
+			r = dirRights
+		}
+		if r &= b.handled; r != 0 {
+			b.rules = append(b.rules, landlock.PathAccess(r, path).IgnoreIfMissing())
+		}
+	}
+	return nil
+}
+
+// read adds what the tree may read: everything but the hidden paths, or the allowlist.
+func (b *builder) read(p sandbox.Policy) error {
 	if len(p.Read) == 0 {
 		// Listing folders is granted everywhere, hidden ones included: taking it away from a
 		// hidden path's ancestors would take it from "/" and the temporary folder, which tools
 		// list. A hidden path's names can be seen; its contents cannot be read or run.
-		rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir&handled, "/"))
-		if err := add([]string{"/"}, readRights&^ll.AccessFSReadDir, readRights&fileRights); err != nil {
+		b.rules = append(b.rules, landlock.PathAccess(ll.AccessFSReadDir&b.handled, "/"))
+		if err := b.add([]string{"/"}, readRights&^ll.AccessFSReadDir, readRights&fileRights); err != nil {
 			return fmt.Errorf("read rule: %w", err)
 		}
-	} else {
-		// An allowlist: nothing else can be read, run or listed. The namespace's own
-		// /proc shows only the tree's processes.
-		read := slices.Clone(p.Read)
-		if p.Isolate {
-			read = append(read, "/proc")
-		}
-		if err := add(read, readRights, readRights&fileRights); err != nil {
-			return fmt.Errorf("read rule: %w", err)
-		}
-		if err := add(alwaysReadable, 0, ll.AccessFSReadFile); err != nil {
-			return fmt.Errorf("device: %w", err)
-		}
+		return nil
 	}
+	// An allowlist: nothing else can be read, run or listed. The namespace's own
+	// /proc shows only the tree's processes.
+	read := slices.Clone(p.Read)
+	if p.Isolate {
+		read = append(read, "/proc")
+	}
+	if err := b.add(read, readRights, readRights&fileRights); err != nil {
+		return fmt.Errorf("read rule: %w", err)
+	}
+	if err := b.add(alwaysReadable, 0, ll.AccessFSReadFile); err != nil {
+		return fmt.Errorf("device: %w", err)
+	}
+	return nil
+}
+
+// write adds what the tree may write: the policy's Write paths, which must exist, and
+// the devices every tool writes.
+func (b *builder) write(p sandbox.Policy) error {
 	for _, w := range p.Write {
 		if _, err := os.Stat(w); err != nil {
 			return fmt.Errorf("writable path: %w", err)
 		}
 	}
-	if err := add(p.Write, handled, fileRights); err != nil {
+	if err := b.add(p.Write, b.handled, fileRights); err != nil {
 		return fmt.Errorf("writable path: %w", err)
 	}
 	var devs []string
@@ -113,11 +142,8 @@ func Restrict(p sandbox.Policy) error {
 			devs = append(devs, d)
 		}
 	}
-	if err := add(devs, deviceRights, deviceRights&fileRights); err != nil {
+	if err := b.add(devs, deviceRights, deviceRights&fileRights); err != nil {
 		return fmt.Errorf("device: %w", err)
-	}
-	if err := cfg.Restrict(rules...); err != nil {
-		return fmt.Errorf("landlock: %w", err)
 	}
 	return nil
 }
