@@ -378,6 +378,13 @@ func (l *Ledger) Verify() (recovered []string, err error) {
 		dr.Gone = d.empty() && holdsState(want)
 		return nil, dr
 	}
+	return l.rollForward(tip, changed, d, want, diffs)
+}
+
+// rollForward finishes the write a crash inside Commit left half done: each difference
+// that commit (changed) had not written yet, as its write order shows, is written from
+// the tip and returned; any other difference is a *Drift error, after those repairs.
+func (l *Ledger) rollForward(tip, changed plumbing.Hash, d *disk, want map[string]plumbing.Hash, diffs []Change) (recovered []string, err error) {
 	parent, err := l.parentOf(changed)
 	if err != nil {
 		return nil, err
