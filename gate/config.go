@@ -42,62 +42,27 @@ const writeConfig = "write it, with allow: and benchmark: at least (see docs/ref
 const configMax = 16 << 20
 
 func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool) (*config.Config, error) {
-	// The worktree is the agent's to write: read by descriptor (fsafe), bounded.
-	onDisk, diskErr := fsafe.ReadFile(repo.Root(), path.Clean(filepath.ToSlash(file)), configMax)
-	base, err := gatedBase(repo)
+	src, err := readConfig(repo, file)
 	if err != nil {
 		return nil, err
 	}
-	gated := !base.IsZero()
-	if !gated {
-		if base, _, err = repo.Head(); err != nil {
-			base = plumbing.ZeroHash // no commit yet
-		}
-	}
-	data := onDisk
-	if !base.IsZero() {
-		data, err = repo.FileAt(base, file)
-		if errors.Is(err, fs.ErrNotExist) && errors.Is(diskErr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: not found, neither in %s nor in the worktree: %s", file, base.String()[:7], writeConfig)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not committed (in %s): commit it first; hgate reads its configuration from git so that an agent's edit cannot change it", file, base.String()[:7])
-		}
-		if err != nil {
-			return nil, err
-		}
-	} else if errors.Is(diskErr, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: not found in the worktree (the repository has no commit yet): %s", file, writeConfig)
-	} else if diskErr != nil {
-		return nil, fmt.Errorf("read %s: %w", file, diskErr)
-	}
-	drifted := !base.IsZero() && diskErr == nil && !bytes.Equal(onDisk, data)
-	cfg, err := config.Parse(file, repo.Root(), data)
+	drifted := !src.base.IsZero() && src.diskErr == nil && !bytes.Equal(src.onDisk, src.data)
+	cfg, err := config.Parse(file, repo.Root(), src.data)
 	if err != nil {
 		if drifted {
 			// The lines above are of the committed copy, not of the file the user sees.
 			advice := "commit it to use it"
-			if gated {
+			if src.gated {
 				advice = "commit it and run `hgate state rebase`"
 			}
 			err = errors.Join(err, fmt.Errorf("%s: the lines above are of the copy in %s, which hgate reads, not of the worktree's, which differs: %s",
-				file, base.String()[:7], advice))
-			warnWorktreeErrors(log, file, repo.Root(), onDisk)
+				file, src.base.String()[:7], advice))
+			warnWorktreeErrors(log, file, repo.Root(), src.onDisk)
 		}
 		return nil, err
 	}
 	if drifted {
-		warnWorktreeErrors(log, file, repo.Root(), onDisk)
-		head, atHead := committedAtHead(repo, file, onDisk)
-		atHead = atHead && gated
-		if !(adoptHead && atHead) {
-			where := file + " in the worktree"
-			if atHead {
-				where = file + " at HEAD " + head.String()[:7]
-			}
-			fmt.Fprintf(log, "hgate: warning: %s differs from the one in %s, which hgate uses; %s\n",
-				where, base.String()[:7], driftAdvice(cfg, onDisk, gated, atHead))
-		}
+		warnDrift(log, repo, file, src, cfg, adoptHead)
 	}
 	Warn(log, cfg)
 	// gate.trials: auto applies the decision prepare recorded in the ledger.
@@ -105,6 +70,68 @@ func loadConfig(repo *gitguard.Repo, file string, log io.Writer, adoptHead bool)
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// configSource is the hgate.yaml hgate uses (data) and where it is from: base, the gated
+// commit (gated) or else HEAD; zero when the repository has no commit yet and data is the
+// worktree's. onDisk is the worktree's copy, diskErr why it could not be read.
+type configSource struct {
+	data, onDisk []byte
+	diskErr      error
+	base         plumbing.Hash
+	gated        bool
+}
+
+// readConfig reads file as hgate uses it, and the worktree's copy beside it.
+func readConfig(repo *gitguard.Repo, file string) (configSource, error) {
+	var src configSource
+	// The worktree is the agent's to write: read by descriptor (fsafe), bounded.
+	src.onDisk, src.diskErr = fsafe.ReadFile(repo.Root(), path.Clean(filepath.ToSlash(file)), configMax)
+	base, err := gatedBase(repo)
+	if err != nil {
+		return src, err
+	}
+	src.gated = !base.IsZero()
+	if !src.gated {
+		if base, _, err = repo.Head(); err != nil {
+			base = plumbing.ZeroHash // no commit yet
+		}
+	}
+	src.base = base
+	switch {
+	case !base.IsZero():
+		src.data, err = repo.FileAt(base, file)
+		if errors.Is(err, fs.ErrNotExist) && errors.Is(src.diskErr, fs.ErrNotExist) {
+			return src, fmt.Errorf("%s: not found, neither in %s nor in the worktree: %s", file, base.String()[:7], writeConfig)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return src, fmt.Errorf("%s is not committed (in %s): commit it first; hgate reads its configuration from git so that an agent's edit cannot change it", file, base.String()[:7])
+		}
+		return src, err
+	case errors.Is(src.diskErr, fs.ErrNotExist):
+		return src, fmt.Errorf("%s: not found in the worktree (the repository has no commit yet): %s", file, writeConfig)
+	case src.diskErr != nil:
+		return src, fmt.Errorf("read %s: %w", file, src.diskErr)
+	}
+	src.data = src.onDisk
+	return src, nil
+}
+
+// warnDrift warns that the worktree's hgate.yaml differs from the one in use and says how
+// to use it; not when the command is about to adopt HEAD's and HEAD holds the worktree's.
+func warnDrift(log io.Writer, repo *gitguard.Repo, file string, src configSource, cfg *config.Config, adoptHead bool) {
+	warnWorktreeErrors(log, file, repo.Root(), src.onDisk)
+	head, atHead := committedAtHead(repo, file, src.onDisk)
+	atHead = atHead && src.gated
+	if adoptHead && atHead {
+		return
+	}
+	where := file + " in the worktree"
+	if atHead {
+		where = file + " at HEAD " + head.String()[:7]
+	}
+	fmt.Fprintf(log, "hgate: warning: %s differs from the one in %s, which hgate uses; %s\n",
+		where, src.base.String()[:7], driftAdvice(cfg, src.onDisk, src.gated, atHead))
 }
 
 // warnWorktreeErrors validates the worktree's hgate.yaml when it is not the copy in use,
