@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -16,20 +15,18 @@ type leader struct {
 	pid int
 	fg  int // the terminal's fd when the leader took it, else -1
 
-	// mu keeps signals from being forwarded once the leader is reaped, when its pid
-	// (and group id) may belong to someone else.
-	mu     sync.Mutex
-	reaped bool
+	sigs   chan os.Signal // SIGTERM and SIGINT this shim receives, forwarded by awaitExit
+	endAll func(pid int)  // what a second one does
 }
 
 // startLeader starts exe with argv and env (nil: this process's) with attr (Setpgid is
-// set here, and the terminal's foreground when this shim had it). The first SIGTERM or
-// SIGINT this shim receives asks the leader's group; a second one calls endAll.
+// set here, and the terminal's foreground when this shim had it). Until the leader exits
+// (awaitExit), the first SIGTERM or SIGINT this shim receives asks the leader's group; a
+// second one calls endAll.
 func startLeader(exe string, argv, env []string, attr *syscall.SysProcAttr, endAll func(pid int)) (*leader, error) {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	l := &leader{fg: foregroundTTY(), sigs: make(chan os.Signal, 4), endAll: endAll}
+	signal.Notify(l.sigs, syscall.SIGTERM, syscall.SIGINT)
 	attr.Setpgid = true
-	l := &leader{fg: foregroundTTY()}
 	if l.fg >= 0 {
 		// Keep the terminal with the command, as if it ran without the shim.
 		attr.Foreground, attr.Ctty = true, l.fg
@@ -45,28 +42,38 @@ func startLeader(exe string, argv, env []string, attr *syscall.SysProcAttr, endA
 		return nil, err
 	}
 	l.pid = pid
-	go func() {
-		asked := false
-		for sig := range sigs {
-			l.mu.Lock()
-			switch {
-			case l.reaped:
-			case asked:
-				endAll(l.pid)
-			default:
-				asked = true
-				syscall.Kill(-l.pid, sig.(syscall.Signal))
-			}
-			l.mu.Unlock()
-		}
-	}()
 	return l, nil
 }
 
 // awaitExit returns once the leader has exited, without reaping it: while it is a zombie
 // its pid still answers, so nothing in the tree that waits for it to be gone (kill -0)
-// can act before the rest is killed. Other children are reaped as they end.
+// can act before the rest is killed. Other children are reaped as they end. Meanwhile it
+// forwards the signals this shim receives from the calling goroutine: in nsInit its
+// thread is the one the leader was started from, the only one in the leader's Landlock
+// domain (each thread of the init restricted itself into a domain of its own), and with
+// signals scoped (ABI 6) the only one that may signal the tree.
 func (l *leader) awaitExit() error {
+	exited := make(chan error, 1)
+	go func() { exited <- l.waitExit() }()
+	asked := false
+	for {
+		select {
+		case err := <-exited:
+			return err
+		case sig := <-l.sigs:
+			if asked {
+				l.endAll(l.pid)
+				continue
+			}
+			asked = true
+			syscall.Kill(-l.pid, sig.(syscall.Signal))
+		}
+	}
+}
+
+// waitExit is awaitExit's wait: it returns once the leader has exited, reaping every
+// other child that ends before.
+func (l *leader) waitExit() error {
 	for {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
@@ -85,12 +92,9 @@ func (l *leader) awaitExit() error {
 	}
 }
 
-// reap collects the exited leader (no signal is forwarded after) and gives the terminal
+// reap collects the exited leader (no signal was forwarded since awaitExit) and gives the terminal
 // back to this shim's group.
 func (l *leader) reap() unix.WaitStatus {
-	l.mu.Lock()
-	l.reaped = true
-	l.mu.Unlock()
 	var ws unix.WaitStatus
 	for {
 		if _, err := unix.Wait4(l.pid, &ws, 0, nil); err != unix.EINTR {

@@ -644,3 +644,64 @@ func TestListenNeeds(t *testing.T) {
 		}
 	}
 }
+
+// testTerm: a SIGTERM to an isolated tree's shim reaches the command, whose trap runs;
+// SIGTERMs end a tree that ignores them (the second one kills it). Each thread of the
+// shim restricted itself into a Landlock domain of its own, and where signals are scoped
+// (ABI 6) only the one the command was started from may signal the tree: a forward from
+// another thread was refused, and the tree ran on until hgate killed it from outside.
+func testTerm(t *testing.T) {
+	for _, c := range []struct {
+		name, trap string
+		exit       int
+		got        bool
+	}{
+		{"trapped", `trap 'echo term > got; exit 3' TERM`, 3, true},
+		{"ignored", `trap '' TERM`, 128 + int(syscall.SIGKILL), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writableTemp(t)
+			cmd := exec.Command("sh", "-c", c.trap+"; echo > ready; while :; do sleep 0.05; done")
+			cmd.Dir = dir
+			if err := Wrap(cmd, Policy{Write: []string{dir}, Isolate: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			guard := time.After(timescale.D(20 * time.Second))
+			for _, err := os.Stat(filepath.Join(dir, "ready")); err != nil; _, err = os.Stat(filepath.Join(dir, "ready")) {
+				select {
+				case <-guard:
+					cmd.Process.Kill()
+					t.Fatal("the command never started")
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			var err error
+		signal:
+			for {
+				cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case err = <-exited:
+					break signal
+				case <-guard:
+					cmd.Process.Kill()
+					<-exited
+					t.Fatal("SIGTERMs to the shim never ended the command: they did not reach it")
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != c.exit {
+				t.Errorf("exit %v, want %d", err, c.exit)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, "got"))
+			if got := strings.TrimSpace(string(b)) == "term"; got != c.got {
+				t.Errorf("the trap wrote %q to got: ran %v, want %v", b, got, c.got)
+			}
+		})
+	}
+}

@@ -68,6 +68,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("reap", testReap)
 	t.Run("status", testStatus)
 	t.Run("isolate", testIsolate)
+	t.Run("term", testTerm)
 	t.Run("layered", testLayered)
 	t.Run("read", testRead)
 	t.Run("readonly", testReadOnly)
