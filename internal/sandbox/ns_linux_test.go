@@ -655,9 +655,10 @@ func testTerm(t *testing.T) {
 		name, trap string
 		exit       int
 		got        bool
+		again      bool // SIGTERM again while the command runs: the second one kills the tree
 	}{
-		{"trapped", `trap 'echo term > got; exit 3' TERM`, 3, true},
-		{"ignored", `trap '' TERM`, 128 + int(syscall.SIGKILL), false},
+		{"trapped", `trap 'echo term > got; exit 3' TERM`, 3, true, false},
+		{"ignored", `trap '' TERM`, 128 + int(syscall.SIGKILL), false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := writableTemp(t)
@@ -681,9 +682,9 @@ func testTerm(t *testing.T) {
 				}
 			}
 			var err error
+			cmd.Process.Signal(syscall.SIGTERM)
 		signal:
 			for {
-				cmd.Process.Signal(syscall.SIGTERM)
 				select {
 				case err = <-exited:
 					break signal
@@ -692,6 +693,9 @@ func testTerm(t *testing.T) {
 					<-exited
 					t.Fatal("SIGTERMs to the shim never ended the command: they did not reach it")
 				case <-time.After(50 * time.Millisecond):
+					if c.again {
+						cmd.Process.Signal(syscall.SIGTERM)
+					}
 				}
 			}
 			var ee *exec.ExitError
