@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -258,6 +259,9 @@ func warmHelper(dir string) int {
 		return 1
 	}
 	fmt.Printf("pid %d start %d\n", cmd.Process.Pid, st.StartTicks)
+	// The channel stays open until this process dies: a collected Death closes it, and a
+	// warm shim whose channel ends exits on its own, parent or not.
+	runtime.KeepAlive(d)
 	return 0
 }
 
