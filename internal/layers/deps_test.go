@@ -82,7 +82,7 @@ func checkLinks(t *testing.T, cmd string, bad map[string]string, may map[string]
 
 // psx is go-landlock's way of setting the Landlock ruleset on every thread. With cgo on
 // (go test's default where a C compiler is found) it is C code, and a test binary that links
-// it is linked by the C toolchain: about 1 CPU-s more a binary (CONTRIBUTING, Tests).
+// it is linked by the C toolchain: about 1 CPU-s more a binary (CONTRIBUTING.md, `TestFewTestBinariesLinkC`).
 const psx = "kernel.org/pub/linux/libs/security/libcap/psx"
 
 // mayLinkC are the test binaries that link psx: those that run as the sandbox shim, whose

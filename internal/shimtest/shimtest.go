@@ -3,7 +3,7 @@
 // internal/sandbox starts every wrapped task and agent through hgate-sandbox when it lies
 // beside the running executable, else through that executable itself when it can be the
 // shim (it handed sandbox.Main the ruleset). A test binary that is not (all but cmd/hgate's
-// and internal/sandbox's, so that they link without the C toolchain: CONTRIBUTING, Tests)
+// and internal/sandbox's, so that they link without the C toolchain: CONTRIBUTING.md, `TestFewTestBinariesLinkC`)
 // needs the hgate-sandbox Install puts beside it, a normal build, so that the tests run the
 // sandbox as users do; the others would otherwise start themselves, under -race an
 // instrumented binary holding every test, for each sandboxed task. internal/sandbox's own

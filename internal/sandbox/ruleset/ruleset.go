@@ -4,5 +4,5 @@
 // hgate-sandbox is not beside it) and internal/sandbox's tests. Every other test binary
 // starts its tasks through an installed hgate-sandbox and links no C code: go-landlock's
 // psx, which sets the ruleset on every thread, has some when cgo is on, and a binary that
-// links it is linked by the C toolchain (CONTRIBUTING, Tests).
+// links it is linked by the C toolchain (CONTRIBUTING.md, `TestFewTestBinariesLinkC`).
 package ruleset
