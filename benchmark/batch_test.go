@@ -15,6 +15,7 @@ import (
 )
 
 func TestRunBatch(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		script   string

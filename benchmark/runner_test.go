@@ -315,6 +315,7 @@ func assertDead(t *testing.T, what string, pid int) {
 }
 
 func TestRunTimeout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{
 		"hang":         "echo 1; sleep 1000\n",

@@ -33,6 +33,7 @@ func sandboxed(t *testing.T, dir string, bench config.Benchmark, write ...string
 // writable folders, and whatever it starts, setsid daemons included, is gone
 // when its result is in.
 func TestRunSandboxed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pids := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "build"), 0o755)
@@ -89,6 +90,7 @@ func traceValue(t *testing.T, traces, id, key string) string {
 // (/proc/<pid>/fd/1) and a setsid child writes a reward once the checker has
 // exited. The task scores what the checker said.
 func TestRunSandboxedLateReward(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{
 		"late": "leader=$$\n" +
@@ -110,6 +112,7 @@ func TestRunSandboxedLateReward(t *testing.T) {
 // TestRunSandboxedTimeout: a sandboxed task that ignores SIGTERM and left a
 // setsid daemon is ended whole on timeout.
 func TestRunSandboxedTimeout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{
 		"hang": "setsid sh -c 'trap \"\" TERM; echo $$ > hang.pid.tmp; mv hang.pid.tmp hang.pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n" +
@@ -139,6 +142,7 @@ func TestRunSandboxedTimeout(t *testing.T) {
 // setsid daemon the task left dies too: it is not handed to init. The run is cancelled
 // once the shim is stopped, so nothing here depends on timing.
 func TestRunSandboxedStalledShim(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{
 		"stall": "setsid sh -c 'trap \"\" TERM; echo $$ > d.pid.tmp; mv d.pid.tmp d.pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &\n" +

@@ -39,6 +39,7 @@ if [ $(ls -d "$TMPDIR"/../task-* | wc -l) -ge 2 ]; then echo warm >&2; else echo
 // first runs (its TMPDIR appears), and its recorded duration is its own, counted from the
 // slot it was given, not from its shim's start 2 s before.
 func TestWarmStartCountsFromRelease(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{
 		"first":  waitWarm + "sleep 2; echo 1\n",
@@ -62,7 +63,7 @@ func TestWarmStartCountsFromRelease(t *testing.T) {
 
 // TestWarmCancelled: a run cancelled while the next task's shim is warm ends that shim
 // (its command never runs, its TMPDIR is removed, no process is left) and reports the
-// task as never started.
+// task as never started. Not parallel: it counts this process's children.
 func TestWarmCancelled(t *testing.T) {
 	dir, shared := t.TempDir(), t.TempDir()
 	writeScripts(t, dir, map[string]string{

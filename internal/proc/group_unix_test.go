@@ -70,6 +70,7 @@ func alive(t *testing.T, file string) bool {
 // TestWaitStopsTheGroup: at the timeout, or when ctx ends, the leader and what it
 // started in its group are ended; a child that ignores SIGTERM gets SIGKILL.
 func TestWaitStopsTheGroup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child")
 	script := "trap '' TERM; echo started; sleep 60 & echo $! > " + pidFile + "; wait"
@@ -150,6 +151,7 @@ func TestStartWithFiles(t *testing.T) {
 // timed out at once, and its duration counts from Begin: it ends when its stdin closes,
 // well within the timeout counted from there.
 func TestBegin(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

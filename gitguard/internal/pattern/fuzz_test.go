@@ -36,7 +36,25 @@ func FuzzMatchVsGit(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	// The table tests' rows, so that their expectations are git's; rows that
-	// are no input to git (not a path, a base) are left out by newGitCase.
+	// are no input to git (not a path, a base) are left out by newGitCase. Not
+	// under -short: about 250 git calls, 3 s of the quick loop; the full suite
+	// and .ci/run's fuzzing run them.
+	addTableRows(f)
+	root := scratchRepo(f)
+	f.Fuzz(func(t *testing.T, patterns, paths string) {
+		c, ok := newGitCase(patterns, paths)
+		if !ok {
+			return
+		}
+		c.check(t, root)
+	})
+}
+
+// addTableRows adds the table tests' rows to FuzzMatchVsGit's seeds, except under -short.
+func addTableRows(f *testing.F) {
+	if testing.Short() {
+		return
+	}
 	for _, tt := range wildmatchTests {
 		if tt.pathname {
 			f.Add("/"+tt.pat, tt.text)
@@ -52,14 +70,6 @@ func FuzzMatchVsGit(f *testing.F) {
 	for _, tt := range matcherTests {
 		f.Add(tt.allow, withSlash(tt.path, tt.isDir))
 	}
-	root := scratchRepo(f)
-	f.Fuzz(func(t *testing.T, patterns, paths string) {
-		c, ok := newGitCase(patterns, paths)
-		if !ok {
-			return
-		}
-		c.check(t, root)
-	})
 }
 
 // scratchRepo makes an empty repository for check-ignore, in memory when
