@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/gittest"
 )
 
@@ -203,4 +205,39 @@ func TestSignalsCaughtWhereACommandStopsCleanly(t *testing.T) {
 	if seen != len(want) {
 		t.Errorf("saw %d of the %d commands this test names", seen, len(want))
 	}
+}
+
+// TestPreflightDefault pins when a loop starts its agent once first (docs/guide/loop.md,
+// The preflight): on for a preset, off for a command line of the user's own, as
+// --preflight and --no-preflight say, and never with --resume.
+func TestPreflightDefault(t *testing.T) {
+	on, off := true, false
+	for _, tc := range []struct {
+		agent     string
+		preflight *bool
+		resume    bool
+		want      bool
+	}{
+		{agent: "claude", want: true},
+		{agent: "codex", want: true},
+		{agent: "aider", want: true},
+		{agent: "sh agent.sh", want: false},
+		{agent: "sh agent.sh", preflight: &on, want: true},
+		{agent: "claude", preflight: &off, want: false},
+		{agent: "claude", resume: true, want: false},
+		{agent: "sh agent.sh", preflight: &on, resume: true, want: false},
+	} {
+		c := loopCmd{Preflight: tc.preflight, Resume: tc.resume}
+		if got := c.preflight(config.Loop{Agent: []string{tc.agent}}); got != tc.want {
+			t.Errorf("agent %q, --preflight %v, --resume %v: preflight %v, want %v", tc.agent, fmtFlag(tc.preflight), tc.resume, got, tc.want)
+		}
+	}
+}
+
+// fmtFlag is a negatable flag as given: unset, on or off.
+func fmtFlag(b *bool) string {
+	if b == nil {
+		return "unset"
+	}
+	return strconv.FormatBool(*b)
 }
