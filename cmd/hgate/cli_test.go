@@ -234,7 +234,7 @@ func TestPreflightDefault(t *testing.T) {
 	}
 }
 
-// fmtFlag is a negatable flag as given: unset, on or off.
+// fmtFlag is a negatable flag as given: unset, true or false.
 func fmtFlag(b *bool) string {
 	if b == nil {
 		return "unset"
