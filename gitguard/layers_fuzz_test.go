@@ -99,7 +99,8 @@ type gitAnswer struct{ source, line, pattern string }
 
 func (a gitAnswer) ignores() bool { return a.line != "" && !strings.HasPrefix(a.pattern, "!") }
 
-// answers reads check-ignore -z -v -n output: the rule that decided, per file.
+// answers reads check-ignore -z -v -n output: the rule that decided, per file (named
+// without the "./" it was given with).
 func (c layerCase) answers(t *testing.T, out []byte) map[string]gitAnswer {
 	fields := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 	if len(fields)%4 != 0 {
@@ -107,7 +108,7 @@ func (c layerCase) answers(t *testing.T, out []byte) map[string]gitAnswer {
 	}
 	got := map[string]gitAnswer{}
 	for i := 0; i < len(fields); i += 4 {
-		got[fields[i+3]] = gitAnswer{fields[i], fields[i+1], fields[i+2]}
+		got[strings.TrimPrefix(fields[i+3], "./")] = gitAnswer{fields[i], fields[i+1], fields[i+2]}
 	}
 	if len(got) != len(c.files) {
 		t.Fatalf("git check-ignore answered %d paths of %d", len(got), len(c.files))
@@ -240,16 +241,19 @@ func (c layerCase) check(t *testing.T, dir string) {
 	if err := os.WriteFile(infoFile, []byte(strings.Join(c.info, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Every path git reads as a pathspec starts with "./": one that starts with ":" is
+	// pathspec magic to git ("*" then "!" ignores a file named ":", but git check-ignore
+	// ":" answers for the top folder), and check-ignore takes no --literal-pathspecs.
 	var gitignores []string
 	for d, lines := range c.ignores {
 		write(d+".gitignore", strings.Join(lines, "\n"))
-		gitignores = append(gitignores, d+".gitignore")
+		gitignores = append(gitignores, "./"+d+".gitignore")
 	}
 	slices.Sort(gitignores)
 	var stdin bytes.Buffer
 	for _, f := range c.files {
 		write(f, "x")
-		stdin.WriteString(f + "\x00")
+		stdin.WriteString("./" + f + "\x00")
 	}
 	pathsFile, gitOut := filepath.Join(dir, "paths"), filepath.Join(dir, "git.out")
 	if err := os.WriteFile(pathsFile, stdin.Bytes(), 0o644); err != nil {
