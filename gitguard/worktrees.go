@@ -93,9 +93,10 @@ func (w *Worktrees) Merge(ours, theirs plumbing.Hash) (tree plumbing.Hash, confl
 }
 
 // Committed returns a commit of any ref that holds rel (a slash path from the root),
-// or "" when none does.
+// or "" when none does. rel is a path, never a pattern: to git a path is a pathspec,
+// where "*" is a glob and a leading ":" is magic (":secret" would ask about "secret").
 func (w *Worktrees) Committed(rel string) (string, error) {
-	out, _, err := w.git.Run("rev-list", "-1", "--all", "--", rel)
+	out, _, err := w.git.Run("--literal-pathspecs", "rev-list", "-1", "--all", "--", rel)
 	return out, err
 }
 

@@ -160,3 +160,29 @@ func TestWorktreesAddBound(t *testing.T) {
 		t.Errorf("big.txt was written: %v", err)
 	}
 }
+
+// TestCommittedIsLiteral: Committed names a commit that holds the path as written, never
+// one holding what git would read into it as a pathspec: a glob's matches (a hidden
+// "data/[ab].csv" is not "data/a.csv"), or magic (":secret" is a file of that name, not
+// "secret" from the top). The loop's refusal of committed hidden data rests on it.
+func TestCommittedIsLiteral(t *testing.T) {
+	r := gittest.New(t)
+	r.WriteFiles(map[string]string{"data/a.csv": "a\n", ":secret": "s\n", "*": "star\n"})
+	head := r.Commit("init")
+	repo, err := gitguard.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := repo.Worktrees()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{
+		"data/a.csv": head, ":secret": head, "*": head,
+		"data/[ab].csv": "", "data/*.csv": "", "secret": "", ":(glob)data/*": "", ":/data/a.csv": "",
+	} {
+		if got, err := w.Committed(rel); err != nil || got != want {
+			t.Errorf("Committed(%q) = %q, %v; want %q", rel, got, err, want)
+		}
+	}
+}
