@@ -23,14 +23,7 @@ func TestWorktreesRoundTrip(t *testing.T) {
 	r.Chmod("bin/run.sh", 0o755)
 	r.Symlink("a.txt", "link")
 	head := plumbing.NewHash(r.Commit("init"))
-	repo, err := gitguard.Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := repo.Worktrees()
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo, w := openWorktrees(t, r.Dir)
 	dir := filepath.Join(t.TempDir(), "wt")
 	if err := w.Add(dir, head, 0); err != nil {
 		t.Fatal(err)
@@ -112,14 +105,7 @@ func TestWorktreesIgnoreDotGitFile(t *testing.T) {
 	decoy := gittest.New(t)
 	decoy.Write("a.txt", "decoy\n")
 	decoy.Commit("decoy")
-	repo, err := gitguard.Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := repo.Worktrees()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, w := openWorktrees(t, r.Dir)
 	dir := filepath.Join(t.TempDir(), "wt")
 	if err := w.Add(dir, head, 0); err != nil {
 		t.Fatal(err)
@@ -144,14 +130,7 @@ func TestWorktreesAddBound(t *testing.T) {
 	r := gittest.New(t)
 	r.Write("big.txt", "more than eight bytes\n")
 	head := plumbing.NewHash(r.Commit("init"))
-	repo, err := gitguard.Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := repo.Worktrees()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, w := openWorktrees(t, r.Dir)
 	dir := filepath.Join(t.TempDir(), "wt")
 	if err := w.Add(dir, head, 8); err == nil || !strings.Contains(err.Error(), "over gate.max_file_bytes (8)") {
 		t.Fatalf("Add with an 8-byte bound: %v", err)
@@ -169,14 +148,7 @@ func TestCommittedIsLiteral(t *testing.T) {
 	r := gittest.New(t)
 	r.WriteFiles(map[string]string{"data/a.csv": "a\n", ":secret": "s\n", "*": "star\n"})
 	head := r.Commit("init")
-	repo, err := gitguard.Open(r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := repo.Worktrees()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, w := openWorktrees(t, r.Dir)
 	for rel, want := range map[string]string{
 		"data/a.csv": head, ":secret": head, "*": head,
 		"data/[ab].csv": "", "data/*.csv": "", "secret": "", ":(glob)data/*": "", ":/data/a.csv": "",
@@ -185,4 +157,18 @@ func TestCommittedIsLiteral(t *testing.T) {
 			t.Errorf("Committed(%q) = %q, %v; want %q", rel, got, err, want)
 		}
 	}
+}
+
+// openWorktrees opens the repository at dir and its worktrees, failing the test on error.
+func openWorktrees(t *testing.T, dir string) (*gitguard.Repo, *gitguard.Worktrees) {
+	t.Helper()
+	repo, err := gitguard.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := repo.Worktrees()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, w
 }
