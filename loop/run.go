@@ -36,6 +36,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/lock"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/record"
@@ -154,6 +155,11 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 	}()
 	if err := r.lock(ctx); err != nil {
+		// Only another hgate holding the lock is a refusal to wait for; a lock file that
+		// cannot be written (a full disk) is a failure of the start with its own error.
+		if held := (*lock.HeldError)(nil); !errors.As(err, &held) {
+			return nil, nil, err
+		}
 		return nil, nil, refuseStart(err, "the repository's hgate lock", "wait for the other hgate, or stop it")
 	}
 	undo = append(undo, r.unlock)
