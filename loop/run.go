@@ -696,22 +696,32 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	if err == nil {
 		s.Final = r.scoreFinal()
 	}
-	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
-		err = werr
+	path := filepath.Join(r.dir, "summary.json")
+	werr := writeJSON(path, s)
+	if werr != nil {
+		// Said even after the run's own error (a full disk stops both): the last line
+		// must not name a summary that is not there.
+		err = errors.Join(err, werr)
+		path = ""
 	}
-	fmt.Fprintln(r.log, stoppedLine(s, filepath.Join(r.dir, "summary.json")))
+	fmt.Fprintln(r.log, stoppedLine(s, path))
 	return s, err
 }
 
 // stoppedLine is the run's closing line on the log: why it stopped, the iterations kept
-// and rejected (as summary.json and the report count them), and its spend.
+// and rejected (as summary.json and the report count them), its spend, and summary.json
+// ("": it could not be written).
 func stoppedLine(s *Summary, path string) string {
 	spent := ""
 	if s.SpendUSD > 0 || s.SpendTokens > 0 {
 		spent = fmt.Sprintf("; spent %s, %s", human.USD(s.SpendUSD), human.Tokens(s.SpendTokens))
 	}
-	return fmt.Sprintf("[loop] stopped: %s (%s); %d kept, %d rejected%s; summary: %s",
-		s.StopReason, s.StopDetail, s.Kept, s.Rejected, spent, path)
+	summary := "; summary: " + path
+	if path == "" {
+		summary = "; summary.json not written"
+	}
+	return fmt.Sprintf("[loop] stopped: %s (%s); %d kept, %d rejected%s%s",
+		s.StopReason, s.StopDetail, s.Kept, s.Rejected, spent, summary)
 }
 
 func (r *runner) summary() *Summary {

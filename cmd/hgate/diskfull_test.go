@@ -4,9 +4,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +88,7 @@ func diskFullCampaign(ts *testscript.TestScript, neg bool, args []string) {
 	oldTmp := ts.Getenv("TMPDIR")
 	ts.Setenv("TMPDIR", filepath.Join(mnt, "tmp"))
 	defer ts.Setenv("TMPDIR", oldTmp)
+	ts.Setenv("HGATE_CAMPAIGN_SPENT", filepath.Join(oldTmp, "spent"))
 	rounds, failed := 0, 0
 	for _, r := range diskRounds {
 		k := 0
@@ -120,6 +123,7 @@ type diskCampaign struct {
 func (d *diskCampaign) round(r diskRound, free int64) (succeeded bool) {
 	what := fmt.Sprintf("%s with %d KiB free", r.name, free>>10)
 	d.restore()
+	d.ts.Check(os.WriteFile(d.ts.Getenv("HGATE_CAMPAIGN_SPENT"), nil, 0o644))
 	for _, s := range r.setup {
 		if d.run(s) != 0 {
 			d.ts.Fatalf("%s: setup hgate %s: %s", what, strings.Join(s, " "), d.ts.ReadFile("stderr"))
@@ -132,6 +136,11 @@ func (d *diskCampaign) round(r diskRound, free int64) (succeeded bool) {
 	stderr := d.ts.ReadFile("stderr")
 	d.ts.Check(os.Remove(fill))
 	d.judgeExit(what, code, stderr)
+	for _, m := range summaryNamed.FindAllStringSubmatch(stderr, -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			d.inconsistent = append(d.inconsistent, fmt.Sprintf("%s: the loop's last line names %s: %v", what, m[1], err))
+		}
+	}
 	d.check(what, before)
 	if code == 0 {
 		d.checkLeftoversIn(what)
@@ -143,8 +152,38 @@ func (d *diskCampaign) round(r diskRound, free int64) (succeeded bool) {
 	}
 	d.check(what+", then the next command", after)
 	d.checkLeftoversIn(what + ", then the next command")
+	d.checkSpent(what + ", then the next command")
 	return false
 }
+
+// checkSpent compares the spend the loop's runs recorded (summary.json) with what the
+// agent reported: the script's bot prints HGATE_COST_USD=0.01 and notes each run in
+// $HGATE_CAMPAIGN_SPENT, off the full disk, so a report the disk could not hold is counted.
+func (d *diskCampaign) checkSpent(what string) {
+	noted, _ := os.ReadFile(d.ts.Getenv("HGATE_CAMPAIGN_SPENT"))
+	want := float64(bytes.Count(noted, []byte("\n"))) / 100
+	var got float64
+	runs, _ := filepath.Glob(filepath.Join(d.proj, "workspace", "runs", "*", "summary.json"))
+	for _, s := range runs {
+		var sum struct {
+			SpendUSD float64 `json:"spend_usd"`
+		}
+		data, err := os.ReadFile(s)
+		if err == nil {
+			err = json.Unmarshal(data, &sum)
+		}
+		if err != nil {
+			d.inconsistent = append(d.inconsistent, fmt.Sprintf("%s: %v", what, err))
+		}
+		got += sum.SpendUSD
+	}
+	if math.Abs(got-want) > 1e-9 {
+		d.inconsistent = append(d.inconsistent, fmt.Sprintf("%s: the runs recorded a spend of $%v, the agent reported $%v", what, got, want))
+	}
+}
+
+// summaryNamed is the summary.json the loop's last line names.
+var summaryNamed = regexp.MustCompile(`(?m)^\[loop\] stopped: .*; summary: (\S+)$`)
 
 // diskFullLine is an error that names a path and says the disk is full.
 var diskFullLine = regexp.MustCompile(`\S*/\S*: (\S+: )?no space left on device`)
