@@ -24,11 +24,11 @@ import (
 )
 
 // The full-disk campaign (script state_full_disk_campaign.txtar): the prepared repository
-// of the script is copied onto a small tmpfs, which is also the commands' TMPDIR, and each
-// of gate, record, bench and a one-iteration loop runs with K bytes left free, for K from
-// 0 up in steps of diskStep until the command succeeds. After each run the disk is freed
-// and the campaign checks the repository and the files, not hgate's messages: what was
-// recorded before is all there (results.tsv, split.json and baseline.json as they were or
+// of the script is copied onto a small tmpfs, which is also the commands' TMPDIR (for gate
+// and the loop once more, not), and each of gate, record, bench and a one-iteration loop
+// runs with K bytes left free, for K from 0 up in steps of diskStep until the command
+// succeeds. After each run the disk is freed and the campaign checks the repository and the
+// files, not hgate's messages: what was recorded before is all there (results.tsv, split.json and baseline.json as they were or
 // grown, the ledger, gated commit and branch descendants of what they were, every receipt
 // and held-out record), every ref points at an object that is there (git fsck), the readers
 // (status, guard, state log) answer, a failure exited 2 naming a path with "no space left on
@@ -63,14 +63,20 @@ type diskRound struct {
 	setup [][]string // hgate commands run with the disk not full, before the fill
 	cmd   []string   // the command under test, run with the disk full
 	next  []string   // the next command, with space again
+	// tmpElsewhere puts TMPDIR (the clean room) off the full disk, as where /tmp is a
+	// file system of its own: the first write refused is then hgate's state, not the room.
+	tmpElsewhere bool
 }
 
 var diskRounds = []diskRound{
 	{name: "gate", cmd: []string{"gate"}, next: []string{"gate"}},
+	{name: "gate, TMPDIR elsewhere", cmd: []string{"gate"}, next: []string{"gate"}, tmpElsewhere: true},
 	{name: "record", setup: [][]string{{"gate"}}, cmd: []string{"record"}, next: []string{"record"}},
 	{name: "bench", cmd: []string{"bench"}, next: []string{"bench"}},
 	{name: "loop", cmd: []string{"loop", "--iterations", "1", "--no-sandbox"},
 		next: []string{"loop", "--iterations", "1", "--no-sandbox", "--resume"}},
+	{name: "loop, TMPDIR elsewhere", cmd: []string{"loop", "--iterations", "1", "--no-sandbox"},
+		next: []string{"loop", "--iterations", "1", "--no-sandbox", "--resume"}, tmpElsewhere: true},
 }
 
 // diskFullCampaign is `diskfull SIZE`: the campaign on a tmpfs of SIZE (mount's size=).
@@ -86,11 +92,16 @@ func diskFullCampaign(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { exec.Command("umount", "-l", mnt).Run() })
 	d := &diskCampaign{campaign: campaign{ts: ts}, mnt: mnt, proj: filepath.Join(mnt, "p"), places: map[string]bool{}}
 	oldTmp := ts.Getenv("TMPDIR")
-	ts.Setenv("TMPDIR", filepath.Join(mnt, "tmp"))
 	defer ts.Setenv("TMPDIR", oldTmp)
+	elsewhere := filepath.Join(oldTmp, "elsewhere")
+	ts.Check(os.MkdirAll(elsewhere, 0o755))
 	ts.Setenv("HGATE_CAMPAIGN_SPENT", filepath.Join(oldTmp, "spent"))
 	rounds, failed := 0, 0
 	for _, r := range diskRounds {
+		ts.Setenv("TMPDIR", filepath.Join(mnt, "tmp"))
+		if r.tmpElsewhere {
+			ts.Setenv("TMPDIR", elsewhere)
+		}
 		k := 0
 		for ; k < diskMaxRounds && !d.round(r, int64(k)*diskStep); k++ {
 			failed++
