@@ -36,6 +36,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/lock"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/record"
@@ -154,6 +155,11 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		}
 	}()
 	if err := r.lock(ctx); err != nil {
+		// Only another hgate holding the lock is a refusal to wait for; a lock file that
+		// cannot be written (a full disk) is a failure of the start with its own error.
+		if held := (*lock.HeldError)(nil); !errors.As(err, &held) {
+			return nil, nil, err
+		}
 		return nil, nil, refuseStart(err, "the repository's hgate lock", "wait for the other hgate, or stop it")
 	}
 	undo = append(undo, r.unlock)
@@ -690,22 +696,32 @@ func (r *runner) finish(reason StopReason, detail string, started time.Time, err
 	if err == nil {
 		s.Final = r.scoreFinal()
 	}
-	if werr := writeJSON(filepath.Join(r.dir, "summary.json"), s); werr != nil && err == nil {
-		err = werr
+	path := filepath.Join(r.dir, "summary.json")
+	werr := writeJSON(path, s)
+	if werr != nil {
+		// Said even after the run's own error (a full disk stops both): the last line
+		// must not name a summary that is not there.
+		err = errors.Join(err, werr)
+		path = ""
 	}
-	fmt.Fprintln(r.log, stoppedLine(s, filepath.Join(r.dir, "summary.json")))
+	fmt.Fprintln(r.log, stoppedLine(s, path))
 	return s, err
 }
 
 // stoppedLine is the run's closing line on the log: why it stopped, the iterations kept
-// and rejected (as summary.json and the report count them), and its spend.
+// and rejected (as summary.json and the report count them), its spend, and summary.json
+// ("": it could not be written).
 func stoppedLine(s *Summary, path string) string {
 	spent := ""
 	if s.SpendUSD > 0 || s.SpendTokens > 0 {
 		spent = fmt.Sprintf("; spent %s, %s", human.USD(s.SpendUSD), human.Tokens(s.SpendTokens))
 	}
-	return fmt.Sprintf("[loop] stopped: %s (%s); %d kept, %d rejected%s; summary: %s",
-		s.StopReason, s.StopDetail, s.Kept, s.Rejected, spent, path)
+	summary := "; summary: " + path
+	if path == "" {
+		summary = "; summary.json not written"
+	}
+	return fmt.Sprintf("[loop] stopped: %s (%s); %d kept, %d rejected%s%s",
+		s.StopReason, s.StopDetail, s.Kept, s.Rejected, spent, summary)
 }
 
 func (r *runner) summary() *Summary {

@@ -116,14 +116,18 @@ func TestScripts(t *testing.T) {
 			"resume":       resume,
 			"killcampaign": killCampaign,
 			"loopkills":    loopKills,
+			"diskfull":     diskFullCampaign,
 			"timescale":    scaleTimeouts,
 			"scaled":       scaledValue,
 		},
-		// [race]: hgate is race-built. [root]: the script runs as root, so it can also run hgate as an unprivileged
+		// [race]: hgate is race-built. [tmpfs]: root, and a tmpfs mounts (diskfull). [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).
 		Condition: func(cond string) (bool, error) {
 			if cond == "race" {
 				return hgateRaceBuilt(bin)
+			}
+			if cond == "tmpfs" {
+				return canMountTmpfs(), nil
 			}
 			if cond == "root" {
 				_, err := exec.LookPath("setpriv")
