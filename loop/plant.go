@@ -17,18 +17,17 @@ type runFrom struct{ dir, what string }
 // plantable refuses a sandboxed run whose agent could write where programs are found by
 // name or read outside its sandbox: a folder on PATH (hgate looks git up there when a
 // run starts, and tasks every command they run), the folder above one named bin or
-// shims, the system's folders, clean_room.read and hgate's own folder. A program the
-// agent left there would run as the user, unsandboxed (hgate's git), or stand in for what
-// a test task runs (a `cmp` that always matches); a file there is read by every task.
+// shims and the system's folders (which tasks read without being told) and hgate's own
+// folder. A program the agent left there would run as the user, unsandboxed (hgate's
+// git), or stand in for what a test task runs (a `cmp` that always matches).
+// clean_room.read is left to the user, who names it: a folder of the agent's there is
+// read by tasks as it asks (loop_sandbox_outlive.txtar's lock).
 func (r *runner) plantable() error {
 	if !r.cfg.Sandbox.Enabled {
 		return nil // the agent runs as the user: it can write them all anyway
 	}
 	root := r.repo.Root()
-	from, err := r.runFrom(root)
-	if err != nil {
-		return err
-	}
+	from := runFromFolders(root)
 	var errs []error
 	check := func(field string, paths []string) error {
 		for _, w := range paths {
@@ -57,8 +56,8 @@ func (r *runner) plantable() error {
 	return errors.Join(errs...)
 }
 
-// runFrom lists the folders plantable keeps out of the agent's write set.
-func (r *runner) runFrom(root string) ([]runFrom, error) {
+// runFromFolders lists the folders plantable keeps out of the agent's write set.
+func runFromFolders(root string) []runFrom {
 	var out []runFrom
 	for _, d := range sandbox.SystemRead() {
 		out = append(out, runFrom{d, "a system folder tasks read"})
@@ -76,17 +75,10 @@ func (r *runner) runFrom(root string) ([]runFrom, error) {
 		}
 		out = append(out, runFrom{d, what})
 	}
-	for _, c := range r.env.Config.CleanRoom.Read {
-		p, err := cleanroom.Expand(c, root)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, runFrom{p, "clean_room.read"})
-	}
 	if exe, err := os.Executable(); err == nil {
 		out = append(out, runFrom{filepath.Dir(exe), "hgate's own folder"})
 	}
-	return out, nil
+	return out
 }
 
 // overlap reports whether a and b are one folder or one holds the other, as written or
