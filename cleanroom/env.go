@@ -27,14 +27,16 @@ func scrubEnv(environ, allow []string, repoRoot, home, tmp string) []string {
 			continue
 		}
 		if k == "PATH" {
-			v = cleanPath(v, repoRoot)
+			v = CleanPath(v, repoRoot)
 		}
 		out = append(out, k+"="+v)
 	}
 	return out
 }
 
-func cleanPath(path, repoRoot string) string {
+// CleanPath is PATH without its relative entries and those inside the repository: the
+// tasks' PATH, and what the loop keeps out of its agent's write set.
+func CleanPath(path, repoRoot string) string {
 	var keep []string
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" || !filepath.IsAbs(dir) || dir == repoRoot || strings.HasPrefix(dir, repoRoot+string(filepath.Separator)) {

@@ -355,7 +355,7 @@ type Lane struct {
 // may write its HOME, the caches and the clean_room.writable folders of its tree (made
 // here, empty or writable), and nothing else; the benchmark runner adds its TMPDIR and
 // {trace_dir}. It may read only those, its tree, the system's folders, its PATH (see
-// pathRead) and clean_room.read; a test lane also clean_room.test_only, while a train
+// PathRead) and clean_room.read; a test lane also clean_room.test_only, while a train
 // lane cannot read test_only or loop.sandbox.hidden even where clean_room.read covers
 // them. It runs in PID (its own /proc), IPC and mount namespaces of its own, and with
 // clean_room.network: false a network one with loopback. A test lane's writes to the
@@ -363,7 +363,7 @@ type Lane struct {
 // its own, the caches are read-only to it.
 func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	read := append([]string{l.Tree}, sandbox.SystemRead()...)
-	read = append(read, pathRead(l.Path)...)
+	read = append(read, PathRead(l.Path)...)
 	for _, r := range rs.Config.CleanRoom.Read {
 		p, err := Expand(r, rs.Repo.Root())
 		if err != nil {
@@ -403,10 +403,11 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	return p, nil
 }
 
-// pathRead is what tasks may read of their PATH: each folder on it, and for one named
+// PathRead is what tasks may read of their PATH (and the loop keeps out of its agent's
+// write set): each folder on it, and for one named
 // bin or shims the folder above (a toolchain's root, where its libraries are: /usr/local/go,
 // ~/.pyenv), unless that is / or the home folder.
-func pathRead(path string) []string {
+func PathRead(path string) []string {
 	home, _ := os.UserHomeDir()
 	var out []string
 	for _, dir := range filepath.SplitList(path) {

@@ -81,7 +81,7 @@ func (r *Repo) candidate(s *snapshot, st *state, stats map[string]walk.Stat) (pl
 		default:
 			return plumbing.ZeroHash, fmt.Errorf("candidate tree: %s is a %s, which a tree cannot hold", p, objstore.ModeKind(ps.w.mode))
 		}
-		if ps.w.huge > 0 || ps.w.unreadable || ps.w.hardlink {
+		if ps.w.huge > 0 || ps.w.unreadable || ps.w.hardlink || ps.w.long {
 			continue // over gate.max_file_bytes: Step 0 rejects it, and it is never read
 		}
 		mode := ps.w.mode

@@ -35,7 +35,16 @@ type layer struct {
 	// hardlink: an untracked regular file with more than one link (its other name may be
 	// outside the worktree, where the agent may not read), never read (hash zero)
 	hardlink bool
+	// long: an untracked path longer than MaxPathBytes, which a clean room could not hold
+	// (it writes the path under its own folder, and the system opens no name past
+	// PATH_MAX), never read
+	long bool
 }
+
+// MaxPathBytes bounds a new path Step 0 lets through: 1024 bytes (macOS's PATH_MAX), so
+// that the path under a clean room's folder stays within Linux's 4096. A longer one (a
+// tree thousands of folders deep) would stop the gate that reads or materializes it.
+const MaxPathBytes = 1024
 
 func (a layer) same(b layer) bool {
 	if a.present != b.present {
@@ -138,10 +147,13 @@ func (st *state) fill(ps *pathState) error {
 	} else {
 		ps.b = ps.h
 	}
-	if ps.untracked && ps.w.mode == filemode.Regular {
+	switch {
+	case ps.untracked && len(p) > MaxPathBytes:
+		ps.w.long = true // never opened: past PATH_MAX, it could not be
+	case ps.untracked && ps.w.mode == filemode.Regular:
 		st.untrackedFacts(ps)
 	}
-	if ps.untracked && ps.w.huge == 0 {
+	if ps.untracked && ps.w.huge == 0 && !ps.w.long {
 		// Only a path that exists elsewhere needs its content compared.
 		if !ps.nested && (ps.b.present || ps.h.present || ps.i.present) {
 			if err := st.hashUntracked(ps); err != nil {
@@ -319,6 +331,8 @@ func (st *state) layerRefusals(ps *pathState, l layer) []string {
 		return []string{fmt.Sprintf("a file of %d bytes, over gate.max_file_bytes (%d): not read", l.huge, st.s.maxFile)}
 	case l.unreadable:
 		return []string{"a file its owner may not read (its permissions were changed): not read"}
+	case l.long:
+		return []string{fmt.Sprintf("a path of %d bytes, over the %d a clean room can hold: not read", len(ps.path), MaxPathBytes)}
 	case l.hardlink:
 		return []string{"a hard link (a file with another name, maybe outside the worktree): not read"}
 	case l.mode == filemode.Submodule:

@@ -163,7 +163,7 @@ func (r *Repo) worktreeTree(s *snapshot, st *state) (plumbing.Hash, error) {
 		switch {
 		case !ps.w.present:
 			root.Set(p, nil)
-		case ps.w.huge > 0 || ps.w.unreadable || ps.w.hardlink:
+		case ps.w.huge > 0 || ps.w.unreadable || ps.w.hardlink || ps.w.long:
 			// Over gate.max_file_bytes: never read; the attempt keeps HEAD's entry.
 		case ps.w.mode == filemode.Regular || ps.w.mode == filemode.Executable || ps.w.mode == filemode.Symlink:
 			mode := ps.w.mode
@@ -202,6 +202,13 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 	for i := len(paths) - 1; i >= 0; i-- {
 		ps := st.paths[paths[i]]
 		if ps.h.present || !ps.w.present || ps.nested {
+			continue
+		}
+		if ps.w.long {
+			// Past PATH_MAX no name reaches it: folder by folder, by descriptor.
+			if err := removeDeep(root, ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("restore: remove %s: %w", ps.path, err)
+			}
 			continue
 		}
 		if err := root.Remove(ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -348,6 +355,35 @@ func makeParents(root *fsafe.Root, p string) error {
 }
 
 // removeEmptyParents removes the directories above p under root that became empty.
+// removeDeep removes the file p under root and then its folders that are left empty, as
+// Remove and removeEmptyParents do, opening each folder inside its parent's descriptor:
+// p may be longer than any name the system resolves at once.
+func removeDeep(root *fsafe.Root, p string) error {
+	parts := strings.Split(p, "/")
+	dirs := []*fsafe.Root{root}
+	defer func() {
+		for _, d := range dirs[1:] {
+			d.Close()
+		}
+	}()
+	for _, name := range parts[:len(parts)-1] {
+		d, err := dirs[len(dirs)-1].OpenDir(name)
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, d)
+	}
+	if err := dirs[len(dirs)-1].Remove(parts[len(parts)-1]); err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i > 0; i-- {
+		if dirs[i-1].Remove(parts[i-1]) != nil {
+			break // not empty: the folders above stay too
+		}
+	}
+	return nil
+}
+
 func removeEmptyParents(root *fsafe.Root, p string) {
 	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
 		if root.Remove(d) != nil {

@@ -163,6 +163,11 @@ func start(ctx context.Context, opts Options) (r *runner, done func(), err error
 		return nil, nil, refuseStart(err, "the repository's hgate lock", "wait for the other hgate, or stop it")
 	}
 	undo = append(undo, r.unlock)
+	// Before hgate looks git up on PATH: a folder there the agent may write could hold
+	// its git already (a run before this one).
+	if err := r.plantable(); err != nil {
+		return nil, nil, err
+	}
 	// The repository's config is checked and anchored before anything runs: a key git
 	// would obey that hgate does not need stops the run here, a change later on before
 	// the next git process (see gitguard/gitrun).

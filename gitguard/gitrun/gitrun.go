@@ -54,11 +54,8 @@ type Runner struct {
 // gitDir is the worktree's git directory, commonDir the shared one (the same for the
 // main worktree), workTree its root.
 func New(gitDir, commonDir, workTree string) (*Runner, error) {
-	git, err := exec.LookPath("git")
+	git, err := lookGit(workTree, commonDir)
 	if err != nil {
-		return nil, ErrNoGit
-	}
-	if git, err = filepath.Abs(git); err != nil {
 		return nil, err
 	}
 	r := &Runner{git: git, gitDir: gitDir, workTree: workTree,
@@ -67,6 +64,29 @@ func New(gitDir, commonDir, workTree string) (*Runner, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// lookGit finds git on PATH as exec.LookPath does, skipping relative entries and those
+// inside the repository (its worktree or common directory): an allowed folder there is
+// the agent's to write, and the git found runs as the user, outside every sandbox. (The
+// loop keeps PATH's other folders out of the agent's write set.)
+func lookGit(workTree, commonDir string) (string, error) {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		dir = filepath.Clean(dir)
+		if !filepath.IsAbs(dir) || inside(dir, workTree) || inside(dir, commonDir) {
+			continue
+		}
+		if p, err := exec.LookPath(filepath.Join(dir, "git")); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNoGit
+}
+
+// inside reports whether p is dir or below it.
+func inside(p, dir string) bool {
+	dir = filepath.Clean(dir)
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // Anchor checks the config and info/attributes now and takes their digests as the state

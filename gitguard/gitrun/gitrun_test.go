@@ -3,6 +3,7 @@ package gitrun_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,5 +182,41 @@ func TestEnvironment(t *testing.T) {
 	}
 	if out, _, _ := g.Run("config", "core.hooksPath"); out != "/dev/null" {
 		t.Errorf("core.hooksPath = %q, want /dev/null", out)
+	}
+}
+
+// A git in a folder of the repository on PATH (an allowed folder the agent may write,
+// added to PATH by direnv's PATH_add) is never the one hgate runs: it would run as the
+// user, outside every sandbox. The real git on PATH after it is.
+func TestGitNotFromTheRepository(t *testing.T) {
+	r := newRepo(t)
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH")
+	}
+	bin := r.Path("bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ran := filepath.Join(t.TempDir(), "ran")
+	plant := "#!/bin/sh\necho planted > " + ran + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(plant), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+filepath.Dir(real))
+	g, err := runner(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.Run("rev-parse", "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatalf("hgate ran the git planted in the repository (%s)", filepath.Join(bin, "git"))
+	}
+	// With no other git on PATH there is none.
+	t.Setenv("PATH", bin)
+	if _, err := runner(t, r); !errors.Is(err, gitrun.ErrNoGit) {
+		t.Fatalf("only the repository's git on PATH: got %v, want ErrNoGit", err)
 	}
 }
