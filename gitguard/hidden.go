@@ -115,8 +115,8 @@ func (st *state) explainHidden(vs []Violation) error {
 	var v *gitView
 	for i := range vs {
 		ps := st.paths[vs[i].Path]
-		if ps == nil || !ps.untracked {
-			continue
+		if ps == nil || !ps.untracked || ps.w.long {
+			continue // a path past MaxPathBytes: its rules, ancestor by ancestor, cost its depth cubed
 		}
 		if v == nil {
 			v = st.s.r.newGitView(st.s.maxFile)
