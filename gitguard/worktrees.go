@@ -227,7 +227,7 @@ func (w *Worktrees) Candidate(dir string, base plumbing.Hash, opts Options, mess
 }
 
 // unread lists, sorted, Step 0's reasons against the changed or untracked files of st
-// that are special files or over the size bound.
+// that are special files, over the size bound, or at a path past MaxPathBytes.
 func (r *Repo) unread(s *snapshot, st *state) []string {
 	var why []string
 	for _, p := range sortedPaths(st) {
@@ -236,6 +236,8 @@ func (r *Repo) unread(s *snapshot, st *state) []string {
 			continue
 		}
 		switch {
+		case ps.w.long:
+			why = append(why, fmt.Sprintf("Step 0: a path of %d bytes, over the %d a clean room can hold: left unread", len(p), MaxPathBytes))
 		case ps.w.mode == filemode.Empty:
 			fi, err := os.Lstat(r.root + "/" + p)
 			if err == nil {

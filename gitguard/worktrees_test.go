@@ -1,6 +1,7 @@
 package gitguard_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,30 @@ func openWorktrees(t *testing.T, dir string) (*gitguard.Repo, *gitguard.Worktree
 		t.Fatal(err)
 	}
 	return repo, w
+}
+
+// TestWorktreesDeepPath: in an agent's linked worktree, as in the main one
+// (TestDeepAllowedPath), a new file at a path past MaxPathBytes is refused unread with its
+// length named; the candidate used to leave it out without a word.
+func TestWorktreesDeepPath(t *testing.T) {
+	r := gittest.New(t)
+	r.WriteFiles(map[string]string{"a.txt": "a\n"})
+	head := plumbing.NewHash(r.Commit("init"))
+	_, w := openWorktrees(t, r.Dir)
+	dir := filepath.Join(t.TempDir(), "wt")
+	if err := w.Add(dir, head, 0); err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.Repeat("a/", gitguard.MaxPathBytes/2+1) + "s.sh"
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(deep)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, deep), []byte("exit 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, unread, err := w.Candidate(dir, head, gitguard.Options{}, "m\n", loopAuthor)
+	want := fmt.Sprintf("Step 0: a path of %d bytes, over the %d a clean room can hold: left unread", len(deep), gitguard.MaxPathBytes)
+	if err != nil || !c.IsZero() || len(unread) != 1 || unread[0] != want {
+		t.Fatalf("Candidate: %v %q %v; want it refused unread: %q", c, unread, err, want)
+	}
 }
