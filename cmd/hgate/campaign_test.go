@@ -198,13 +198,7 @@ func (c *campaign) checkSpend() int {
 	runs, _ := filepath.Glob(filepath.Join(work, "workspace", "runs", "*", "summary.json"))
 	for _, s := range runs {
 		dir := filepath.Dir(s)
-		var sum struct {
-			SpendUSD float64 `json:"spend_usd"`
-		}
-		data, err := os.ReadFile(s)
-		if err == nil {
-			err = json.Unmarshal(data, &sum)
-		}
+		spent, err := summarySpend(s)
 		if err != nil {
 			c.inconsistent = append(c.inconsistent, fmt.Sprintf("%s: %v", s, err))
 			continue
@@ -217,8 +211,8 @@ func (c *campaign) checkSpend() int {
 			data, _ := os.ReadFile(o)
 			reported += strings.Count(string(data), "HGATE_COST_USD=0.01\n")
 		}
-		if want := float64(reported) / 100; math.Abs(sum.SpendUSD-want) > 1e-9 {
-			c.inconsistent = append(c.inconsistent, fmt.Sprintf("run %s: spend $%v, its agents reported $%v", filepath.Base(dir), sum.SpendUSD, want))
+		if want := float64(reported) / 100; math.Abs(spent-want) > 1e-9 {
+			c.inconsistent = append(c.inconsistent, fmt.Sprintf("run %s: spend $%v, its agents reported $%v", filepath.Base(dir), spent, want))
 		}
 	}
 	return len(runs)
@@ -251,4 +245,16 @@ func (c *campaign) checkLeftovers(what string) {
 			}
 		}
 	}
+}
+
+// summarySpend is the spend_usd a loop run's summary.json records.
+func summarySpend(path string) (float64, error) {
+	var sum struct {
+		SpendUSD float64 `json:"spend_usd"`
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, &sum)
+	}
+	return sum.SpendUSD, err
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -180,17 +179,11 @@ func (d *diskCampaign) checkSpent(what string) {
 	var got float64
 	runs, _ := filepath.Glob(filepath.Join(d.proj, "workspace", "runs", "*", "summary.json"))
 	for _, s := range runs {
-		var sum struct {
-			SpendUSD float64 `json:"spend_usd"`
-		}
-		data, err := os.ReadFile(s)
-		if err == nil {
-			err = json.Unmarshal(data, &sum)
-		}
+		spent, err := summarySpend(s)
 		if err != nil {
 			d.inconsistent = append(d.inconsistent, fmt.Sprintf("%s: %v", what, err))
 		}
-		got += sum.SpendUSD
+		got += spent
 	}
 	if math.Abs(got-want) > 1e-9 {
 		d.inconsistent = append(d.inconsistent, fmt.Sprintf("%s: the runs recorded a spend of $%v, the agent reported $%v", what, got, want))
