@@ -354,7 +354,6 @@ func makeParents(root *fsafe.Root, p string) error {
 	return nil
 }
 
-// removeEmptyParents removes the directories above p under root that became empty.
 // removeDeep removes the file p under root and then its folders that are left empty, as
 // Remove and removeEmptyParents do, opening each folder inside its parent's descriptor:
 // p may be longer than any name the system resolves at once.
@@ -384,6 +383,7 @@ func removeDeep(root *fsafe.Root, p string) error {
 	return nil
 }
 
+// removeEmptyParents removes the directories above p under root that became empty.
 func removeEmptyParents(root *fsafe.Root, p string) {
 	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
 		if root.Remove(d) != nil {
