@@ -39,3 +39,17 @@ func TestLogNumbersReadable(t *testing.T) {
 		}
 	}
 }
+
+// TestStoppedLineNamesOnlyAWrittenSummary: the run's last line names summary.json only
+// when it was written; else it says so (a full disk), never a path that is not there.
+func TestStoppedLineNamesOnlyAWrittenSummary(t *testing.T) {
+	s := &Summary{StopReason: StopError, StopDetail: "disk full", Kept: 1, Rejected: 2}
+	for path, want := range map[string]string{
+		"/w/runs/r1/summary.json": "[loop] stopped: error (disk full); 1 kept, 2 rejected; summary: /w/runs/r1/summary.json",
+		"":                        "[loop] stopped: error (disk full); 1 kept, 2 rejected; summary.json not written",
+	} {
+		if got := stoppedLine(s, path); got != want {
+			t.Errorf("stoppedLine(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
