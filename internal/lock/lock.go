@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -177,9 +178,19 @@ func claim(f *os.File, path string, opts Options) (*Lock, error) {
 	if err != nil {
 		unlock(f)
 		f.Close()
-		return nil, fmt.Errorf("write lock file %s: %w", path, err)
+		return nil, writeError(path, err)
 	}
 	return &Lock{f: f, path: path}, nil
+}
+
+// writeError names the lock file once: the write's own error already names it by its
+// absolute path, which the message would otherwise repeat.
+func writeError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("write lock file %s: %w", path, err)
 }
 
 // Release gives the lock up. It empties the file and unlocks it but leaves it

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -385,5 +386,16 @@ func TestHeldErrorText(t *testing.T) {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
+	}
+}
+
+// A full disk's error names the lock file once, by the path hgate names it by.
+func TestWriteErrorNamesTheFileOnce(t *testing.T) {
+	err := writeError(".git/hgate.lock", &fs.PathError{Op: "write", Path: "/repo/.git/hgate.lock", Err: syscall.ENOSPC})
+	if got, want := err.Error(), "write lock file .git/hgate.lock: no space left on device"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("%v is not ENOSPC", err)
 	}
 }
