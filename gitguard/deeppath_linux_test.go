@@ -11,9 +11,10 @@ import (
 )
 
 // TestDeepAllowedPath: a file 2200 folders deep on an allowed path (its path 4,410 bytes,
-// past PATH_MAX) is a violation that names its length, never opened; the candidate tree
-// and a set-aside attempt keep HEAD's entries, and the restore removes it folder by folder.
-// Reading it by name used to fail ("file name too long") and stop the loop.
+// past PATH_MAX): the first folder on the way whose path passes MaxPathBytes is the
+// violation, its length named, never read; the candidate tree and a set-aside attempt
+// keep HEAD's entries, and the restore removes the tree by descriptor. Reading it by name
+// used to fail ("file name too long") and stop the loop.
 func TestDeepAllowedPath(t *testing.T) {
 	r := newProject(t)
 	fd, err := unix.Open(r.Path("notes"), unix.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -40,12 +41,12 @@ func TestDeepAllowedPath(t *testing.T) {
 	unix.Close(f)
 
 	opts := gitguard.Options{Allow: allow}
-	deep := "notes/" + strings.Repeat("a/", 2200) + "s.sh"
+	deep := "notes/" + strings.Repeat("a/", (gitguard.MaxPathBytes-5)/2) + "a" // "notes/a/…/a", 1025 bytes
 	vs := check(t, r, opts)
 	if got, want := summary(vs), deep+":untracked\n"; got != want {
 		t.Fatalf("violations:\n%.200s\nwant:\n%.200s", got, want)
 	}
-	if d := vs[0].Detail; !strings.Contains(d, "a path of 4410 bytes, over the 1024 a clean room can hold: not read") {
+	if d := vs[0].Detail; !strings.Contains(d, "a path of 1025 bytes, over the 1024 a clean room can hold: not read") {
 		t.Errorf("detail %q", d)
 	}
 	g, err := gitguard.Open(r.Dir)

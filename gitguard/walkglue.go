@@ -19,7 +19,7 @@ func (s *snapshot) walkWith(rules map[string]patternList) (*walk.Result, error) 
 	return walk.Walk(&walk.Input{
 		Root: s.r.root, Entries: s.idx.Entries, Rules: rules, Extra: s.extra, Allow: s.allow,
 		IndexMtimeS: s.idxMtimeS, IndexMtimeN: s.idxMtimeN, Submodule: submoduleHead,
-		MaxFileBytes: s.maxFile,
+		MaxFileBytes: s.maxFile, MaxPathBytes: MaxPathBytes,
 	})
 }
 

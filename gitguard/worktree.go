@@ -204,14 +204,11 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		if ps.h.present || !ps.w.present || ps.nested {
 			continue
 		}
+		remove := root.Remove
 		if ps.w.long {
-			// Past PATH_MAX no name reaches it: folder by folder, by descriptor.
-			if err := removeDeep(root, ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("restore: remove %s: %w", ps.path, err)
-			}
-			continue
+			remove = root.RemoveAll // a folder the walk left unread, however deep
 		}
-		if err := root.Remove(ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := remove(ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("restore: remove %s: %w", ps.path, err)
 		}
 		removeEmptyParents(root, ps.path)
@@ -349,35 +346,6 @@ func makeParents(root *fsafe.Root, p string) error {
 		}
 		if err := root.Mkdir(dir, 0o755); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// removeDeep removes the file p under root and then its folders that are left empty, as
-// Remove and removeEmptyParents do, opening each folder inside its parent's descriptor:
-// p may be longer than any name the system resolves at once.
-func removeDeep(root *fsafe.Root, p string) error {
-	parts := strings.Split(p, "/")
-	dirs := []*fsafe.Root{root}
-	defer func() {
-		for _, d := range dirs[1:] {
-			d.Close()
-		}
-	}()
-	for _, name := range parts[:len(parts)-1] {
-		d, err := dirs[len(dirs)-1].OpenDir(name)
-		if err != nil {
-			return err
-		}
-		dirs = append(dirs, d)
-	}
-	if err := dirs[len(dirs)-1].Remove(parts[len(parts)-1]); err != nil {
-		return err
-	}
-	for i := len(dirs) - 1; i > 0; i-- {
-		if dirs[i-1].Remove(parts[i-1]) != nil {
-			break // not empty: the folders above stay too
 		}
 	}
 	return nil

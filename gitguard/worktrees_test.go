@@ -175,8 +175,8 @@ func openWorktrees(t *testing.T, dir string) (*gitguard.Repo, *gitguard.Worktree
 }
 
 // TestWorktreesDeepPath: in an agent's linked worktree, as in the main one
-// (TestDeepAllowedPath), a new file at a path past MaxPathBytes is refused unread with its
-// length named; the candidate used to leave it out without a word.
+// (TestDeepAllowedPath), a new folder at a path past MaxPathBytes is refused unread with
+// its length named; the candidate used to leave it out without a word.
 func TestWorktreesDeepPath(t *testing.T) {
 	r := gittest.New(t)
 	r.WriteFiles(map[string]string{"a.txt": "a\n"})
@@ -194,7 +194,8 @@ func TestWorktreesDeepPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, unread, err := w.Candidate(dir, head, gitguard.Options{}, "m\n", loopAuthor)
-	want := fmt.Sprintf("Step 0: a path of %d bytes, over the %d a clean room can hold: left unread", len(deep), gitguard.MaxPathBytes)
+	folder := deep[:gitguard.MaxPathBytes+1] // the first folder past the bound, reported whole
+	want := fmt.Sprintf("Step 0: a path of %d bytes, over the %d a clean room can hold: left unread", len(folder), gitguard.MaxPathBytes)
 	if err != nil || !c.IsZero() || len(unread) != 1 || unread[0] != want {
 		t.Fatalf("Candidate: %v %q %v; want it refused unread: %q", c, unread, err, want)
 	}

@@ -303,3 +303,50 @@ func TestRefused(t *testing.T) {
 		}
 	})
 }
+
+// A tree deeper than the descriptors a process may hold, and past PATH_MAX, with files
+// and a link to outside along the way: RemoveAll removes it all and follows nothing.
+func TestRemoveAllDeepTree(t *testing.T) {
+	root, outside, r := fixture(t)
+	const depth = 2500 // 5,000 bytes of path: past PATH_MAX, and 20 times the limit below
+	fd, err := syscall.Open(filepath.Join(root, "d"), syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range depth {
+		if i%500 == 0 {
+			os.Symlink(outside, fmt.Sprintf("/proc/self/fd/%d/l", fd))
+			os.WriteFile(fmt.Sprintf("/proc/self/fd/%d/f", fd), []byte("x"), 0o644)
+			syscall.Mkdir(fmt.Sprintf("/proc/self/fd/%d/side", fd), 0o755)
+		}
+		if err := syscall.Mkdir(fmt.Sprintf("/proc/self/fd/%d/a", fd), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := syscall.Open(fmt.Sprintf("/proc/self/fd/%d/a", fd), syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		syscall.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	syscall.Close(fd)
+
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = 128
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	err = r.RemoveAll("d")
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	if err != nil {
+		t.Fatalf("RemoveAll: %.300v", err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 1 || ents[0].Name() != "f" {
+		t.Fatalf("left in root: %v", ents)
+	}
+	untouched(t, outside)
+}

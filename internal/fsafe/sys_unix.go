@@ -168,7 +168,9 @@ func (r *Root) Remove(name string) error {
 }
 
 // RemoveAll removes name and, when it is a folder, everything below it, by descriptor;
-// a missing name is no error.
+// a missing name is no error. It holds two folders open at a time however deep the
+// tree: a tree thousands of folders deep (which a sandboxed process can make) costs
+// neither descriptors nor stack, and nothing below name is ever looked up from the top.
 func (r *Root) RemoveAll(name string) error {
 	err := r.Remove(name)
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
@@ -177,21 +179,74 @@ func (r *Root) RemoveAll(name string) error {
 	if !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EEXIST) {
 		return err
 	}
-	d, derr := r.OpenDir(name)
-	if derr != nil {
-		return derr
+	top, err := r.OpenDir(name)
+	if err != nil {
+		return err
 	}
-	ents, derr := d.ReadDir(".")
-	for _, e := range ents {
-		if derr == nil {
-			derr = d.RemoveAll(e.Name())
-		}
-	}
-	d.Close()
-	if derr != nil {
-		return derr
+	err = top.empty()
+	top.Close()
+	if err != nil {
+		return err
 	}
 	return r.Remove(name)
+}
+
+// empty removes everything in r, a level at a time: its files go, and each folder in
+// it is emptied of its files and has its own folders moved up into r, then goes. What
+// was moved up is a later pass's work, so the walk never goes more than one folder down.
+func (r *Root) empty() error {
+	moved := 0
+	for {
+		ents, err := r.ReadDir(".")
+		if err != nil || len(ents) == 0 {
+			return err
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				err = r.lift(e.Name(), &moved)
+			}
+			if err == nil {
+				err = r.Remove(e.Name())
+			}
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+}
+
+// lift empties the folder name in r by one level: its files are removed, its folders
+// renamed into r under fresh names (everything in r is being removed, so a name taken
+// by one of them only means trying the next).
+func (r *Root) lift(name string, moved *int) error {
+	d, err := r.OpenDir(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(".")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			if err := d.Remove(e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		for {
+			*moved++
+			err := d.RenameTo(e.Name(), r, fmt.Sprintf(".hgate-removing-%d", *moved))
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.EISDIR) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Rename renames oldname to newname, both under r. Neither is followed: a link at

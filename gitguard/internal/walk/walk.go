@@ -43,8 +43,10 @@ type State struct {
 // Untracked is a file or symlink on disk that the index does not hold
 // and the base's ignore rules do not hide.
 type Untracked struct {
-	Path   string
-	Mode   filemode.FileMode // Regular, Executable, Symlink, or Dir for a nested repository
+	Path string
+	// Regular, Executable, Symlink; Dir for a nested repository, or for a folder whose
+	// path is past Input.MaxPathBytes (not read: nothing below it could be shorter).
+	Mode   filemode.FileMode
 	Nested bool
 }
 
@@ -132,6 +134,10 @@ type Input struct {
 	// MaxFileBytes, when positive, is the largest regular file the walk hashes; a
 	// larger one it only reports (Result.Huge).
 	MaxFileBytes int64
+	// MaxPathBytes, when positive, is the longest path of an untracked folder the walk
+	// reads; a longer one it reports whole, unread. So a tree thousands of folders deep
+	// costs the walk about MaxPathBytes/2 levels, not its depth squared in path bytes.
+	MaxPathBytes int
 }
 
 // Result is what the worktree holds: one State per index entry, the
@@ -391,6 +397,10 @@ func (w *walker) untracked(j walkJob, sd *sharedDir, full string, ent dirent) {
 	switch typ {
 	case dtDir:
 		if Ignored(w.in.Extra, j.st, p, true) {
+			return
+		}
+		if w.in.MaxPathBytes > 0 && len(p) > w.in.MaxPathBytes {
+			w.addUntracked(Untracked{Path: p, Mode: filemode.Dir})
 			return
 		}
 		if _, err := Lstat(full + name + "/.git"); err == nil {

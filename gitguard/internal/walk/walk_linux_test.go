@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/hgate/hgate/gitguard/internal/index"
 	"github.com/hgate/hgate/gitguard/internal/pattern"
@@ -80,5 +84,25 @@ func openFds(t *testing.T) int {
 func TestStateSize(t *testing.T) {
 	if n := unsafe.Sizeof(State{}); n > 28 {
 		t.Errorf("State is %d bytes, want at most 28", n)
+	}
+}
+
+// TestWalkStopsPastMaxPath: an untracked folder whose path passes MaxPathBytes is
+// reported whole and never read, so a fifo below it is not seen; the walk used to read a
+// tree thousands of folders deep to its end, its path strings growing with the depth.
+func TestWalkStopsPastMaxPath(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "d/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a")
+	must(t, os.MkdirAll(deep, 0o755))
+	must(t, syscall.Mkfifo(filepath.Join(deep, "fifo"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "d", "f"), nil, 0o644))
+	res, err := Walk(&Input{Root: root, Allow: pattern.NewMatcher(nil), MaxPathBytes: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Untracked{{Path: "d/a/a/a/a", Mode: filemode.Dir}, {Path: "d/f", Mode: filemode.Regular}}
+	slices.SortFunc(res.Untracked, func(a, b Untracked) int { return strings.Compare(a.Path, b.Path) })
+	if !slices.Equal(res.Untracked, want) {
+		t.Errorf("untracked %v, want %v", res.Untracked, want)
 	}
 }
