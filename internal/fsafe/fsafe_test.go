@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -349,4 +350,68 @@ func TestRemoveAllDeepTree(t *testing.T) {
 		t.Fatalf("left in root: %v", ents)
 	}
 	untouched(t, outside)
+}
+
+// TestRemoveAllLockedFolders: folders a task made unreadable, read-only or unsearchable
+// (mode 000, 555, 500, 300) go too, as their owner: RemoveAll makes each its owner's first.
+// Root needs no permission, so as root the test runs itself again as nobody.
+func TestRemoveAllLockedFolders(t *testing.T) {
+	if os.Geteuid() == 0 {
+		asNobody(t, "TestRemoveAllLockedFolders")
+		return
+	}
+	root, _, r := fixture(t)
+	for _, mode := range []os.FileMode{0o000, 0o555, 0o500, 0o300} {
+		d := filepath.Join(root, "d", fmt.Sprintf("m%o", mode), "sub")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(d, "f"), "x")
+		os.Chmod(d, mode)
+		os.Chmod(filepath.Dir(d), mode)
+	}
+	if err := r.RemoveAll("d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "d")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("RemoveAll left d: %v", err)
+	}
+}
+
+// asNobody runs the test binary's test name again as uid 65534, in a folder it owns.
+func asNobody(t *testing.T, name string) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv is missing: cannot run as an unprivileged user")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755) // the test's own folder, which TempDir makes 700
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is not searchable by others", d)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self) // go's build folder is not nobody's to read
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "fsafe.test")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	os.Chown(tmp, 65534, 65534)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^"+name+"$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+name)) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
 }

@@ -179,7 +179,7 @@ func (r *Root) RemoveAll(name string) error {
 	if !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EEXIST) {
 		return err
 	}
-	top, err := r.OpenDir(name)
+	top, err := r.openToEmpty(name)
 	if err != nil {
 		return err
 	}
@@ -189,6 +189,25 @@ func (r *Root) RemoveAll(name string) error {
 		return err
 	}
 	return r.Remove(name)
+}
+
+// openToEmpty opens the folder name for RemoveAll, first making it its owner's to read
+// and write when it is not (a clean room's read-only folders, a module cache, a folder a
+// task locked): it is about to go.
+func (r *Root) openToEmpty(name string) (*Root, error) {
+	d, err := r.OpenDir(name)
+	if err == nil {
+		if unix.Faccessat(d.fd, ".", unix.W_OK|unix.X_OK, 0) == nil {
+			return d, nil
+		}
+		d.Close()
+	} else if !errors.Is(err, fs.ErrPermission) {
+		return nil, err
+	}
+	if err := r.Chmod(name, 0o700); err != nil {
+		return nil, err
+	}
+	return r.OpenDir(name)
 }
 
 // empty removes everything in r, a level at a time: its files go, and each folder in
@@ -219,7 +238,7 @@ func (r *Root) empty() error {
 // renamed into r under fresh names (everything in r is being removed, so a name taken
 // by one of them only means trying the next).
 func (r *Root) lift(name string, moved *int) error {
-	d, err := r.OpenDir(name)
+	d, err := r.openToEmpty(name)
 	if err != nil {
 		return err
 	}
@@ -235,18 +254,32 @@ func (r *Root) lift(name string, moved *int) error {
 			}
 			continue
 		}
-		for {
-			*moved++
-			err := d.RenameTo(e.Name(), r, fmt.Sprintf(".hgate-removing-%d", *moved))
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.EISDIR) {
-				return err
-			}
+		if err := d.moveUp(e.Name(), r, moved); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// moveUp renames the folder name in r into dst under a fresh name. A folder moves only
+// when its owner may write it (its ".." changes), so one that is not is made so first.
+func (r *Root) moveUp(name string, dst *Root, moved *int) error {
+	chmodded := false
+	for {
+		*moved++
+		err := r.RenameTo(name, dst, fmt.Sprintf(".hgate-removing-%d", *moved))
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, fs.ErrPermission) && !chmodded:
+			chmodded = true
+			if err := r.Chmod(name, 0o700); err != nil {
+				return err
+			}
+		case !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.EISDIR):
+			return err
+		}
+	}
 }
 
 // Rename renames oldname to newname, both under r. Neither is followed: a link at
@@ -298,15 +331,25 @@ func TempFile(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// Chmod sets the mode of the file or folder name (never of a link's target).
+// Chmod sets the mode of the file or folder name (never of a link's target). It needs
+// no permission on name itself: a folder a task made unreadable (mode 000) can be made
+// removable again.
 func (r *Root) Chmod(name string, perm os.FileMode) error {
 	record("chmod", r.path, name)
-	fd, err := r.openat(name, unix.O_RDONLY, 0)
+	fd, err := r.openat(name, chmodOpen, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	if err := unix.Fchmod(fd, uint32(perm.Perm())); err != nil {
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		err = unix.ELOOP
+	}
+	if err == nil {
+		err = fchmodPath(fd, uint32(perm.Perm()))
+	}
+	if err != nil {
 		return &fs.PathError{Op: "chmod", Path: r.Join(name), Err: err}
 	}
 	return nil

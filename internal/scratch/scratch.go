@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/proc"
 )
 
@@ -61,13 +62,20 @@ func Sweep(parent string) []string {
 }
 
 // RemoveAll removes dir even where folders in it were made read-only (a clean room's
-// carried folders, a Go module cache a task filled).
+// carried folders, a Go module cache a task filled). Sandboxed processes wrote in it,
+// so it goes by descriptor (fsafe): nothing in it is looked up by name, no link in it is
+// followed, and a tree of any depth goes. What it cannot remove it leaves.
 func RemoveAll(dir string) {
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
+	// The parent is hgate's choice (the temporary directory, a room's parent), which may
+	// be reached through a link (TMPDIR on a link): that link is the user's, not a task's.
+	parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+	if err != nil {
+		return
+	}
+	root, err := fsafe.OpenRoot(parent)
+	if err != nil {
+		return
+	}
+	root.RemoveAll(filepath.Base(dir))
+	root.Close()
 }

@@ -61,3 +61,30 @@ func TestSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveAllByDescriptor: a folder a task made read-only goes, and a link in the
+// folder to outside is removed, never followed: what it points at keeps its mode.
+func TestRemoveAllByDescriptor(t *testing.T) {
+	base := t.TempDir()
+	outside := filepath.Join(base, "outside")
+	if err := os.MkdirAll(filepath.Join(outside, "d"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "hgate-x")
+	if err := os.MkdirAll(filepath.Join(dir, "ro", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "ro", "sub", "f"), []byte("x"), 0o444)
+	os.Chmod(filepath.Join(dir, "ro", "sub"), 0o555)
+	os.Chmod(filepath.Join(dir, "ro"), 0o555)
+	if err := os.Symlink(filepath.Join(outside, "d"), filepath.Join(dir, "ro-link")); err != nil {
+		t.Fatal(err)
+	}
+	RemoveAll(dir)
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s left: %v", dir, err)
+	}
+	if fi, err := os.Stat(filepath.Join(outside, "d")); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Fatalf("the link's target: %v %v", fi.Mode(), err)
+	}
+}
