@@ -99,7 +99,7 @@ func (r *runner) mergeNotes(g *generation) error {
 	var b strings.Builder
 	for _, a := range g.Agents {
 		data, cut, err := statefile.ReadHead(filepath.Join(r.iterDir(a.Iteration), notesName), notesBound)
-		text := strings.TrimSpace(string(data))
+		text := printable(strings.TrimSpace(string(data)), true)
 		if err != nil || text == "" {
 			continue
 		}

@@ -487,9 +487,10 @@ func (r *runner) message(n int, it *Iteration) string {
 	return fmt.Sprintf("hgate loop %s iteration %d: val_score %s", r.j.RunID, n, score)
 }
 
+// firstLine is the first line of text the agent wrote, printable.
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
-	return strings.TrimRight(l, "\r")
+	return printable(strings.TrimRight(l, "\r"), false)
 }
 
 // saveAttempt keeps the rejected work under its ref and takes back any

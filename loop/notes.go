@@ -51,7 +51,7 @@ func noteField(msg string, refl map[string]any, label, key string) string {
 }
 
 func clip(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = printable(strings.ToValidUTF8(s, "\uFFFD"), false)
 	if len(s) > 500 {
 		s = strings.ToValidUTF8(s[:500], "") + "…"
 	}

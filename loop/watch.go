@@ -41,12 +41,12 @@ func (r *runner) watchAgent(n int, stdout string) (stop func()) {
 	return func() { close(done); <-stopped }
 }
 
-// lastLine is the last non-empty line of s, or "(none yet)".
+// lastLine is the last non-empty line of s, printable, or "(none yet)".
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
-			return l
+			return printable(l, false)
 		}
 	}
 	return "(none yet)"
