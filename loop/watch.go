@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hgate/hgate/internal/human"
 )
 
 // agentWatchEvery is how often the loop says, with progress on, that the agent still runs.
@@ -46,7 +48,7 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
-			return printable(l, false)
+			return human.Printable(l, false)
 		}
 	}
 	return "(none yet)"

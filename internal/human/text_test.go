@@ -1,4 +1,4 @@
-package loop
+package human
 
 import "testing"
 
@@ -16,8 +16,8 @@ func TestPrintable(t *testing.T) {
 		{"one\ntwo\x7f\u0085", true, "one\ntwo\\x7f\\x85"},
 		{"one\ntwo", false, `one\x0atwo`},
 	} {
-		if got := printable(c.in, c.keep); got != c.want {
-			t.Errorf("printable(%q, %v) = %q, want %q", c.in, c.keep, got, c.want)
+		if got := Printable(c.in, c.keep); got != c.want {
+			t.Errorf("Printable(%q, %v) = %q, want %q", c.in, c.keep, got, c.want)
 		}
 	}
 }

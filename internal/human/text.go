@@ -1,4 +1,4 @@
-package loop
+package human
 
 import (
 	"fmt"
@@ -6,12 +6,13 @@ import (
 	"unicode"
 )
 
-// printable is text the agent wrote (its commit message, the line it printed last, its
-// notes) as hgate shows and records it: a control character (an escape sequence that
-// clears the user's terminal or redraws a line, a carriage return, a bidirectional
-// override) is written out as \xNN or \uNNNN, so the text shows as the agent wrote it and
-// never as hgate's own lines. Tabs stay, and newlines where keep says so.
-func printable(s string, keepNewlines bool) string {
+// Printable is text someone else wrote (the agent's commit message, the line it printed
+// last, its notes, a file name it chose) as hgate shows and records it: a control
+// character (an escape sequence that clears the user's terminal or redraws a line, a
+// carriage return, a bidirectional override) is written out as \xNN or \uNNNN, so the
+// text shows as it was written and never as hgate's own lines. Tabs stay, and newlines
+// where keepNewlines says so.
+func Printable(s string, keepNewlines bool) string {
 	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
 	}
