@@ -45,6 +45,7 @@ func (r *runner) plantable() error {
 	root := r.repo.Root()
 	from := runFromFolders(root)
 	var errs []error
+	fix := "give the agent a folder that is none of these, or take the folder off PATH"
 	check := func(field string, paths []string) error {
 		for _, w := range paths {
 			p, err := expandPath(w, root)
@@ -56,7 +57,7 @@ func (r *runner) plantable() error {
 				errs = append(errs, &NotStarted{
 					Reason: fmt.Sprintf("%s and %s, %s, overlap: the agent could leave a program there that runs outside its sandbox", w, from[i].dir, from[i].what),
 					Where:  field,
-					Fix:    "give the agent a folder that is none of these, or take the folder off PATH",
+					Fix:    fix,
 				})
 			}
 		}
@@ -72,6 +73,7 @@ func (r *runner) plantable() error {
 	// A link on PATH that leads into the repository leads where allow may let the agent
 	// write (PATH's own folders there are skipped: tasks and hgate's git never look there).
 	from = slices.DeleteFunc(from, func(f runFrom) bool { return !f.held })
+	fix = "point the link outside the repository, or take its folder off PATH"
 	if err := check("allow", []string{root}); err != nil {
 		return err
 	}

@@ -4,7 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/hgate/hgate/config"
+	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/gittest"
 )
 
 // A folder of the agent's and one programs are run from overlap when one holds the other,
@@ -118,5 +123,30 @@ func TestRunFromLinks(t *testing.T) {
 		if got := meets(p); got != want {
 			t.Errorf("a write set %s meets a folder programs run from: %v, want %v", p, got, want)
 		}
+	}
+}
+
+// A sandboxed run does not start while a link on PATH leads into the repository, where
+// allow lets the agent write, and names the link; a link elsewhere is no reason.
+func TestPlantableLinkIntoRepository(t *testing.T) {
+	repo := gittest.New(t)
+	repo.WriteFiles(map[string]string{"tools/run": "#!/bin/sh\n"})
+	repo.Commit("init")
+	g, err := gitguard.Open(repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	r := &runner{repo: g, cfg: config.Loop{Agent: []string{"sh", "bot.sh"}, Sandbox: config.Sandbox{Enabled: true}}}
+	if err := r.plantable(); err != nil {
+		t.Fatalf("no link on PATH yet: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(g.Root(), "tools", "run"), filepath.Join(bin, "run")); err != nil {
+		t.Fatal(err)
+	}
+	err = r.plantable()
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(bin, "run")+", a program on PATH, leads through its links") || !strings.Contains(err.Error(), "(allow)") {
+		t.Fatalf("a link on PATH into the repository: %v", err)
 	}
 }
