@@ -261,8 +261,8 @@ func parseRequest(body []byte) request {
 // reach is the first thing in a request that asks the provider to reach an address for
 // the agent, "" when none or when the agent's network is not model. Under model the
 // agent reaches its model and nothing else, so the provider may not fetch for it: not
-// through its web tools, a remote MCP server, a document or image it fetches by URL, or
-// the chat API's web search. The body is read as JSON with its keys as written (Go's
+// through its web tools, a remote MCP server, a document or image it fetches by URL, the
+// chat API's web search or a model that searches the web itself. The body is read as JSON with its keys as written (Go's
 // decoder folds their case into a struct's fields; the provider does not), numbers kept
 // as text; a body it cannot read is refused, as what it holds cannot be told.
 func (g *Gateway) reach(body []byte) string {
@@ -279,6 +279,11 @@ func (g *Gateway) reach(body []byte) string {
 		return "a request body with more than one JSON value"
 	}
 	if top, ok := v.(map[string]any); ok {
+		// OpenAI's search models (gpt-4o-search-preview, o3-deep-research) search the web
+		// on every request, asked or not.
+		if m, _ := top["model"].(string); strings.Contains(strings.ToLower(m), "search") {
+			return "the provider's search model " + m
+		}
 		for _, k := range []string{"mcp_servers", "web_search_options"} {
 			if _, ok := top[k]; ok { // even null: a key given twice shows its last value only
 				return "the provider's " + k

@@ -187,11 +187,12 @@ func TestWebToolsRefused(t *testing.T) {
 }
 
 // TestProviderReachRefused: under network: model nothing in a request may ask the provider
-// to reach an address for the agent, not only its web tools: a remote MCP server (Anthropic's
-// mcp_servers, OpenAI's tool of type mcp), a document or image the provider fetches by URL,
-// the chat API's web_search_options, a web tool under a key spelled the way Go's decoder
-// folds but the provider does not. The provider stub receives none of them; the same
-// requests without the URL (an image inline, a tool's own input naming a URL) go through.
+// to reach an address for the agent, not only its web tools: a remote MCP server
+// (Anthropic's mcp_servers, OpenAI's tool of type mcp), a document or image the provider
+// fetches by URL, the chat API's web_search_options, a model that searches on every
+// request, a web tool under a key spelled the way Go's decoder folds but the provider does
+// not. The provider stub receives none of them; the same requests without the URL (an
+// image inline, a tool's own input naming a URL) go through.
 func TestProviderReachRefused(t *testing.T) {
 	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
 	oa := modelstub.OpenAI(t, modelstub.Turn{Text: "hi"})
@@ -208,6 +209,8 @@ func TestProviderReachRefused(t *testing.T) {
 		{"/v1/responses", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + answers + `"}]}]}`, answers},
 		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + answers + `"}}]}]}`, answers},
 		{"/v1/chat/completions", `{"model":"m","web_search_options":{},"messages":[]}`, "web_search_options"},
+		{"/v1/chat/completions", `{"model":"gpt-4o-search-preview","messages":[]}`, "search model"},
+		{"/v1/responses", `{"model":"o3-deep-research","input":[]}`, "search model"},
 		{"/v1/messages", `{"model":"m","mcp_servers":[{"type":"url","url":"https://mcp.example/sse","name":"f"}],"mcp_servers":null,"messages":[]}`, "mcp_servers"},
 		{"/v1/messages", `{"model":"m","messages":[]} {"mcp_servers":[]}`, "more than one JSON value"},
 	} {
