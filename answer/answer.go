@@ -6,9 +6,11 @@ package answer
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/hgate/hgate/benchmark"
 	"io"
 	"strings"
+
+	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/internal/human"
 
 	"github.com/hgate/hgate/gitguard"
 )
@@ -165,9 +167,9 @@ func writeStep0(p printf, s *Step0) {
 			if v.Detail != "" {
 				line += "  (" + v.Detail + ")"
 			}
-			p("%s", line)
+			p("%s", human.Printable(line, false)) // a path may hold any byte but / and NUL
 			if v.Hint != "" {
-				p("%s           revert: %s", indent, v.Hint)
+				p("%s           revert: %s", indent, human.Printable(v.Hint, false))
 			}
 		}
 		p(indent+"%d path(s) changed outside allow  FAIL ✗", len(s.Violations))

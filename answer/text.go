@@ -2,13 +2,14 @@ package answer
 
 import (
 	"fmt"
-	"github.com/hgate/hgate/benchmark"
 	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hgate/hgate/benchmark"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/human"
 )
 
 // The text hgate bench and hgate guard print, shared by the commands and by the MCP
@@ -47,7 +48,7 @@ func ViolationLine(v gitguard.Violation, verb string) string {
 	if len(notes) > 0 {
 		line += "  (" + strings.Join(notes, "; ") + ")"
 	}
-	return line
+	return human.Printable(line, false) // a path (and so its hint) may hold any byte but / and NUL
 }
 
 // BenchJSON is hgate bench --json; Results is keyed by task id.

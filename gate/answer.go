@@ -6,6 +6,7 @@ import (
 
 	"github.com/hgate/hgate/answer"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/human"
 )
 
 // The answer types live in package answer, with their text renderers, so that what only
@@ -29,7 +30,7 @@ func ViolationLine(v gitguard.Violation, verb string) string { return answer.Vio
 func step0Reason(v []gitguard.Violation) string {
 	paths := make([]string, len(v))
 	for i, x := range v {
-		paths[i] = fmt.Sprintf("%s (%s)", x.Path, x.Kind)
+		paths[i] = fmt.Sprintf("%s (%s)", human.Printable(x.Path, false), x.Kind) // the agent may name a file so
 	}
 	return fmt.Sprintf("step 0: %d path(s) changed outside allow: %s", len(v), strings.Join(paths, ", "))
 }

@@ -37,8 +37,9 @@ type Config struct {
 	Limits                  Limits
 	// Spent is what the run spent before this gateway started (a resumed run).
 	Spent Scope
-	// NoWebTools refuses requests that ask the provider for its server-side web tools
-	// (loop.sandbox.network: model).
+	// NoWebTools refuses requests that ask the provider to reach an address for the agent:
+	// its server-side web tools, a remote MCP server, a file by URL (loop.sandbox.network:
+	// model).
 	NoWebTools bool
 	// OnUsage is called with every usage event, in order per response.
 	OnUsage func(Usage)
@@ -178,11 +179,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := parseRequest(body)
-	if g.cfg.NoWebTools && req.webTool != "" {
+	if what := g.reach(body); what != "" {
 		g.book.refused(scope)
-		g.logRefusal(scope, r, req.webTool)
+		g.logRefusal(scope, r, what)
 		refuse(w, rt.api, http.StatusForbidden, "permission_error",
-			"hgate gateway: the provider's "+req.webTool+" tool is refused: loop.sandbox.network is model")
+			"hgate gateway: "+what+" is refused: loop.sandbox.network is model")
 		return
 	}
 	if err := g.book.admit(scope); err != nil {
@@ -244,28 +245,108 @@ func (g *Gateway) outgoing(r *http.Request, rt route, body []byte) *http.Request
 
 // request is what the gateway reads of a request body.
 type request struct {
-	model   string
-	stream  bool
-	webTool string // the first server-side web tool it asks for
+	model  string
+	stream bool
 }
 
 func parseRequest(body []byte) request {
 	var r struct {
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
-		Tools  []struct {
-			Type string `json:"type"`
-		} `json:"tools"`
 	}
 	_ = json.Unmarshal(body, &r)
-	req := request{model: r.Model, stream: r.Stream}
-	for _, t := range r.Tools {
-		if strings.HasPrefix(t.Type, "web_search") || strings.HasPrefix(t.Type, "web_fetch") {
-			req.webTool = t.Type
-			break
+	return request{model: r.Model, stream: r.Stream}
+}
+
+// reach is the first thing in a request that asks the provider to reach an address for
+// the agent, "" when none or when the agent's network is not model. Under model the
+// agent reaches its model and nothing else, so the provider may not fetch for it: not
+// through its web tools, a remote MCP server, a document or image it fetches by URL, the
+// chat API's web search or a model that searches the web itself. The body is read as JSON with its keys as written (Go's
+// decoder folds their case into a struct's fields; the provider does not), numbers kept
+// as text; a body it cannot read is refused, as what it holds cannot be told.
+func (g *Gateway) reach(body []byte) string {
+	if !g.cfg.NoWebTools {
+		return ""
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return "a request body that is not JSON the gateway can read"
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return "a request body with more than one JSON value"
+	}
+	if top, ok := v.(map[string]any); ok {
+		// OpenAI's search models (gpt-4o-search-preview, o3-deep-research) search the web
+		// on every request, asked or not.
+		if m, _ := top["model"].(string); strings.Contains(strings.ToLower(m), "search") {
+			return "the provider's search model " + m
+		}
+		for _, k := range []string{"mcp_servers", "web_search_options"} {
+			if _, ok := top[k]; ok { // even null: a key given twice shows its last value only
+				return "the provider's " + k
+			}
+		}
+		if tools, ok := top["tools"].([]any); ok {
+			for _, t := range tools {
+				if typ := typeOf(t); strings.HasPrefix(typ, "web_search") || strings.HasPrefix(typ, "web_fetch") || strings.HasPrefix(typ, "mcp") {
+					return "the provider's " + typ + " tool"
+				}
+			}
 		}
 	}
-	return req
+	return fetched(v)
+}
+
+// fetched is the first URL in v that the provider would fetch: a content block's source
+// of type url (Anthropic's image and document), an input_image's or input_file's URL
+// (OpenAI's responses) or an image_url's (chat); a data: URL is inline, not fetched.
+func fetched(v any) string {
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			if u := fetched(x); u != "" {
+				return u
+			}
+		}
+	case map[string]any:
+		if u := blockURL(v); u != "" && !strings.HasPrefix(u, "data:") {
+			return "a file the provider fetches from " + u
+		}
+		for _, x := range v {
+			if u := fetched(x); u != "" {
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// blockURL is the URL a content block or source m names for the provider to fetch.
+func blockURL(m map[string]any) string {
+	s := func(x any) string { u, _ := x.(string); return u }
+	switch typeOf(m) {
+	case "url":
+		return s(m["url"])
+	case "input_image":
+		return s(m["image_url"])
+	case "input_file":
+		return s(m["file_url"])
+	case "image_url":
+		if img, ok := m["image_url"].(map[string]any); ok {
+			return s(img["url"])
+		}
+		return s(m["image_url"])
+	}
+	return ""
+}
+
+func typeOf(v any) string {
+	m, _ := v.(map[string]any)
+	t, _ := m["type"].(string)
+	return t
 }
 
 // refuse answers in the error shape of the API the CLI speaks, with a status the CLI

@@ -186,6 +186,51 @@ func TestWebToolsRefused(t *testing.T) {
 	}
 }
 
+// TestProviderReachRefused: under network: model nothing in a request may ask the provider
+// to reach an address for the agent, not only its web tools: a remote MCP server
+// (Anthropic's mcp_servers, OpenAI's tool of type mcp), a document or image the provider
+// fetches by URL, the chat API's web_search_options, a model that searches on every
+// request, a web tool under a key spelled the way Go's decoder folds but the provider does
+// not. The provider stub receives none of them; the same requests without the URL (an
+// image inline, a tool's own input naming a URL) go through.
+func TestProviderReachRefused(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	oa := modelstub.OpenAI(t, modelstub.Turn{Text: "hi"})
+	_, base := start(t, Config{AnthropicURL: an.URL, OpenAIURL: oa.URL + "/v1", NoWebTools: true}, "attempt")
+	const answers = "https://answers.example/t042.pdf"
+	for _, c := range []struct{ path, body, says string }{
+		{"/v1/messages", `{"model":"m","mcp_servers":[{"type":"url","url":"https://mcp.example/sse","name":"fetch"}],"messages":[]}`, "mcp_servers"},
+		{"/v1/messages", `{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"` + answers + `"}}]}]}`, answers},
+		{"/v1/messages", `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"` + answers + `"}}]}]}`, answers},
+		{"/v1/messages", `{"model":"m","tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"TOOLS":[],"messages":[]}`, "web_fetch"},
+		{"/v1/messages", `{"model":"m","n":1e400,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, "web_search"},
+		{"/v1/responses", `{"model":"m","tools":[{"type":"mcp","server_label":"x","server_url":"https://mcp.example"}],"input":[]}`, "mcp"},
+		{"/v1/responses", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_url":"` + answers + `"}]}]}`, answers},
+		{"/v1/responses", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + answers + `"}]}]}`, answers},
+		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + answers + `"}}]}]}`, answers},
+		{"/v1/chat/completions", `{"model":"m","web_search_options":{},"messages":[]}`, "web_search_options"},
+		{"/v1/chat/completions", `{"model":"gpt-4o-search-preview","messages":[]}`, "search model"},
+		{"/v1/responses", `{"model":"o3-deep-research","input":[]}`, "search model"},
+		{"/v1/messages", `{"model":"m","mcp_servers":[{"type":"url","url":"https://mcp.example/sse","name":"f"}],"mcp_servers":null,"messages":[]}`, "mcp_servers"},
+		{"/v1/messages", `{"model":"m","messages":[]} {"mcp_servers":[]}`, "more than one JSON value"},
+	} {
+		if resp, msg := post(t, base+c.path, c.body); resp.StatusCode/100 != 4 || !strings.Contains(msg, c.says) {
+			t.Errorf("%s %s: %d %s", c.path, c.body, resp.StatusCode, msg)
+		}
+	}
+	if n := len(an.Requests()) + len(oa.Requests()); n != 0 {
+		t.Fatalf("%d request(s) asking the provider to reach an address reached it", n)
+	}
+	for path, body := range map[string]string{
+		"/v1/messages":  `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}},{"type":"tool_use","id":"t","name":"WebFetch","input":{"url":"` + answers + `"}}]}]}`,
+		"/v1/responses": `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBO"}]}]}`,
+	} {
+		if resp, msg := post(t, base+path, body); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: refused what asks the provider to reach nothing: %d %s", path, resp.StatusCode, msg)
+		}
+	}
+}
+
 // TestUsageBounded: whatever a provider states, the count stays finite and bounded.
 func TestUsageBounded(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/agentapi"
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/record"
@@ -99,7 +100,7 @@ func (r *runner) mergeNotes(g *generation) error {
 	var b strings.Builder
 	for _, a := range g.Agents {
 		data, cut, err := statefile.ReadHead(filepath.Join(r.iterDir(a.Iteration), notesName), notesBound)
-		text := strings.TrimSpace(string(data))
+		text := human.Printable(strings.TrimSpace(string(data)), true)
 		if err != nil || text == "" {
 			continue
 		}

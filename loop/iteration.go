@@ -17,6 +17,7 @@ import (
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/fault"
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/record"
 	"github.com/hgate/hgate/suite"
@@ -487,9 +488,10 @@ func (r *runner) message(n int, it *Iteration) string {
 	return fmt.Sprintf("hgate loop %s iteration %d: val_score %s", r.j.RunID, n, score)
 }
 
+// firstLine is the first line of text the agent wrote, printable.
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
-	return strings.TrimRight(l, "\r")
+	return human.Printable(strings.TrimRight(l, "\r"), false)
 }
 
 // saveAttempt keeps the rejected work under its ref and takes back any

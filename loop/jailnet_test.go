@@ -33,6 +33,7 @@ try host "http://$HOST_ADDR/"
 try other-host "http://198.51.100.1/"
 try host-loopback "http://$HOST_LO/"
 try gateway -X POST -H 'content-type: application/json' -d '{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}' "http://127.0.0.1:$GW_PORT$GW_PREFIX/v1/messages"
+try fetch -X POST -H 'content-type: application/json' -d '{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"http://'"$HOST_ADDR"'/answers.pdf"}}]}]}' "http://127.0.0.1:$GW_PORT$GW_PREFIX/v1/messages"
 try listed -p "http://$HOST_ADDR/"
 try unlisted -p "http://$OTHER_ADDR/"
 env | grep -i '^https\?_proxy=' | sort > "$OUT/env.txt"
@@ -84,7 +85,7 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 	host, other, hostLo := hostServer(t, ip, "host"), hostServer(t, ip, "other"), hostServer(t, "127.0.0.1", "host loopback")
 	// The model gateway as the loop runs it: on the host's loopback, its model a stub.
 	stub := modelstub.Anthropic(t, modelstub.Turn{Text: "unused: the agent's request has no tools"})
-	g := startGateway(t, gatewayapi.Config{AnthropicURL: stub.URL})
+	g := startGateway(t, gatewayapi.Config{AnthropicURL: stub.URL, NoWebTools: nw.Isolated()})
 	prefix, err := g.Scope("attempt")
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +113,7 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, name := range []string{"host", "other-host", "host-loopback", "gateway", "listed", "unlisted", "env"} {
+	for _, name := range []string{"host", "other-host", "host-loopback", "gateway", "fetch", "listed", "unlisted", "env"} {
 		b, err := os.ReadFile(filepath.Join(out, name+".txt"))
 		if err != nil {
 			t.Fatalf("the agent wrote no %s.txt: %v", name, err)
@@ -120,8 +121,10 @@ func netLoop(t *testing.T, nw config.Network) (map[string]string, string) {
 		got[name] = string(b)
 	}
 	t.Logf("the agent got: %q", got)
+	// The request that asks the provider to fetch from the host (where code under test
+	// could have posted the questions) never reaches it.
 	if n := len(stub.Requests()); n != 1 {
-		t.Errorf("the model stub got %d requests through the gateway, want the agent's one", n)
+		t.Errorf("the model stub got %d requests through the gateway, want the agent's one that asks it to reach nothing", n)
 	}
 	return got, r.dir
 }
@@ -172,6 +175,9 @@ func TestNetworkModel(t *testing.T) {
 	if !strings.Contains(got["gateway"], `"text":"ok"`) || !strings.HasSuffix(got["gateway"], " exit=0\n") {
 		t.Errorf("the gateway, from the agent's sandbox: %q", got["gateway"])
 	}
+	if !strings.Contains(got["fetch"], "a file the provider fetches from http://") || !strings.Contains(got["fetch"], "is refused") {
+		t.Errorf("a document by URL through the gateway: %q, want it refused", got["fetch"])
+	}
 	for _, name := range []string{"host", "other-host", "host-loopback", "listed", "unlisted"} {
 		if !strings.HasPrefix(got[name], " exit=") || strings.HasPrefix(got[name], " exit=0") {
 			t.Errorf("%s, from the agent's sandbox: %q, want nothing and a failure", name, got[name])
@@ -198,6 +204,9 @@ func TestNetworkHosts(t *testing.T) {
 	}
 	if !strings.Contains(got["gateway"], `"text":"ok"`) || !strings.HasSuffix(got["gateway"], " exit=0\n") {
 		t.Errorf("the gateway, from the agent's sandbox: %q", got["gateway"])
+	}
+	if !strings.Contains(got["fetch"], "a file the provider fetches from http://") || !strings.Contains(got["fetch"], "is refused") {
+		t.Errorf("a document by URL through the gateway: %q, want it refused", got["fetch"])
 	}
 	for _, name := range []string{"host", "other-host", "host-loopback", "unlisted"} {
 		// A failure, or the proxy's refusal of a plain request (HTTP_PROXY's way).

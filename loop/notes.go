@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
@@ -51,7 +52,7 @@ func noteField(msg string, refl map[string]any, label, key string) string {
 }
 
 func clip(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = human.Printable(strings.ToValidUTF8(s, "\uFFFD"), false)
 	if len(s) > 500 {
 		s = strings.ToValidUTF8(s[:500], "") + "…"
 	}

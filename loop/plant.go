@@ -3,16 +3,32 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hgate/hgate/cleanroom"
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/sandbox"
 )
 
 // runFrom is a folder programs are run or read from outside the agent's sandbox, and why.
-type runFrom struct{ dir, what string }
+// A folder a link on PATH leads through is held: only a write set that holds it can
+// change what the link runs (the folders below it cannot).
+type runFrom struct {
+	dir, what string
+	held      bool
+}
+
+// meets reports whether the agent's folder p could change what f runs or reads.
+func (f runFrom) meets(p string) bool {
+	if f.held {
+		return within(f.dir, p) || within(f.dir, resolved(p))
+	}
+	return overlap(p, f.dir)
+}
 
 // plantable refuses a sandboxed run whose agent could write where programs are found by
 // name or read outside its sandbox: a folder on PATH (hgate looks git up there when a
@@ -29,6 +45,7 @@ func (r *runner) plantable() error {
 	root := r.repo.Root()
 	from := runFromFolders(root)
 	var errs []error
+	fix := "give the agent a folder that is none of these, or take the folder off PATH"
 	check := func(field string, paths []string) error {
 		for _, w := range paths {
 			p, err := expandPath(w, root)
@@ -36,11 +53,11 @@ func (r *runner) plantable() error {
 				return err
 			}
 			// The first folder it overlaps is named: one refusal a path.
-			if i := slices.IndexFunc(from, func(f runFrom) bool { return overlap(p, f.dir) }); i >= 0 {
+			if i := slices.IndexFunc(from, func(f runFrom) bool { return f.meets(p) }); i >= 0 {
 				errs = append(errs, &NotStarted{
 					Reason: fmt.Sprintf("%s and %s, %s, overlap: the agent could leave a program there that runs outside its sandbox", w, from[i].dir, from[i].what),
 					Where:  field,
-					Fix:    "give the agent a folder that is none of these, or take the folder off PATH",
+					Fix:    fix,
 				})
 			}
 		}
@@ -53,6 +70,13 @@ func (r *runner) plantable() error {
 	if err := check("loop.agent: the "+cli.Name()+" preset's folders", cli.Writable()); err != nil {
 		return err
 	}
+	// A link on PATH that leads into the repository leads where allow may let the agent
+	// write (PATH's own folders there are skipped: tasks and hgate's git never look there).
+	from = slices.DeleteFunc(from, func(f runFrom) bool { return !f.held })
+	fix = "point the link outside the repository, or take its folder off PATH"
+	if err := check("allow", []string{root}); err != nil {
+		return err
+	}
 	return errors.Join(errs...)
 }
 
@@ -60,7 +84,7 @@ func (r *runner) plantable() error {
 func runFromFolders(root string) []runFrom {
 	var out []runFrom
 	for _, d := range sandbox.SystemRead() {
-		out = append(out, runFrom{d, "a system folder tasks read"})
+		out = append(out, runFrom{dir: d, what: "a system folder tasks read"})
 	}
 	// Entries inside the repository are not the tasks' PATH, and hgate's git skips them.
 	path := cleanroom.CleanPath(os.Getenv("PATH"), root)
@@ -73,10 +97,110 @@ func runFromFolders(root string) []runFrom {
 		if !slices.Contains(on, d) {
 			what = "the folder above one on PATH, which tasks read"
 		}
-		out = append(out, runFrom{d, what})
+		out = append(out, runFrom{dir: d, what: what})
 	}
 	if exe, err := os.Executable(); err == nil {
-		out = append(out, runFrom{filepath.Dir(exe), "hgate's own folder"})
+		out = append(out, runFrom{dir: filepath.Dir(exe), what: "hgate's own folder"})
+		out = append(out, linkedFolders(filepath.Dir(exe), "a program in hgate's own folder")...)
+	}
+	seen := map[string]bool{}
+	for _, d := range on {
+		if !seen[d] { // PATH may name a folder twice
+			seen[d] = true
+			out = append(out, linkedFolders(d, "a program on PATH")...)
+		}
+	}
+	return out
+}
+
+// linkedFolders are the folders the links in dir lead through, each named once: a
+// program found there by name runs from wherever its links lead, so whoever may write
+// one of those folders can change what it runs (~/bin/git, a link to ~/sdk/git).
+func linkedFolders(dir, what string) []runFrom {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil // not there: nothing runs from it
+	}
+	var out []runFrom
+	for _, name := range linkNames(real) {
+		for _, f := range linkFolders(real, name) {
+			if !slices.ContainsFunc(out, func(r runFrom) bool { return r.dir == f }) {
+				out = append(out, runFrom{dir: f, what: fmt.Sprintf("where %s, %s, leads through its links", filepath.Join(dir, name), what), held: true})
+			}
+		}
+	}
+	return out
+}
+
+// linkNames are the names of the links in the folder dir (links resolved).
+func linkNames(dir string) []string {
+	d, err := fsafe.OpenRoot(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	ents, _ := d.ReadDir(".")
+	var out []string
+	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink != 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// maxHops is how many links the kernel follows on one path before ELOOP.
+const maxHops = 40
+
+// linkFolders are the folders on the way from the link name in dir (a folder without
+// links in its path) to what it leads to: the folder of every link met after the first,
+// and the folder that holds, or would hold, the end. A part that is missing ends the walk:
+// whoever may write above it can create it.
+func linkFolders(dir, name string) []string {
+	var out []string
+	add := func(d string) {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	done, rest := dir, []string{name}
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		next := filepath.Join(done, c)
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			done = filepath.Dir(done)
+			continue
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			add(filepath.Dir(filepath.Join(append([]string{next}, rest...)...)))
+			return out
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			if len(rest) == 0 {
+				add(done)
+			}
+			done = next
+			continue
+		}
+		if hops++; hops > maxHops {
+			return out // ELOOP: it runs nothing
+		}
+		t, err := os.Readlink(next)
+		if err != nil {
+			return out
+		}
+		if hops > 1 {
+			add(done) // the link's own folder: the first is dir, a folder on PATH
+		}
+		if filepath.IsAbs(t) {
+			done = "/"
+		}
+		rest = append(strings.Split(t, "/"), rest...)
 	}
 	return out
 }

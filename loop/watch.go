@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hgate/hgate/internal/human"
 )
 
 // agentWatchEvery is how often the loop says, with progress on, that the agent still runs.
@@ -41,12 +43,12 @@ func (r *runner) watchAgent(n int, stdout string) (stop func()) {
 	return func() { close(done); <-stopped }
 }
 
-// lastLine is the last non-empty line of s, or "(none yet)".
+// lastLine is the last non-empty line of s, printable, or "(none yet)".
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
-			return l
+			return human.Printable(l, false)
 		}
 	}
 	return "(none yet)"

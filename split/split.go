@@ -38,8 +38,9 @@ type Split struct {
 	Final []string `json:"final,omitempty"`
 	// FinalSHA names the sealed record of the final split (gate/final.go): the keyed
 	// digest of the baseline's final trials, whose keys are the final ids. prepare writes
-	// this, never the ids, so that no agent reads which tasks are final; FinalTasks is how
-	// many there are.
+	// this, never the ids, which keeps the split's scores out of the workspace; the ids are
+	// still every task less Train, Test and those left out (conceded, threat model).
+	// FinalTasks is how many there are.
 	FinalSHA   string `json:"final_sha,omitempty"`
 	FinalTasks int    `json:"final_tasks,omitempty"`
 	// Stratify names the labels the split was stratified by, besides the baseline's

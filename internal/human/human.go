@@ -1,7 +1,8 @@
 // Package human formats numbers for people, one way everywhere hgate prints them (the
 // loop's log, learnings.md, the report): dollars to the cent, scores to 4 decimals,
-// counts grouped by thousands, durations as 1m23s. Machine-read files (summary.json,
-// --json) keep the raw values.
+// counts grouped by thousands, durations as 1m23s; and others' text (the agent's) with
+// its control characters written out. Machine-read files (summary.json, --json) keep the
+// raw values.
 package human
 
 import (
