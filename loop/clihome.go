@@ -120,6 +120,11 @@ func (r *runner) syncLogin(cli agentcli.CLI, h agentcli.Home, home *fsafe.Root, 
 	defer r.homeMu.Unlock()
 	userPath := filepath.Join(h.From, h.Login)
 	user, err := readUserFile(userPath, loginMax)
+	if fsafe.Refused(err) {
+		// A link or no regular file: not a login hgate copies, or writes over.
+		fmt.Fprintf(r.log, "[loop] %s: %v: the agent's %s runs without your login\n", userPath, err, cli.Name())
+		user, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -176,7 +181,11 @@ func (r *runner) carryBack(cli agentcli.CLI, userPath string, user, priv []byte,
 		fmt.Fprintf(r.log, "[loop] the agent's %s login changed: %s; %s is left as it is\n", cli.Name(), why, userPath)
 		return user, nil
 	}
-	dir, err := fsafe.OpenRoot(filepath.Dir(userPath))
+	parent, err := filepath.EvalSymlinks(filepath.Dir(userPath))
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fsafe.OpenRoot(parent)
 	if err != nil {
 		return nil, err
 	}
@@ -188,10 +197,18 @@ func (r *runner) carryBack(cli agentcli.CLI, userPath string, user, priv []byte,
 	return login, nil
 }
 
-// readUserFile reads one of the user's CLI files through fsafe (by descriptor, no link
-// followed, bounded): nil when it is missing.
+// readUserFile reads one of the user's CLI files through fsafe (by descriptor, the file
+// itself no link, bounded): nil when it is missing. Its folder may be a link (a dotfiles
+// checkout): no sandbox can write the user's home.
 func readUserFile(p string, bound int64) ([]byte, error) {
-	data, err := fsafe.ReadFile(filepath.Dir(p), filepath.Base(p), bound)
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := fsafe.ReadFile(dir, filepath.Base(p), bound)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -159,3 +159,56 @@ func TestSyncLogin(t *testing.T) {
 		t.Fatalf("a login was added to the user's home\n%s", log)
 	}
 }
+
+// TestCLIHomeLinks: a user's CLI folder that is a link (a dotfiles checkout) is read
+// through; a file of it that is a link is neither copied nor written over, and a line
+// says so.
+func TestCLIHomeLinks(t *testing.T) {
+	r, log, user := homeRunner(t)
+	dots := filepath.Join(t.TempDir(), "dots")
+	if err := os.Rename(filepath.Dir(user), dots); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dots, filepath.Dir(user)); err != nil {
+		t.Fatal(err)
+	}
+	home, err := r.cliHome(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readT(t, filepath.Join(home, ".credentials.json")) != oldLogin || readT(t, filepath.Join(home, "settings.json")) != `{"model":"x"}` {
+		t.Fatalf("the linked folder's files were not copied\n%s", log)
+	}
+
+	writeT(t, filepath.Join(dots, "real-settings.json"), `{"model":"y"}`)
+	writeT(t, filepath.Join(dots, "real-login.json"), oldLogin)
+	for _, n := range []string{"settings.json", ".credentials.json"} {
+		if err := os.Remove(filepath.Join(dots, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("real-settings.json", filepath.Join(dots, "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real-login.json", filepath.Join(dots, ".credentials.json")); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	home2, err := r.cliHome(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(home2, "settings.json")); err == nil || !strings.Contains(log.String(), "not copied into the agent's own home") {
+		t.Fatalf("a linked settings.json was copied\n%s", log)
+	}
+	if _, err := os.Lstat(filepath.Join(home2, ".credentials.json")); err == nil || !strings.Contains(log.String(), "runs without your login") {
+		t.Fatalf("a linked login was copied\n%s", log)
+	}
+	writeT(t, filepath.Join(home2, ".credentials.json"), newLogin)
+	if _, err := r.cliHome(2); err != nil {
+		t.Fatal(err)
+	}
+	if readT(t, filepath.Join(dots, "real-login.json")) != oldLogin {
+		t.Fatalf("a login was written through the user's link")
+	}
+}
