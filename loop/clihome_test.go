@@ -76,6 +76,11 @@ func TestCLIHome(t *testing.T) {
 	if readT(t, filepath.Join(home, "settings.json")) != `{"hooks":{}}` || readT(t, filepath.Join(filepath.Dir(user), "settings.json")) != `{"model":"x"}` {
 		t.Fatalf("a made home was made again, or the user's settings changed")
 	}
+	// A resumed run (a new runner on the same run folder) finds the home as it was.
+	resumed := &runner{dir: r.dir, log: r.log, cfg: r.cfg, j: r.j}
+	if h, err := resumed.cliHome(1); err != nil || h != home || readT(t, filepath.Join(home, "settings.json")) != `{"hooks":{}}` {
+		t.Fatalf("the resumed run's home %s %v", h, err)
+	}
 	if h2, err := r.cliHome(2); err != nil || h2 == home || readT(t, filepath.Join(h2, "settings.json")) != `{"model":"x"}` {
 		t.Fatalf("agent 2's home %s %v", h2, err)
 	}
