@@ -136,14 +136,21 @@ func (r *runner) syncLogin(cli agentcli.CLI, h agentcli.Home, home *fsafe.Root, 
 	case err != nil && !fsafe.Refused(err):
 		return err
 	}
-	if built && (err != nil || digest(priv) != rec) {
+	privBad := err != nil
+	if built && (privBad || digest(priv) != rec) {
 		if user, err = r.carryBack(cli, userPath, user, priv, err, rec); err != nil {
 			return err
 		}
 	}
 	sum := digest(user)
-	if built && sum == rec && digest(priv) == rec {
+	if built && !privBad && sum == rec && digest(priv) == rec {
 		return nil
+	}
+	if privBad {
+		// A folder or a link the agent left at the name: gone, so the login can be put back.
+		if err := home.RemoveAll(h.Login); err != nil {
+			return err
+		}
 	}
 	if user == nil {
 		if err := home.Remove(h.Login); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -153,6 +153,16 @@ func TestSyncLogin(t *testing.T) {
 		t.Fatalf("the link stayed, or the user's file changed: %v %v", fi, err)
 	}
 
+	// A folder at the name: removed, the user's login put back.
+	if err := os.Remove(priv); err != nil {
+		t.Fatal(err)
+	}
+	writeT(t, filepath.Join(priv, "x"), "x")
+	sync()
+	if readT(t, priv) != oldLogin || !strings.Contains(log.String(), "is left as it is") {
+		t.Fatalf("the folder at the login's name stayed\n%s", log)
+	}
+
 	// A user without a login never gets one from the run.
 	if err := os.Remove(user); err != nil {
 		t.Fatal(err)
