@@ -41,9 +41,17 @@ type CLI interface {
 	// Env is the environment the CLI needs besides hgate's; sandboxed says whether it
 	// runs in hgate's sandbox, tmp is its private TMPDIR.
 	Env(sandboxed bool, tmp string) []string
-	// Writable are the folders (ending in /) and files the CLI keeps its own settings,
-	// sessions and logs in (~ for the home folder): its sandbox opens them.
+	// Writable are the folders (ending in /) and files the CLI writes outside its Home
+	// (~ for the home folder): its sandbox opens them.
 	Writable() []string
+	// Home is the CLI's own home (settings, login, sessions): a sandboxed run gets a
+	// private one the loop makes from it, never the user's (Var "" = none: the CLI keeps
+	// nothing hgate moves).
+	Home() Home
+	// Login checks data as the CLI's login file (Home.Login): it returns it re-encoded
+	// when it has the CLI's credentials shape, no unknown keys and values of the expected
+	// types, else an error saying why.
+	Login(data []byte) ([]byte, error)
 	// FileStart is what one of its Writable files starts as when it is missing.
 	FileStart(path string) (content string, ok bool)
 	// ConfigModel is the model the CLI's own configuration names, which it runs when its
@@ -64,6 +72,9 @@ type Tools struct {
 	SkillsDir string
 	// Home is the folder Activate returned ("" = none).
 	Home string
+	// CLIHome is the run's private home of the CLI that Activate builds on ("" = the
+	// user's: the agent runs without hgate's sandbox).
+	CLIHome string
 }
 
 // MCPServer is one active MCP server as the CLI starts it (behind hgate's proxy when
@@ -87,6 +98,8 @@ func (Base) Activate(dir string, t Tools) (string, error)      { return "", nil 
 func (Base) Apply(args []string, t Tools) ([]string, []string) { return args, nil }
 func (Base) Env(sandboxed bool, tmp string) []string           { return nil }
 func (Base) Writable() []string                                { return nil }
+func (Base) Home() Home                                        { return Home{} }
+func (Base) Login(data []byte) ([]byte, error)                 { return nil, errNoLogin }
 func (Base) FileStart(path string) (string, bool)              { return "", false }
 func (Base) ConfigModel() string                               { return "" }
 func (Base) Parse(r io.Reader) (agentout.Run, error)           { return agentout.Parse(r) }

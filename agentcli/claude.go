@@ -1,6 +1,7 @@
 package agentcli
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,15 +68,59 @@ func (Claude) Env(sandboxed bool, tmp string) []string {
 	return nil
 }
 
-// Writable implements CLI: as Claude Code 2.1.197 and 2.1.330 write them. Inside the
-// sandbox the home folder is read-only, so a folder missing there is created first
-// (claude cannot keep a session without ~/.claude). CLAUDE_CONFIG_DIR moves them, as it
-// moves them for claude.
-func (Claude) Writable() []string {
-	if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
-		return []string{dir + "/", filepath.Join(dir, ".claude.json"), "~/.cache/claude-cli-nodejs/"}
+// Writable implements CLI: the folder Claude Code 2.1.197 keeps its logs in
+// (~/.cache/claude-cli-nodejs/<project>/: errors, messages, mcp-logs-<server>), which
+// CLAUDE_CONFIG_DIR does not move. Claude only writes there, and lists it to delete old
+// log folders: nothing in it is run or read as configuration, so it stays shared with
+// the user's own sessions.
+func (Claude) Writable() []string { return []string{"~/.cache/claude-cli-nodejs/"} }
+
+// Home implements CLI: CLAUDE_CONFIG_DIR moves ~/.claude and ~/.claude.json (to
+// $CLAUDE_CONFIG_DIR/.claude.json), as Claude Code 2.1.197 and 2.1.330 read them.
+// The login is .credentials.json; settings.json and .claude.json (an empty object
+// when missing: an empty file claude reports as corrupted) are copied; the user's
+// CLAUDE.md, agents, commands and skills are linked.
+func (Claude) Home() Home {
+	user, err := userDir("CLAUDE_CONFIG_DIR", ".claude")
+	if err != nil {
+		return Home{}
 	}
-	return []string{"~/.claude/", "~/.claude.json", "~/.cache/claude-cli-nodejs/"}
+	claudeJSON := filepath.Join(user, ".claude.json")
+	if os.Getenv("CLAUDE_CONFIG_DIR") == "" {
+		claudeJSON = filepath.Join(filepath.Dir(user), ".claude.json")
+	}
+	h := Home{Var: "CLAUDE_CONFIG_DIR", From: user, Login: ".credentials.json",
+		Copy: []HomeFile{{Name: ".claude.json", From: claudeJSON, Start: "{}\n"}, {Name: "settings.json", From: filepath.Join(user, "settings.json")}}}
+	for _, n := range []string{"CLAUDE.md", "agents", "commands", "skills"} {
+		h.Link = append(h.Link, HomeFile{Name: n, From: filepath.Join(user, n)})
+	}
+	return h
+}
+
+// claudeLogin is Claude Code's .credentials.json on Linux: its OAuth login.
+type claudeLogin struct {
+	OAuth *struct {
+		AccessToken      string   `json:"accessToken"`
+		RefreshToken     string   `json:"refreshToken"`
+		ExpiresAt        int64    `json:"expiresAt"`
+		Scopes           []string `json:"scopes"`
+		SubscriptionType *string  `json:"subscriptionType"`
+		RateLimitTier    *string  `json:"rateLimitTier"`
+	} `json:"claudeAiOauth"`
+}
+
+// Login implements CLI: a claudeAiOauth object with its tokens, and nothing else (an
+// MCP server's OAuth tokens, mcpOAuth, are not carried).
+func (Claude) Login(data []byte) ([]byte, error) {
+	var l claudeLogin
+	out, err := decodeStrict(data, &l)
+	if err != nil {
+		return nil, err
+	}
+	if l.OAuth == nil || l.OAuth.AccessToken == "" || l.OAuth.RefreshToken == "" {
+		return nil, errors.New("no claudeAiOauth with an accessToken and a refreshToken")
+	}
+	return out, nil
 }
 
 // FileStart implements CLI: ~/.claude.json starts as an empty object (an empty file

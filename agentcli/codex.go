@@ -94,24 +94,58 @@ func tomlValue(v any) string {
 	return strings.TrimSpace(b.String())
 }
 
-// Writable implements CLI: as codex-cli 0.169.0 writes it (codex cannot start without
-// ~/.codex, which the sandbox creates first); CODEX_HOME moves it, as it moves it for
-// codex.
-func (Codex) Writable() []string {
-	if dir := os.Getenv("CODEX_HOME"); dir != "" {
-		return []string{dir + "/"}
+// Home implements CLI: CODEX_HOME moves ~/.codex, as codex-cli 0.169.0 to 0.171.0 read
+// it. The login is auth.json; config.toml (provider, model) is copied; the user's
+// AGENTS.md, prompts and skills are linked; sessions/ is made, so that an activation's
+// codex home (Activate) links it and a session outlives its iteration.
+func (Codex) Home() Home {
+	user, err := userCodexHome()
+	if err != nil {
+		return Home{}
 	}
-	return []string{"~/.codex/"}
+	h := Home{Var: "CODEX_HOME", From: user, Login: "auth.json", Dirs: []string{"sessions"},
+		Copy: []HomeFile{{Name: "config.toml", From: filepath.Join(user, "config.toml")}}}
+	for _, n := range []string{"AGENTS.md", "AGENTS.override.md", "prompts", "skills"} {
+		h.Link = append(h.Link, HomeFile{Name: n, From: filepath.Join(user, n)})
+	}
+	return h
+}
+
+// codexLogin is codex's auth.json: an API key, a ChatGPT login's tokens, or both.
+type codexLogin struct {
+	AuthMode *string `json:"auth_mode,omitempty"`
+	APIKey   *string `json:"OPENAI_API_KEY"`
+	Tokens   *struct {
+		IDToken      string  `json:"id_token"`
+		AccessToken  string  `json:"access_token"`
+		RefreshToken string  `json:"refresh_token"`
+		AccountID    *string `json:"account_id"`
+	} `json:"tokens"`
+	LastRefresh *string `json:"last_refresh"`
+}
+
+// Login implements CLI: an API key or tokens with an access and a refresh token; any
+// other key (a newer codex's other kinds of login) is not carried.
+func (Codex) Login(data []byte) ([]byte, error) {
+	var l codexLogin
+	out, err := decodeStrict(data, &l)
+	if err != nil {
+		return nil, err
+	}
+	if (l.APIKey == nil || *l.APIKey == "") && (l.Tokens == nil || l.Tokens.AccessToken == "" || l.Tokens.RefreshToken == "") {
+		return nil, errors.New("neither an OPENAI_API_KEY nor tokens with an access_token and a refresh_token")
+	}
+	return out, nil
 }
 
 // Activate implements CLI: when there are active skills, the codex home codex's runs get.
 // codex-cli 0.169.0 reads skills only from its home ($CODEX_HOME/skills), the user's
 // ~/.agents/skills and the project's .agents/skills — none of them a place hgate may
 // write. So the codex runs get CODEX_HOME = dir/codex-home, which links every entry of
-// the user's codex home (auth.json: the login; config.toml; sessions/: every session
-// stays where codex keeps it) except skills/, which links each of the user's skills and
-// holds the active ones in skills/hgate-harness/. What codex creates that the user's home
-// does not hold yet stays there, in the run's folder.
+// the run's private codex home (t.CLIHome; the user's without hgate's sandbox: auth.json,
+// config.toml, sessions/ — every session stays where codex keeps it) except skills/,
+// which links each of the user's skills and holds the active ones in skills/hgate-harness/.
+// What codex creates that the home does not hold yet stays there, in the run's folder.
 func (Codex) Activate(dir string, t Tools) (string, error) {
 	if t.SkillsDir == "" {
 		return "", nil
@@ -124,16 +158,31 @@ func (Codex) Activate(dir string, t Tools) (string, error) {
 	if err := os.MkdirAll(filepath.Join(home, "skills"), 0o700); err != nil {
 		return "", err
 	}
-	if err := linkEntries(user, home, "skills"); err != nil {
+	from, list := user, os.ReadDir
+	if t.CLIHome != "" {
+		// The agent writes the private home: listed by descriptor, no link followed.
+		from, list = t.CLIHome, listSafe
+	}
+	if err := linkEntries(list, from, home, "skills"); err != nil {
 		return "", err
 	}
-	if err := linkEntries(filepath.Join(user, "skills"), filepath.Join(home, "skills"), ""); err != nil {
+	if err := linkEntries(os.ReadDir, filepath.Join(user, "skills"), filepath.Join(home, "skills"), ""); err != nil {
 		return "", err
 	}
 	if err := harness.WriteCodexSkills(t.SkillsDir, filepath.Join(home, "skills", "hgate-harness")); err != nil {
 		return "", err
 	}
 	return home, nil
+}
+
+// listSafe lists dir through fsafe.
+func listSafe(dir string) ([]os.DirEntry, error) {
+	r, err := fsafe.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadDir(".")
 }
 
 // userCodexHome is the user's codex home, absolute: $CODEX_HOME, else ~/.codex.
@@ -149,9 +198,10 @@ func userCodexHome() (string, error) {
 	return filepath.Abs(user)
 }
 
-// linkEntries links each entry of from (but skip) into to; a missing from has none.
-func linkEntries(from, to, skip string) error {
-	ents, err := os.ReadDir(from)
+// linkEntries links each entry of from (but skip), as list lists it, into to; a missing
+// from has none.
+func linkEntries(list func(string) ([]os.DirEntry, error), from, to, skip string) error {
+	ents, err := list(from)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -37,8 +37,8 @@ func TestCodexCommandLine(t *testing.T) {
 	if m := ConfigModel([]string{"claude", "-p"}); m != "" {
 		t.Errorf("claude's configured model %q", m)
 	}
-	if w := c.Writable(); !slices.Equal(w, []string{home + "/"}) {
-		t.Errorf("codex's home with CODEX_HOME: %q", w)
+	if h := c.Home(); h.Var != "CODEX_HOME" || h.From != home || h.Login != "auth.json" || c.Writable() != nil {
+		t.Errorf("codex's home with CODEX_HOME: %+v, writable %q", h, c.Writable())
 	}
 	if run := parseFixture(t, c, "codex-resumed.jsonl"); run.Format != agentout.FormatCodex || !run.Cumulative() {
 		t.Errorf("codex's output: %+v", run)

@@ -84,6 +84,9 @@ type activator struct {
 	runDir string // runs/<id>: the iterations' folders and mcp_calls.jsonl
 	log    io.Writer
 	last   *lastActivation
+	// home makes the single agent's private CLI home, which an activation's CLI home
+	// builds on ("" = none: the user's; nil = none).
+	home func() (string, error)
 }
 
 // lastActivation is the last activation made or read, and its iteration.
@@ -94,7 +97,8 @@ type lastActivation struct {
 
 // tools is the run's activator as it stands.
 func (r *runner) tools() activator {
-	return activator{cfg: r.cfg.Harness, reg: r.env.Registry, repo: r.repo, cli: r.cli(), runDir: r.dir, log: r.log, last: &r.act}
+	return activator{cfg: r.cfg.Harness, reg: r.env.Registry, repo: r.repo, cli: r.cli(), runDir: r.dir, log: r.log, last: &r.act,
+		home: func() (string, error) { return r.cliHome(0) }}
 }
 
 // activation is the iteration's activation: read from its folder when a resumed run
@@ -226,8 +230,15 @@ func (t activator) write(act *activation, dir string) error {
 		if err := act.claudePlugin(dir); err != nil {
 			return err
 		}
+		tools := act.tools()
+		if t.home != nil {
+			var err error
+			if tools.CLIHome, err = t.home(); err != nil {
+				return err
+			}
+		}
 		var err error
-		if act.Home, err = t.cli.Activate(dir, act.tools()); err != nil {
+		if act.Home, err = t.cli.Activate(dir, tools); err != nil {
 			return err
 		}
 	}

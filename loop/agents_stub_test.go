@@ -119,8 +119,20 @@ func TestPresetsAgainstModelStubs(t *testing.T) {
 			for i, a := range resume {
 				resume[i] = strings.ReplaceAll(a, "{id}", it.SessionID)
 			}
+			// The session is in the run's private CLI home, never in the user's: a resume by
+			// hand names that home (docs/guide/agents.md).
+			private := filepath.Join(r.Dir, "workspace", "runs", s.RunID, "cli-home", "1")
+			for _, p := range []string{".claude/projects", ".claude.json", ".codex/sessions"} {
+				if _, err := os.Lstat(filepath.Join(home, p)); err == nil && lc.Sandbox.Enabled {
+					t.Fatalf("the sandboxed run wrote the user's ~/%s", p)
+				}
+			}
 			cmd := exec.Command(resume[0], resume[1:]...)
 			cmd.Dir, cmd.Stdin = r.Dir, strings.NewReader("What did you change?")
+			if lc.Sandbox.Enabled {
+				v := map[string]string{"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME"}[name]
+				cmd.Env = append(os.Environ(), v+"="+private)
+			}
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", strings.Join(resume, " "), err, out)

@@ -69,7 +69,7 @@ func (r *runner) runGenAgent(ctx context.Context, g *generation, a *genAgent) (*
 		Env: []string{"HGATE_NOTES_FILE=" + notes, "HGATE_GENERATION=" + strconv.Itoa(g.Number), "HGATE_AGENT_INDEX=" + strconv.Itoa(a.Index)},
 		// Its generation reaps the orphans once every agent has ended (another agent
 		// may still run).
-		KeepOrphans: true}
+		KeepOrphans: true, Agent: a.Index}
 	slot := r.slot(a, "")
 	ss, res, out, err := r.runSession(ctx, spec, &slot, nil)
 	if err != nil {

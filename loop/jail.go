@@ -261,7 +261,8 @@ func (r *runner) jails() jailer {
 
 // open builds the policy of one session: the agent may write where allow can match
 // in its worktree, the files it writes by design, a private TMPDIR and
-// loop.sandbox.writable (plus its CLI's own config folders); it cannot read
+// loop.sandbox.writable (plus its CLI's folders outside its home: the private home is
+// openSession's, clihome.go); it cannot read
 // loop.sandbox.hidden or clean_room.test_only. .git, the workspace, hgate's lock and the clean rooms are
 // outside what it may write. In a harness phase it may write the harness folder instead
 // of the worktree's allowed paths and its files: a tool is all it builds there.

@@ -3,6 +3,7 @@ package loop
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/agentcli"
+	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/sandbox"
 	"github.com/hgate/hgate/internal/timescale"
@@ -112,13 +114,14 @@ func runPresetCLI(t *testing.T, name string) string {
 }
 
 // runInJail runs args in a fresh git repository inside hgate's sandbox as the loop opens
-// it for the preset (a fresh home folder, no credentials), stdin from the file stdin
+// it for the preset (a fresh home folder, the CLI's private home made from it, no
+// credentials), stdin from the file stdin
 // ("": none), and returns what it printed and how it ended. It is stopped once its
 // output matches stop, or after two minutes, a guard against a hang.
 func runInJail(t *testing.T, preset string, args []string, stdin string, stop *regexp.Regexp) (string, proc.Result) {
 	dir := t.TempDir()
 	home, repo, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "repo"), filepath.Join(dir, "tmp")
-	for _, d := range []string{home, repo, tmp} {
+	for _, d := range []string{home, repo, tmp, filepath.Join(dir, "run")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +136,15 @@ func runInJail(t *testing.T, preset string, args []string, stdin string, stop *r
 		os.Unsetenv(k)
 	}
 	write := []string{repo, tmp}
+	// The CLI's private home, made as the loop makes it (clihome.go).
+	r := &runner{dir: filepath.Join(dir, "run"), log: io.Discard, cfg: config.Loop{Agent: []string{preset}}, j: &journal{}}
+	r.j.Sandbox = "landlock"
+	cliHome, err := r.cliHome(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	homeEnv := []string{agentcli.For([]string{preset}).Home().Var + "=" + cliHome}
+	write = append(write, cliHome)
 	for _, w := range agentcli.For([]string{preset}).Writable() {
 		p, err := openWritable("preset", w, repo, nil)
 		if err != nil {
@@ -145,7 +157,7 @@ func runInJail(t *testing.T, preset string, args []string, stdin string, stop *r
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = repo
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp,
-		"HGATE_LOOP_SOCKET=" + filepath.Join(tmp, "no.sock")}, agentcli.For([]string{preset}).Env(true, tmp)...)
+		"HGATE_LOOP_SOCKET=" + filepath.Join(tmp, "no.sock")}, append(homeEnv, agentcli.For([]string{preset}).Env(true, tmp)...)...)
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
@@ -204,17 +216,18 @@ func lastBytes(s string, n int) string { // tail reads a file
 	return s
 }
 
-// TestPresetHomeFolders: the folders a preset opens are created when missing, claude's
-// JSON file starts as {} and is never overwritten, and CLAUDE_CONFIG_DIR and CODEX_HOME
-// move them as they move them for the tools.
+// TestPresetHomeFolders: a preset's folders besides its home (claude's log cache) are
+// created when missing; its home is never among them (the run's private one is granted
+// instead, clihome.go); a loop.sandbox.writable entry naming ~/.claude.json still starts
+// it as {}, never overwritten.
 func TestPresetHomeFolders(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOME", filepath.Join(dir, "home"))
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Setenv("CODEX_HOME", filepath.Join(dir, "codex-home"))
-	open := func(preset string) []string {
+	open := func(paths []string) []string {
 		var got []string
-		for _, w := range agentcli.For([]string{preset}).Writable() {
+		for _, w := range paths {
 			p, err := openWritable("preset", w, dir, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -224,26 +237,22 @@ func TestPresetHomeFolders(t *testing.T) {
 		return got
 	}
 	home := filepath.Join(dir, "home")
-	want := []string{filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"), filepath.Join(home, ".cache/claude-cli-nodejs")}
-	if got := open("claude"); !slices.Equal(got, want) {
+	want := []string{filepath.Join(home, ".cache/claude-cli-nodejs")}
+	if got := open(agentcli.For([]string{"claude"}).Writable()); !slices.Equal(got, want) {
 		t.Fatalf("claude opens %q, want %q", got, want)
 	}
+	if got := open(agentcli.For([]string{"codex"}).Writable()); len(got) != 0 {
+		t.Fatalf("codex opens %q, want nothing", got)
+	}
+	open([]string{"~/.claude.json"})
 	if data, _ := os.ReadFile(filepath.Join(home, ".claude.json")); string(data) != "{}\n" {
 		t.Fatalf(".claude.json starts as %q, want {}", data)
 	}
 	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"numStartups":3}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	open("claude")
+	open([]string{"~/.claude.json"})
 	if data, _ := os.ReadFile(filepath.Join(home, ".claude.json")); string(data) != `{"numStartups":3}` {
 		t.Fatalf(".claude.json was overwritten: %q", data)
-	}
-	if got := open("codex"); !slices.Equal(got, []string{filepath.Join(dir, "codex-home")}) {
-		t.Fatalf("codex opens %q, want $CODEX_HOME", got)
-	}
-	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "cc"))
-	want = []string{filepath.Join(dir, "cc"), filepath.Join(dir, "cc/.claude.json"), filepath.Join(home, ".cache/claude-cli-nodejs")}
-	if got := open("claude"); !slices.Equal(got, want) {
-		t.Fatalf("claude with CLAUDE_CONFIG_DIR opens %q, want %q", got, want)
 	}
 }

@@ -111,6 +111,9 @@ type runner struct {
 	mg *modelGateway // the run's model gateway; nil when the agent's CLI is not routed
 
 	test testBook // the test split's spend over the run, kept out of the agent's sight
+	// homeMu orders the agents' login carries (clihome.go): a generation's agents end
+	// side by side, and share the user's one login file.
+	homeMu sync.Mutex
 	// genMu orders the journal writes of a generation's agents, which run side by side.
 	genMu sync.Mutex
 	// net is the agent's network under loop.sandbox.network: model or hosts (nil: all).

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,6 +50,9 @@ type sessionSpec struct {
 	Env []string
 	// KeepOrphans leaves the loop's orphans to the caller (agentRun.KeepOrphans).
 	KeepOrphans bool
+	// Agent is its index among a generation's agents (0: the single agent): which
+	// private home its CLI gets (clihome.go).
+	Agent int
 }
 
 // openSession opens spec's sandbox, writes its prompt and builds its process: nothing is
@@ -72,7 +76,20 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 	if r.j.Sandbox == SandboxOff {
 		args = cli.Unsandboxed(args) // as its CLI runs without hgate's sandbox
 	}
-	var toolEnv []string
+	var homeEnv, toolEnv []string
+	if jl.policy != nil {
+		// Its CLI's own home, private to the run and the agent: written there, never in
+		// the user's.
+		home, err := r.cliHome(spec.Agent)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		if home != "" {
+			jl.policy.Write = append(jl.policy.Write, home)
+			homeEnv = []string{cli.Home().Var + "=" + home}
+		}
+	}
 	if spec.Tools != nil {
 		args, toolEnv = spec.Tools.apply(cli, args)
 		if spec.Tools.Home != "" && jl.policy != nil {
@@ -88,7 +105,8 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		"HGATE_ITERATION="+strconv.Itoa(spec.Iteration), "HGATE_RUN_ID="+r.j.RunID, "HGATE_REPAIR="+strconv.Itoa(spec.Repair),
 		agentTagEnv+"="+spec.Tag, "HGATE_RESUME_SESSION="+spec.Session, "HGATE_PHASE="+spec.Phase,
 		"TMPDIR="+jl.tmp, spec.Server.Env())
-	env = append(append(append(env, spec.Env...), toolEnv...), cli.Env(jl.policy != nil, jl.tmp)...)
+	// The activation's home (toolEnv) after the private one: it links the private one's entries.
+	env = append(append(append(append(env, spec.Env...), homeEnv...), toolEnv...), cli.Env(jl.policy != nil, jl.tmp)...)
 	if jl.net != nil {
 		env = append(env, jl.net.env...) // after the CLI's: the proxy is hgate's to set
 	}
@@ -131,6 +149,12 @@ func (r *runner) runSession(ctx context.Context, spec sessionSpec, slot *agentSl
 	res, out, err := ss.wait(ctx, r.cli())
 	if done != nil {
 		done()
+	}
+	if err == nil && ss.run.Sandbox != nil {
+		// The agent's processes are gone: a login its CLI refreshed goes back to the user.
+		if _, herr := r.cliHome(spec.Agent); herr != nil {
+			fmt.Fprintf(r.log, "[loop] %v\n", herr)
+		}
 	}
 	if err != nil {
 		ss.close()
