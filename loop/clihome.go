@@ -258,3 +258,38 @@ func (r *runner) writeLoginRecord(k int, sum string) error {
 	}
 	return run.Replace(privateDirName+"/"+loginRecordName(k), bytes.NewReader([]byte(sum+"\n")), 0o600)
 }
+
+// dropLogins takes the user's login out of every agent's private home when the run
+// stops, after carrying a refreshed one back (no process of the agent's is left): the
+// run's folder is kept, and may be shared or archived, and should not hold a copy of
+// the user's login. `hgate loop --resume` copies it in again. A killed run leaves it.
+func (r *runner) dropLogins() {
+	cli := r.cli()
+	h := cli.Home()
+	if h.Login == "" || r.j.Sandbox == SandboxOff {
+		return
+	}
+	for k := 1; k <= max(r.cfg.Agents, 1); k++ {
+		if _, built := r.loginRecord(k); !built {
+			continue
+		}
+		if err := r.dropLogin(cli, h, k); err != nil {
+			fmt.Fprintf(r.log, "[loop] the agent's %s login in %s/%d: %v\n", cli.Name(), cliHomeName, k, err)
+		}
+	}
+}
+
+func (r *runner) dropLogin(cli agentcli.CLI, h agentcli.Home, k int) error {
+	home, err := fsafe.OpenRoot(filepath.Join(r.dir, cliHomeName, strconv.Itoa(k)))
+	if err != nil {
+		return err
+	}
+	defer home.Close()
+	if err := r.syncLogin(cli, h, home, k); err != nil {
+		return err
+	}
+	if err := home.RemoveAll(h.Login); err != nil {
+		return err
+	}
+	return r.writeLoginRecord(k, "")
+}

@@ -227,3 +227,29 @@ func TestCLIHomeLinks(t *testing.T) {
 		t.Fatalf("a login was written through the user's link")
 	}
 }
+
+// TestDropLogins: when the run stops, a refreshed login goes back to the user and no copy
+// of the login stays in the run's folder; a resumed run copies it in again, quietly.
+func TestDropLogins(t *testing.T) {
+	r, log, user := homeRunner(t)
+	home, err := r.cliHome(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := filepath.Join(home, ".credentials.json")
+	writeT(t, priv, newLogin) // the CLI refreshed it during the last phase
+	r.dropLogins()
+	if _, err := os.Lstat(priv); !os.IsNotExist(err) {
+		t.Fatalf("the run's folder keeps a copy of the login: %v", err)
+	}
+	if got := readT(t, user); !strings.Contains(got, `"accessToken": "new"`) {
+		t.Fatalf("the refresh was not carried back before the copy went: %s\n%s", got, log)
+	}
+	log.Reset()
+	if _, err := r.cliHome(0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(readT(t, priv), `"accessToken": "new"`) || log.Len() != 0 {
+		t.Fatalf("the resumed run's login %q, log %q", readT(t, priv), log)
+	}
+}

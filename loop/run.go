@@ -690,6 +690,7 @@ func (r *runner) fail(started time.Time, err error) (*Summary, error) {
 // finish writes summary.json and returns it with err.
 func (r *runner) finish(reason StopReason, detail string, started time.Time, err error) (*Summary, error) {
 	r.j.StopReason, r.j.StopDetail = reason, detail
+	r.dropLogins()
 	if serr := r.save(); serr != nil && err == nil {
 		err = serr
 	}
