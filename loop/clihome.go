@@ -119,47 +119,71 @@ func (r *runner) syncLogin(cli agentcli.CLI, h agentcli.Home, home *fsafe.Root, 
 	r.homeMu.Lock()
 	defer r.homeMu.Unlock()
 	userPath := filepath.Join(h.From, h.Login)
-	user, err := readUserFile(userPath, loginMax)
-	if fsafe.Refused(err) {
-		// A link or no regular file: not a login hgate copies, or writes over.
-		fmt.Fprintf(r.log, "[loop] %s: %v: the agent's %s runs without your login\n", userPath, err, cli.Name())
-		user, err = nil, nil
-	}
+	user, err := r.userLogin(cli, userPath)
 	if err != nil {
 		return err
 	}
 	rec, built := r.loginRecord(k)
-	priv, err := home.ReadFile(h.Login, loginMax)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		priv, err = nil, nil
-	case err != nil && !fsafe.Refused(err):
+	priv, bad, err := privateLogin(home, h.Login)
+	if err != nil {
 		return err
 	}
-	privBad := err != nil
-	if built && (privBad || digest(priv) != rec) {
-		if user, err = r.carryBack(cli, userPath, user, priv, err, rec); err != nil {
+	if built && (bad != nil || digest(priv) != rec) {
+		if user, err = r.carryBack(cli, userPath, user, priv, bad, rec); err != nil {
 			return err
 		}
 	}
 	sum := digest(user)
-	if built && !privBad && sum == rec && digest(priv) == rec {
+	if built && bad == nil && sum == rec && digest(priv) == rec {
 		return nil
 	}
-	if privBad {
-		// A folder or a link the agent left at the name: gone, so the login can be put back.
-		if err := home.RemoveAll(h.Login); err != nil {
+	if err := putLogin(home, h.Login, user, bad != nil); err != nil {
+		return err
+	}
+	return r.writeLoginRecord(k, sum)
+}
+
+// userLogin is the user's login file at userPath (nil: none). A link or anything but a
+// regular file is none to hgate, which neither copies nor writes over it: said on the log.
+func (r *runner) userLogin(cli agentcli.CLI, userPath string) ([]byte, error) {
+	user, err := readUserFile(userPath, loginMax)
+	if fsafe.Refused(err) {
+		fmt.Fprintf(r.log, "[loop] %s: %v: the agent's %s runs without your login\n", userPath, err, cli.Name())
+		return nil, nil
+	}
+	return user, err
+}
+
+// privateLogin is the login in the private home (nil: none); bad says why what is at
+// its name is no file hgate reads (a folder or a link the agent left there).
+func privateLogin(home *fsafe.Root, name string) (priv []byte, bad, err error) {
+	priv, err = home.ReadFile(name, loginMax)
+	switch {
+	case err == nil:
+		return priv, nil, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, nil
+	case fsafe.Refused(err):
+		return nil, err, nil
+	}
+	return nil, nil, err
+}
+
+// putLogin makes the private home's login the user's (nil: none), first removing a folder
+// or a link the agent left at its name (bad).
+func putLogin(home *fsafe.Root, name string, user []byte, bad bool) error {
+	if bad {
+		if err := home.RemoveAll(name); err != nil {
 			return err
 		}
 	}
 	if user == nil {
-		if err := home.Remove(h.Login); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := home.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-	} else if err := home.Replace(h.Login, bytes.NewReader(user), 0o600); err != nil {
-		return err
+		return nil
 	}
-	return r.writeLoginRecord(k, sum)
+	return home.Replace(name, bytes.NewReader(user), 0o600)
 }
 
 // carryBack decides what becomes of a private login priv that is no longer what hgate
