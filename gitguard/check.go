@@ -101,7 +101,7 @@ func (s *snapshot) state() (*state, error) {
 	for _, u := range w.Untracked {
 		ps := st.add(u.Path)
 		ps.untracked = true
-		ps.w = layer{present: true, mode: u.Mode}
+		ps.w = layer{present: true, mode: u.Mode, unreadable: u.Unreadable}
 		ps.nested = u.Nested
 	}
 	for _, ps := range st.paths {
@@ -153,7 +153,7 @@ func (st *state) fill(ps *pathState) error {
 	case ps.untracked && ps.w.mode == filemode.Regular:
 		st.untrackedFacts(ps)
 	}
-	if ps.untracked && ps.w.huge == 0 && !ps.w.long {
+	if ps.untracked && ps.w.huge == 0 && !ps.w.long && !ps.w.unreadable {
 		// Only a path that exists elsewhere needs its content compared.
 		if !ps.nested && (ps.b.present || ps.h.present || ps.i.present) {
 			if err := st.hashUntracked(ps); err != nil {
@@ -329,6 +329,8 @@ func (st *state) layerRefusals(ps *pathState, l layer) []string {
 	switch {
 	case l.huge > 0:
 		return []string{fmt.Sprintf("a file of %d bytes, over gate.max_file_bytes (%d): not read", l.huge, st.s.maxFile)}
+	case l.unreadable && l.mode == filemode.Dir:
+		return []string{"a folder its owner may not read (its permissions were changed): not read"}
 	case l.unreadable:
 		return []string{"a file its owner may not read (its permissions were changed): not read"}
 	case l.long:

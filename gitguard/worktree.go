@@ -205,8 +205,8 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 			continue
 		}
 		remove := root.Remove
-		if ps.w.long {
-			remove = root.RemoveAll // a folder the walk left unread, however deep
+		if ps.w.long || ps.w.mode == filemode.Dir {
+			remove = root.RemoveAll // a folder the walk left unread, however deep or locked
 		}
 		if err := remove(ps.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("restore: remove %s: %w", ps.path, err)
@@ -224,6 +224,9 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 		changed[p] = objstore.Entry{Mode: ps.h.mode, Hash: ps.h.hash}
 		if ps.w.same(ps.h) || ps.h.mode == filemode.Submodule {
 			continue
+		}
+		if ps.w.unreadable {
+			reclaimParents(root, p)
 		}
 		fs, err := r.writeFromTree(root, p, ps.h.mode, ps.h.hash)
 		if err != nil {
@@ -357,6 +360,20 @@ func removeEmptyParents(root *fsafe.Root, p string) {
 		if root.Remove(d) != nil {
 			return
 		}
+	}
+}
+
+// reclaimParents gives p's folders back to their owner where their rights were taken
+// (an agent's chmod 000 of a tracked folder), so that restore can write p again. A
+// folder that cannot be had is left for the write to report.
+func reclaimParents(root *fsafe.Root, p string) {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		d, err := root.OpenDirOwned(strings.Join(parts[:i], "/"))
+		if err != nil {
+			return
+		}
+		d.Close()
 	}
 }
 

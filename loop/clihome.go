@@ -47,7 +47,7 @@ func (r *runner) cliHome(k int) (string, error) {
 	if err := run.MkdirAll(rel, 0o700); err != nil {
 		return "", fmt.Errorf("loop: the agent's %s home: %w", cli.Name(), err)
 	}
-	home, err := run.OpenDir(rel)
+	home, err := run.OpenDirOwned(rel) // the agent may have taken its rights away
 	if err != nil {
 		return "", err
 	}
@@ -155,7 +155,8 @@ func (r *runner) userLogin(cli agentcli.CLI, userPath string) ([]byte, error) {
 }
 
 // privateLogin is the login in the private home (nil: none); bad says why what is at
-// its name is no file hgate reads (a folder or a link the agent left there).
+// its name is no file hgate reads (a folder or a link the agent left there, or a file
+// whose rights it took away).
 func privateLogin(home *fsafe.Root, name string) (priv []byte, bad, err error) {
 	priv, err = home.ReadFile(name, loginMax)
 	switch {
@@ -163,7 +164,7 @@ func privateLogin(home *fsafe.Root, name string) (priv []byte, bad, err error) {
 		return priv, nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil
-	case fsafe.Refused(err):
+	case fsafe.Refused(err), errors.Is(err, fs.ErrPermission):
 		return nil, err, nil
 	}
 	return nil, nil, err
@@ -304,7 +305,12 @@ func (r *runner) dropLogins() {
 }
 
 func (r *runner) dropLogin(cli agentcli.CLI, h agentcli.Home, k int) error {
-	home, err := fsafe.OpenRoot(filepath.Join(r.dir, cliHomeName, strconv.Itoa(k)))
+	run, err := fsafe.OpenRoot(r.dir)
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	home, err := run.OpenDirOwned(cliHomeName + "/" + strconv.Itoa(k))
 	if err != nil {
 		return err
 	}

@@ -176,10 +176,12 @@ func expandPath(p, root string) (string, error) {
 
 // jail is the sandbox of one agent phase.
 type jail struct {
-	policy  *sandbox.Policy // nil: the agent runs unsandboxed
-	tmp     string          // the agent's private TMPDIR, removed after the phase
-	net     *agentNet       // nil: the agent has the host's network
-	folders []folderAttr    // the policy's MountWrite folders as they were before the phase
+	policy *sandbox.Policy // nil: the agent runs unsandboxed
+	tmp    string          // the agent's private TMPDIR, removed after the phase
+	net    *agentNet       // nil: the agent has the host's network
+	// attrs: the policy's MountWrite folders and the workspace files the agent writes by
+	// design, as they were before the phase (restoreAttrs)
+	attrs []entryAttr
 }
 
 // sandboxState decides at the start of a run whether the agent can be sandboxed: on by
@@ -290,15 +292,17 @@ func (j jailer) open(spec jailSpec) (*jail, error) {
 		jl.policy.NoNetwork, jl.policy.Listen = true, j.net.ports()
 		jl.net = j.net
 	}
+	own := hgateFiles(write, string(j.ws))
 	if jl.policy.Isolate && len(folders) > 0 {
 		// The folders of files allowed by name stay writable mounts (a temporary file
 		// beside such a file is then refused with EACCES, on which editors write in
 		// place, not EROFS); their own attributes are put back after the phase.
-		if jl.folders, err = snapshotFolders(folders); err != nil {
-			jl.close()
-			return nil, err
-		}
 		jl.policy.MountWrite = folders
+		own = slices.Concat(folders, own)
+	}
+	if jl.attrs, err = snapshotAttrs(own); err != nil {
+		jl.close()
+		return nil, err
 	}
 	return jl, nil
 }
@@ -367,6 +371,20 @@ func inWorktree(spec jailSpec, w string) (string, bool) {
 	return spec.Worktree, err == nil && within(p, spec.Worktree)
 }
 
+// hgateFiles are the files of write in the workspace: those the agent writes by design
+// (its message, learnings.md, mcp_calls.jsonl), which hgate reads after the phase. Their
+// attributes are put back then, as the folders': a file made 000 would stop hgate at
+// its next read of it. (The worktree's files are Step 0's: a mode change there is refused.)
+func hgateFiles(write []string, ws string) []string {
+	var out []string
+	for _, w := range write {
+		if fi, err := os.Lstat(w); err == nil && fi.Mode().IsRegular() && within(w, ws) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // mountFolders are the folders of the files in write that a pattern without a slash
 // allows (not the files in protected folders the agent writes by design: the workspace
 // stays a read-only mount) and that no folder in write holds.
@@ -385,7 +403,7 @@ func mountFolders(write, protected []string) []string {
 			out = append(out, d)
 		}
 	}
-	slices.Sort(out) // parents first: restoreFolders needs them so
+	slices.Sort(out) // parents first: restoreAttrs needs them so
 	return out
 }
 

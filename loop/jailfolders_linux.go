@@ -10,41 +10,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// folderAttr is what a sandboxed agent can change of a folder that stays a writable
-// mount (sandbox.Policy.MountWrite): its own mode, owner and extended attributes (ACLs
-// included). Landlock does not govern them, and the folder (the repository's root) is
-// hgate's to use after the phase: a chmod 000 would stop the next git command.
-type folderAttr struct {
+// entryAttr is what a sandboxed agent can change of a folder that stays a writable mount
+// (sandbox.Policy.MountWrite), or of a workspace file it writes by design: its own mode,
+// owner and extended attributes (ACLs included). Landlock does not govern them, and
+// both are hgate's to use after the phase: a chmod 000 of the repository's root would
+// stop the next git command, one of learnings.md the entry hgate appends.
+type entryAttr struct {
 	path     string
 	mode     os.FileMode
 	uid, gid int
 	xattrs   []string
 }
 
-// snapshotFolders records the attributes of each folder before the agent starts.
-func snapshotFolders(paths []string) ([]folderAttr, error) {
-	out := make([]folderAttr, 0, len(paths))
+// snapshotAttrs records the attributes of each folder or file before the agent starts.
+func snapshotAttrs(paths []string) ([]entryAttr, error) {
+	out := make([]entryAttr, 0, len(paths))
 	for _, p := range paths {
 		fi, err := os.Lstat(p)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		st, _ := fi.Sys().(*syscall.Stat_t)
-		if !fi.IsDir() || st == nil {
-			return nil, fmt.Errorf("sandbox: %s is not a folder", p)
+		if !(fi.IsDir() || fi.Mode().IsRegular()) || st == nil {
+			return nil, fmt.Errorf("sandbox: %s is neither a folder nor a file", p)
 		}
-		out = append(out, folderAttr{path: p, mode: fi.Mode(), uid: int(st.Uid), gid: int(st.Gid), xattrs: xattrNames(p)})
+		out = append(out, entryAttr{path: p, mode: fi.Mode(), uid: int(st.Uid), gid: int(st.Gid), xattrs: xattrNames(p)})
 	}
 	return out, nil
 }
 
-// restoreFolders puts back what the agent changed of the folders' attributes, parents
-// first (a parent of mode 000 would hide its children), and says which it changed. By
-// name: in the agent's namespace each folder was a mount point (it could not rename or
-// replace it) inside one it could not write.
-func (jl *jail) restoreFolders() ([]string, error) {
+// restoreAttrs puts back what the agent changed of the folders' and files' attributes,
+// parents first (a parent of mode 000 would hide its children), and says which it
+// changed. By name: in the agent's namespace each was a mount point (it could not rename
+// or replace it) inside one it could not write.
+func (jl *jail) restoreAttrs() ([]string, error) {
 	var changed []string
-	for _, f := range jl.folders { // sorted as the worktree was walked: parents first
+	for _, f := range jl.attrs { // folders sorted as the worktree was walked (parents first), then files
 		fi, err := os.Lstat(f.path)
 		if err != nil {
 			return changed, fmt.Errorf("sandbox: %w", err)

@@ -2,9 +2,9 @@
 
 package loop
 
-// folderAttr: folders stay writable mounts only in Linux namespaces.
-type folderAttr struct{}
+// entryAttr: only Linux has hgate's sandbox.
+type entryAttr struct{}
 
-func snapshotFolders([]string) ([]folderAttr, error) { return nil, nil }
+func snapshotAttrs([]string) ([]entryAttr, error) { return nil, nil }
 
-func (jl *jail) restoreFolders() ([]string, error) { return nil, nil }
+func (jl *jail) restoreAttrs() ([]string, error) { return nil, nil }

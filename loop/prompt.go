@@ -12,6 +12,7 @@ import (
 	"github.com/hgate/hgate/config"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
@@ -145,15 +146,20 @@ func failureReport(r *gate.Answer, train string) string {
 	return b.String()
 }
 
-// step0Report is failureReport's Step 0: each path changed outside the allowlist.
+// step0Report is failureReport's Step 0: each path changed outside the allowlist, or in
+// it in a way no allowlist lets through (its detail says which: a file over
+// gate.max_file_bytes, one its owner may not read, a hard link, a symlink out).
 func step0Report(b *strings.Builder, violations []gitguard.Violation) {
-	b.WriteString("Step 0 (file guard) failed; paths changed outside the allowlist:\n")
+	b.WriteString("Step 0 (file guard) failed; paths changed outside the allowlist, or in a way it never lets through:\n")
 	for _, v := range violations {
 		p := v.Path
 		if p == "" {
 			p = "(history)"
 		}
-		fmt.Fprintf(b, "  - %s: %s", p, v.Kind)
+		fmt.Fprintf(b, "  - %s: %s", human.Printable(p, false), v.Kind)
+		if v.Detail != "" {
+			fmt.Fprintf(b, "; %s", human.Printable(v.Detail, false))
+		}
 		if v.Hint != "" {
 			fmt.Fprintf(b, " (revert: %s)", v.Hint)
 		}

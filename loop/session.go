@@ -171,7 +171,7 @@ func (s *session) wait(ctx context.Context, cli agentcli.CLI) (agentResult, agen
 	if res.Err != nil {
 		return agentResult{}, agentout.Run{}, res.Err
 	}
-	changed, err := s.jail.restoreFolders()
+	changed, err := s.jail.restoreAttrs()
 	if err != nil {
 		return agentResult{}, agentout.Run{}, err
 	}

@@ -415,3 +415,40 @@ func asNobody(t *testing.T, name string) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
+
+// TestOpenDirOwned: a folder whose owner's rights were taken away (an agent's chmod of a
+// folder of its write set) opens again, as its owner, made 0700; a link still does not.
+// As root the test runs itself again as nobody, as TestRemoveAllLockedFolders does.
+func TestOpenDirOwned(t *testing.T) {
+	if os.Geteuid() == 0 {
+		asNobody(t, "TestOpenDirOwned")
+		return
+	}
+	root, outside, r := fixture(t)
+	for _, mode := range []os.FileMode{0o000, 0o100, 0o500, 0o300} {
+		d := filepath.Join(root, fmt.Sprintf("m%o", mode))
+		os.Mkdir(d, 0o700)
+		write(t, filepath.Join(d, "f"), "x")
+		os.Chmod(d, mode)
+		if _, err := r.OpenDir(filepath.Base(d)); mode != 0o500 && !errors.Is(err, fs.ErrPermission) {
+			t.Fatalf("%o: OpenDir: %v", mode, err)
+		}
+		got, err := r.OpenDirOwned(filepath.Base(d))
+		if err != nil {
+			t.Fatalf("%o: %v", mode, err)
+		}
+		data, err := got.ReadFile("f", 10)
+		got.Close()
+		if err != nil || string(data) != "x" {
+			t.Fatalf("%o: read %q: %v", mode, data, err)
+		}
+		if fi, _ := os.Stat(d); fi.Mode().Perm() != 0o700 {
+			t.Fatalf("%o: left %v", mode, fi.Mode())
+		}
+	}
+	os.Symlink(outside, filepath.Join(root, "link"))
+	if _, err := r.OpenDirOwned("link"); err == nil {
+		t.Fatal("OpenDirOwned followed a link")
+	}
+	untouched(t, outside)
+}

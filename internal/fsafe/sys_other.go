@@ -15,6 +15,7 @@ var errUnsupported = errors.ErrUnsupported
 func OpenRoot(dir string) (*Root, error)                                 { return nil, errUnsupported }
 func (r *Root) Close() error                                             { return nil }
 func (r *Root) OpenDir(name string) (*Root, error)                       { return nil, errUnsupported }
+func (r *Root) OpenDirOwned(name string) (*Root, error)                  { return nil, errUnsupported }
 func (r *Root) Open(name string, max int64) (*os.File, error)            { return nil, errUnsupported }
 func (r *Root) Create(name string, perm os.FileMode) (*os.File, error)   { return nil, errUnsupported }
 func (r *Root) Append(name string) (*os.File, error)                     { return nil, errUnsupported }

@@ -138,11 +138,15 @@ func (r *Root) MkdirAll(name string, perm os.FileMode) error {
 			}
 			continue
 		}
-		d, err := r.OpenDir(sub) // there already: it must be a folder, not a link to one
+		// There already: it must be a folder, not a link to one. Lstat needs no right on
+		// it, which its owner may have taken away.
+		fi, err := r.Lstat(sub)
 		if err != nil {
 			return err
 		}
-		d.Close()
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: r.Join(sub), Err: unix.ENOTDIR}
+		}
 	}
 	return nil
 }
@@ -179,7 +183,7 @@ func (r *Root) RemoveAll(name string) error {
 	if !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EEXIST) {
 		return err
 	}
-	top, err := r.openToEmpty(name)
+	top, err := r.OpenDirOwned(name)
 	if err != nil {
 		return err
 	}
@@ -191,10 +195,11 @@ func (r *Root) RemoveAll(name string) error {
 	return r.Remove(name)
 }
 
-// openToEmpty opens the folder name for RemoveAll, first making it its owner's to read
-// and write when it is not (a clean room's read-only folders, a module cache, a folder a
-// task locked): it is about to go.
-func (r *Root) openToEmpty(name string) (*Root, error) {
+// OpenDirOwned opens the folder name, first making it its owner's to read, write and
+// search when it is not: a clean room's read-only folders, a module cache, a folder a task
+// locked, or a folder of its write set an agent took its owner's rights from (chmod 000)
+// to stop hgate, run as the same user, at its next step there.
+func (r *Root) OpenDirOwned(name string) (*Root, error) {
 	d, err := r.OpenDir(name)
 	if err == nil {
 		if unix.Faccessat(d.fd, ".", unix.W_OK|unix.X_OK, 0) == nil {
@@ -238,7 +243,7 @@ func (r *Root) empty() error {
 // renamed into r under fresh names (everything in r is being removed, so a name taken
 // by one of them only means trying the next).
 func (r *Root) lift(name string, moved *int) error {
-	d, err := r.openToEmpty(name)
+	d, err := r.OpenDirOwned(name)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,9 @@ type Untracked struct {
 	// path is past Input.MaxPathBytes (not read: nothing below it could be shorter).
 	Mode   filemode.FileMode
 	Nested bool
+	// Unreadable: a folder its owner may not read or search (its permissions were
+	// changed), reported whole and not read.
+	Unreadable bool
 }
 
 // walker compares the worktree with the index: one readdir per directory
@@ -292,15 +295,36 @@ func (w *walker) readDir(j walkJob, full string, sc *walkScratch) (*dirHandle, b
 			dh.close()
 		}
 	}
-	if err != nil {
-		if d == "" || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)) {
-			w.fail(fmt.Errorf("read directory %s: %w", strings.TrimSuffix(full, "/"), err))
-		}
+	switch {
+	case err == nil:
+	case d != "" && errors.Is(err, fs.ErrPermission):
+		w.unreadableDir(j)
+		return nil, false
+	case d == "" || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)):
+		w.fail(fmt.Errorf("read directory %s: %w", strings.TrimSuffix(full, "/"), err))
+		return nil, false
+	default:
 		return nil, false
 	}
 	resolveTypes(dh, sc.ents)
 	slices.SortFunc(sc.ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	return dh, true
+}
+
+// unreadableDir reports directory j.d, which its owner may not read or search (an agent
+// took the rights of a folder it may write away, to stop whoever walks it next): an
+// untracked one whole, a tracked one's files each as present and unreadable. Nothing
+// below it is read, and Step 0 refuses it.
+func (w *walker) unreadableDir(j walkJob) {
+	if j.lo == j.hi {
+		if !j.ignored {
+			w.addUntracked(Untracked{Path: strings.TrimSuffix(j.d, "/"), Mode: filemode.Dir, Unreadable: true})
+		}
+		return
+	}
+	for k := j.lo; k < j.hi; k++ {
+		w.WT[k] = State{Mode: w.in.Entries[k].FileMode(), Present: true, Unreadable: true}
+	}
 }
 
 // resolveTypes stats the entries whose type the directory listing did not give.
