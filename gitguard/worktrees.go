@@ -32,6 +32,10 @@ type Worktrees struct {
 // ErrNoGit is returned by Worktrees when no git command is on PATH.
 var ErrNoGit = gitrun.ErrNoGit
 
+// ProgramChangedError is returned when git is not the file hgate found: changed while
+// this hgate ran, or while an earlier one did and still that file (see gitrun).
+type ProgramChangedError = gitrun.ProgramChangedError
+
 // Worktrees checks the repository's config and info/attributes and anchors them (see
 // gitrun); every git process it starts later checks them again.
 func (r *Repo) Worktrees() (*Worktrees, error) {
@@ -43,7 +47,8 @@ func (r *Repo) Worktrees() (*Worktrees, error) {
 }
 
 // Check returns an error when the config or info/attributes changed since they were
-// anchored (naming what changed), or hold what hgate's git may not meet.
+// anchored (naming what changed), or hold what hgate's git may not meet, or when git
+// itself changed (a ProgramChangedError).
 func (w *Worktrees) Check() error { return w.git.Check() }
 
 // Add makes a detached linked worktree at dir on commit (git worktree add --no-checkout)

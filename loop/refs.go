@@ -162,7 +162,8 @@ func (w refWatch) serve(fn func(), retake bool) {
 }
 
 // checkGit stops the run when the repository's config or info/attributes changed since
-// the run began (git would obey them; see gitguard/gitrun), naming the change.
+// the run began (git would obey them; see gitguard/gitrun), naming the change, or git
+// itself did.
 func (r *runner) checkGit() error {
 	if r.wts == nil {
 		return nil

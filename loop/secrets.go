@@ -13,9 +13,12 @@ import (
 // the loop runs no git, and says so where it needs one.
 func (r *runner) openGit() error {
 	w, err := r.repo.Worktrees()
+	var changed *gitguard.ProgramChangedError
 	switch {
 	case errors.Is(err, gitguard.ErrNoGit):
 		return nil
+	case errors.As(err, &changed):
+		return err
 	case err != nil:
 		// A key or attribute hgate's git may not obey (or a config git cannot read) is the
 		// user's to remove: a refusal, about the file it names.

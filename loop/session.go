@@ -156,6 +156,11 @@ func (r *runner) runSession(ctx context.Context, spec sessionSpec, slot *agentSl
 			fmt.Fprintf(r.log, "[loop] %v\n", herr)
 		}
 	}
+	if err == nil {
+		// Whatever the phase changed that hgate's own git reads, or git itself (through a
+		// name the PATH check cannot see), stops the run now, before any git starts.
+		err = r.checkGit()
+	}
 	if err != nil {
 		ss.close()
 		return nil, agentResult{}, agentout.Run{}, err

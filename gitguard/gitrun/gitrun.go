@@ -11,6 +11,9 @@
 //   - -c settings that turn off hooks, fsmonitor, the untracked cache, the attributes and
 //     excludes files, credential helpers, ssh and every transport, the pager and auto gc.
 //
+// git itself is pinned when found (proc.Pin): a git changed while hgate runs, through a
+// hard link or a bind mount the loop's PATH check cannot see, is never started.
+//
 // git 2.39 cannot skip the repository's own config or $GIT_DIR/info/attributes, and a
 // filter, textconv or merge driver has a name -c cannot enumerate. So the config is read
 // by git's own parser (git config --file --list: no second parser an attacker could steer
@@ -30,8 +33,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 // ErrNoGit is returned by New when no git command is on PATH.
@@ -39,9 +45,10 @@ var ErrNoGit = errors.New("no git command on PATH")
 
 // Runner runs git on one repository.
 type Runner struct {
-	git      string // git's absolute path, found on PATH once
+	git      proc.Pin // git, found on PATH once and pinned: checked before each start
 	gitDir   string
 	workTree string
+	changed  string // where a git that changed while hgate ran is recorded (changedName)
 	config   string // the common directory's config
 	attrs    string // the common directory's info/attributes
 
@@ -54,12 +61,19 @@ type Runner struct {
 // gitDir is the worktree's git directory, commonDir the shared one (the same for the
 // main worktree), workTree its root.
 func New(gitDir, commonDir, workTree string) (*Runner, error) {
-	git, err := lookGit(workTree, commonDir)
+	path, err := lookGit(workTree, commonDir)
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{git: git, gitDir: gitDir, workTree: workTree,
+	git, err := proc.PinProgram(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{git: git, gitDir: gitDir, workTree: workTree, changed: filepath.Join(commonDir, "hgate", changedName),
 		config: filepath.Join(commonDir, "config"), attrs: filepath.Join(commonDir, "info", "attributes")}
+	if err := r.refuseChanged(); err != nil {
+		return nil, err
+	}
 	if err := r.Anchor(); err != nil {
 		return nil, err
 	}
@@ -81,6 +95,41 @@ func lookGit(workTree, commonDir string) (string, error) {
 		}
 	}
 	return "", ErrNoGit
+}
+
+// changedName is the file in .git/hgate/ that lists each git that changed while hgate
+// ran, as it then was: a later hgate (the next run, a --resume) finds the same git and
+// must not run it either. A git reinstalled since is another file, and runs.
+const changedName = "changed-programs"
+
+// recordChanged adds git as it is now to the record. Best effort: the error that stops
+// this hgate says the same.
+func (r *Runner) recordChanged() {
+	id, err := proc.Identity(r.git.Path())
+	if err != nil {
+		return
+	}
+	os.MkdirAll(filepath.Dir(r.changed), 0o755)
+	f, err := os.OpenFile(r.changed, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s\t%s\n", r.git.Path(), id)
+	f.Close()
+}
+
+// refuseChanged refuses the git found when the record holds it as it is.
+func (r *Runner) refuseChanged() error {
+	data, err := readBounded(r.changed)
+	if err != nil {
+		return nil // none recorded (or unreadable: the pin still guards this run)
+	}
+	if !slices.Contains(strings.Split(string(data), "\n"), r.git.Path()+"\t"+r.git.ID()) {
+		return nil
+	}
+	return &ProgramChangedError{fmt.Errorf("%s changed while an earlier hgate ran (recorded in %s) and is still that changed file: hgate does not run it. "+
+		"A sandboxed process may have rewritten it through another name of its file (a hard link, a bind mount of its folder): "+
+		"check it and reinstall it, or remove %s if the change was yours", r.git.Path(), r.changed, r.changed)}
 }
 
 // inside reports whether p is dir or below it.
@@ -107,12 +156,32 @@ func (r *Runner) Anchor() error {
 }
 
 // Check returns an error naming what changed in the config or info/attributes since
-// they were anchored, or a key or attribute that may not be there.
+// they were anchored, or a key or attribute that may not be there, or git itself when it
+// is no longer the file pinned (recorded for later hgates: a ProgramChangedError).
 func (r *Runner) Check() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.checkGit(); err != nil {
+		return err
+	}
 	return r.checkLocked()
 }
+
+// checkGit checks the pin of git, recording a change.
+func (r *Runner) checkGit() error {
+	if err := r.git.Check(); err != nil {
+		r.recordChanged()
+		return &ProgramChangedError{err}
+	}
+	return nil
+}
+
+// ProgramChangedError says that git is not the file hgate pinned when it found it, in
+// this hgate or (recorded) an earlier one.
+type ProgramChangedError struct{ Err error }
+
+func (e *ProgramChangedError) Error() string { return e.Err.Error() }
+func (e *ProgramChangedError) Unwrap() error { return e.Err }
 
 func (r *Runner) checkLocked() error {
 	sums, err := r.digests()
@@ -255,14 +324,18 @@ func environ() []string {
 	}
 }
 
-// start is the one place a git process starts.
+// start is the one place a git process starts: git itself must be the file it was when
+// found (a program changed through another name of its file would run as the user).
 func (r *Runner) start(dir string, args []string) (string, int, error) {
+	if err := r.checkGit(); err != nil {
+		return "", 0, err
+	}
 	argv := make([]string, 0, 2*len(settings)+len(args))
 	for _, s := range settings {
 		argv = append(argv, "-c", s)
 	}
 	argv = append(argv, args...)
-	cmd := exec.Command(r.git, argv...)
+	cmd := exec.Command(r.git.Path(), argv...)
 	cmd.Dir, cmd.Env = dir, environ()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -220,3 +220,67 @@ func TestGitNotFromTheRepository(t *testing.T) {
 		t.Fatalf("only the repository's git on PATH: got %v, want ErrNoGit", err)
 	}
 }
+
+// TestGitChangedThroughAnotherName: the git found on PATH has another name a sandboxed
+// agent may write (a hard link in a loop.sandbox.writable folder, which the loop's PATH
+// check, comparing paths, cannot see). Rewritten through that name, it is never started:
+// the next git hgate would run stops with an error naming it, and a later hgate that
+// finds that same file refuses it.
+func TestGitChangedThroughAnotherName(t *testing.T) {
+	r := newRepo(t)
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH")
+	}
+	base := t.TempDir()
+	bin, sdk, ran := filepath.Join(base, "bin"), filepath.Join(base, "sdk"), filepath.Join(base, "ran")
+	os.Mkdir(bin, 0o755)
+	os.Mkdir(sdk, 0o755)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte("#!/bin/sh\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(bin, "git"), filepath.Join(sdk, "git")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	t.Setenv("PATH", bin)
+	g, err := runner(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.Run("rev-parse", "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	// The agent's phase: sdk/git rewritten in place (the same file as bin/git).
+	f, err := os.OpenFile(filepath.Join(sdk, "git"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("#!/bin/sh\necho planted > " + ran + "\nexec " + real + " \"$@\"\n")
+	f.Close()
+	_, _, err = g.Run("rev-parse", "HEAD")
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(bin, "git")+", a program hgate runs as you outside every sandbox, changed while hgate ran") {
+		t.Fatalf("the changed git: %v", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("hgate ran the git the agent rewrote")
+	}
+	// The next hgate (a new run, a --resume) finds the same changed git: refused too.
+	if _, err := runner(t, r); err == nil || !strings.Contains(err.Error(), "changed while an earlier hgate ran") {
+		t.Fatalf("the next runner: %v", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the next hgate ran the git the agent rewrote")
+	}
+	// Reinstalled (another file at its path): it runs again.
+	next := filepath.Join(bin, "git.new")
+	os.WriteFile(next, []byte("#!/bin/sh\nexec "+real+" \"$@\"\n"), 0o755)
+	if err := os.Rename(next, filepath.Join(bin, "git")); err != nil {
+		t.Fatal(err)
+	}
+	if g, err = runner(t, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.Run("rev-parse", "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+}

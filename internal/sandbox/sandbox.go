@@ -164,6 +164,9 @@ func wrapWith(cmd *exec.Cmd, p Policy, death int, shim func() string) error {
 	if bin == "" {
 		return errors.New("sandbox: no hgate-sandbox of this build beside this executable, and it cannot be its own shim (install both: CGO_ENABLED=0 go install ./cmd/...)")
 	}
+	if err := checkPinned(bin); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
 	if p.Isolate {
 		p.Reap = true // the shim is the namespace's init
 		p.parent = os.Getpid()

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 // self is the fallback shim: this binary, re-run.
@@ -67,6 +69,28 @@ func chooseShim(exe string, w io.Writer) string {
 	}
 	fmt.Fprintf(w, "hgate: warning: not using %s: %v; hgate runs its sandbox itself, more slowly (reinstall both with go install ./cmd/...)\n", sib, err)
 	return self
+}
+
+// pins are the shims started so far, each pinned at its first start (proc.Pin): the
+// shim runs as the user, outside the sandbox it sets up, so one changed since, through
+// another name of its file a sandboxed process may write, is never started.
+var pins sync.Map // path → proc.Pin
+
+// checkPinned pins bin at its first start and checks it at every later one. This binary
+// itself (self) needs none: a running executable cannot be written.
+func checkPinned(bin string) error {
+	if bin == self {
+		return nil
+	}
+	if p, ok := pins.Load(bin); ok {
+		return p.(proc.Pin).Check()
+	}
+	p, err := proc.PinProgram(bin)
+	if err != nil {
+		return err
+	}
+	pins.LoadOrStore(bin, p)
+	return nil
 }
 
 // fallback is the shim when no usable hgate-sandbox is beside this executable: this
