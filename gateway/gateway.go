@@ -19,9 +19,12 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hgate/hgate/spend"
 )
 
 // Config is what a gateway forwards to and counts against.
@@ -192,7 +195,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := g.outgoing(r, rt, body)
-	ctx := withCall(r.Context(), &call{scope: scope, model: req.model, stream: req.stream})
+	ctx := withCall(r.Context(), &call{scope: scope, model: req.model, stream: req.stream, most: req.most})
 	g.proxy.ServeHTTP(w, out.WithContext(ctx))
 }
 
@@ -247,6 +250,9 @@ func (g *Gateway) outgoing(r *http.Request, rt route, body []byte) *http.Request
 type request struct {
 	model  string
 	stream bool
+	// most is the most its answer can be billed: the output the request bounds it to
+	// (outputBound) and, as input, one token a byte of the body. A cut answer counts it.
+	most spend.Tokens
 }
 
 func parseRequest(body []byte) request {
@@ -255,7 +261,45 @@ func parseRequest(body []byte) request {
 		Stream bool   `json:"stream"`
 	}
 	_ = json.Unmarshal(body, &r)
-	return request{model: r.Model, stream: r.Stream}
+	in := int64(min(len(body), maxTokens))
+	return request{model: r.Model, stream: r.Stream, most: spend.Tokens{Input: in, Output: outputBound(body)}}
+}
+
+// outputFields are the request fields that bound an answer's output tokens: Anthropic's
+// and Chat Completions' max_tokens, the Responses API's max_output_tokens, Chat
+// Completions' max_completion_tokens.
+var outputFields = []string{"max_tokens", "max_output_tokens", "max_completion_tokens"}
+
+// defaultOutput bounds the output of an answer whose request states no bound: the most
+// any current model of the two APIs writes in one answer.
+const defaultOutput = 128_000
+
+// outputBound is the most output tokens the request lets its answer have: the largest
+// value of any of outputFields at the body's top level, every duplicate and any case
+// included (encoding/json takes the last, in any case; the provider may read another),
+// defaultOutput where it states none.
+func outputBound(body []byte) int64 {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return defaultOutput
+	}
+	bound := int64(-1)
+	for dec.More() {
+		t, err := dec.Token()
+		var v json.RawMessage
+		if err != nil || dec.Decode(&v) != nil {
+			break
+		}
+		key, _ := t.(string)
+		var f float64
+		if slices.ContainsFunc(outputFields, func(n string) bool { return strings.EqualFold(n, key) }) && json.Unmarshal(v, &f) == nil {
+			bound = max(bound, count(&f))
+		}
+	}
+	if bound < 0 {
+		return defaultOutput
+	}
+	return bound
 }
 
 // reach is the first thing in a request that asks the provider to reach an address for

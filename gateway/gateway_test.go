@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/internal/modelstub"
+	"github.com/hgate/hgate/internal/timescale"
 	"github.com/hgate/hgate/spend"
 )
 
@@ -281,6 +282,79 @@ func TestStreamCutCounts(t *testing.T) {
 	defer mu.Unlock()
 	if len(events) == 0 || events[0].Tokens.Input != 500 || events[0].Final {
 		t.Fatalf("events %+v", events)
+	}
+}
+
+// TestStreamCutCountsItsBound: an answer the client leaves once it has the text, before
+// the event that states its output (the provider bills that output all the same), counts
+// as if it had run to the request's bound: the output at the largest of its bounds, every
+// duplicate and any case included; the input as stated, or one token a byte of the request
+// where the answer stated none; the model the answer named, else the dearest price. An
+// error the client leaves counts nothing.
+func TestStreamCutCountsItsBound(t *testing.T) {
+	anthropicStart := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5\",\"usage\":{\"input_tokens\":500,\"output_tokens\":1}}}\n\n"
+	text := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"TEXT\"}}\n\n"
+	haiku := Prices{"claude-haiku-4-5": {Input: 1, Output: 5}, "claude-opus-4": {Input: 15, Output: 75}}
+	for _, tc := range []struct {
+		name, path, body, ctype, first string
+		status                         int
+		want                           spend.Tokens // Input -1: one token a byte of the body
+		price                          Price        // what it is priced at
+	}{
+		{"anthropic stream", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":1000,"stream":true}`,
+			"text/event-stream", anthropicStart + text, 200, spend.Tokens{Input: 500, Output: 1000}, haiku["claude-haiku-4-5"]},
+		{"duplicate bounds", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":64000,"MAX_TOKENS":10,"max_tokens":20,"stream":true}`,
+			"text/event-stream", anthropicStart + text, 200, spend.Tokens{Input: 500, Output: 64000}, haiku["claude-haiku-4-5"]},
+		{"responses, no usage before the end", "/v1/responses", `{"model":"claude-haiku-4-5","max_output_tokens":300,"stream":true}`,
+			"text/event-stream", "data: {\"type\":\"response.output_text.delta\",\"delta\":\"TEXT\"}\n\n", 200,
+			spend.Tokens{Input: -1, Output: 300}, haiku.Dearest()},
+		{"no bound stated", "/v1/chat/completions", `{"model":"gpt-5","stream":true}`,
+			"text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"TEXT\"}}]}\n\n", 200,
+			spend.Tokens{Input: -1, Output: defaultOutput}, haiku.Dearest()},
+		{"whole answer", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":2000}`,
+			"application/json", `{"model":"claude-haiku-4-5","content":[{"type":"text","text":"TEXT` + strings.Repeat(" ", 64<<10), 200,
+			spend.Tokens{Input: -1, Output: 2000}, haiku.Dearest()},
+		{"an error", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":2000}`,
+			"application/json", `{"type":"error","error":{"type":"overloaded_error","message":"TEXT` + strings.Repeat(" ", 64<<10), 529,
+			spend.Tokens{}, Price{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, tc.first)
+				w.(http.Flusher).Flush()
+				<-r.Context().Done() // still generating when the client leaves
+			}))
+			defer up.Close()
+			g, base := start(t, Config{AnthropicURL: up.URL, OpenAIURL: up.URL, Prices: haiku}, "attempt")
+			resp, err := http.Post(base+tc.path, "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []byte
+			buf := make([]byte, 4096)
+			for !bytes.Contains(got, []byte("TEXT")) {
+				n, err := resp.Body.Read(buf)
+				got = append(got, buf[:n]...)
+				if err != nil {
+					t.Fatalf("read %q: %v", got, err)
+				}
+			}
+			resp.Body.Close()
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway sees the client gone
+			}
+			want := tc.want
+			if want.Input < 0 {
+				want.Input = int64(len(tc.body))
+			}
+			tot := g.Book().Total()
+			if usd := tc.price.Cost(want); tot.Tokens != want || math.Abs(tot.USD-usd) > 1e-9 {
+				t.Fatalf("counted %+v, $%v; want %+v, $%v", tot.Tokens, tot.USD, want, usd)
+			}
+		})
 	}
 }
 

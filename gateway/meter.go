@@ -16,6 +16,7 @@ type call struct {
 	scope  string
 	model  string
 	stream bool
+	most   spend.Tokens // the most its answer can be billed (request.most)
 }
 
 type callKey struct{}
@@ -39,7 +40,8 @@ func (g *Gateway) meter(resp *http.Response) error {
 	g.book.answered(c.scope, resp.StatusCode)
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	g.book.opened(c.scope, 1)
-	resp.Body = &meteredBody{rc: resp.Body, g: g, c: c, sse: sse}
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300 // an answer the provider bills
+	resp.Body = &meteredBody{rc: resp.Body, g: g, c: c, sse: sse, billed: ok}
 	return nil
 }
 
@@ -61,6 +63,11 @@ type meteredBody struct {
 	once sync.Once
 	done bool // the response's end was read
 	last bool // finish is counting: an event is sent even with nothing grown
+	// billed: a successful answer, which the provider bills for what it generated, read
+	// to its end or not.
+	billed  bool
+	named   string // the model its usage events named ("" = none)
+	unnamed bool   // priced at the dearest entry, whatever model the request named (cut)
 }
 
 func (m *meteredBody) Read(p []byte) (int, error) {
@@ -109,6 +116,9 @@ func (m *meteredBody) event(line []byte) {
 		return
 	}
 	if model, t, ok := usageOf(data); ok {
+		if model != "" {
+			m.named = model
+		}
 		m.count(model, t, false)
 	}
 }
@@ -125,24 +135,45 @@ func (m *meteredBody) count(model string, cum spend.Tokens, final bool) {
 		return
 	}
 	price, ok := m.g.cfg.Prices.Lookup(model)
-	if !ok {
+	if !ok || m.unnamed {
+		ok = false
 		price = m.g.cfg.Prices.Dearest()
 	}
 	m.g.book.add(Usage{Scope: m.c.scope, Model: model, Tokens: grown, USD: price.Cost(grown), Unpriced: !ok, Final: final})
 }
 
 // finish counts a JSON body's usage at its end and closes the response's count: final
-// when its end was read, else it is left marked as cut (the CLI went away, or hgate is
-// stopping) with everything counted up to its last usage.
+// when its end was read, else it is marked as cut (the CLI went away, or hgate is
+// stopping) and a successful answer is counted at its bound (cut).
 func (m *meteredBody) finish() {
 	m.once.Do(func() {
-		m.g.book.opened(m.c.scope, -1)
+		// Closed after its count: whoever sees no answer open sees every count.
+		defer m.g.book.opened(m.c.scope, -1)
 		m.last = true
+		model, t := "", spend.Tokens{}
 		if !m.sse {
-			model, t, _ := usageOf(m.body)
-			m.count(model, t, m.done)
-			return
+			model, t, _ = usageOf(m.body)
+			m.named = model
 		}
-		m.count("", spend.Tokens{}, m.done)
+		if m.billed && !m.done {
+			t = m.cut(most(m.seen, t))
+			model = m.named
+		}
+		m.count(model, t, m.done)
 	})
+}
+
+// cut is what an answer left before its end counts, whose usage so far is seen: the
+// provider bills what it generated, which only the answer's end states, and the agent can
+// leave every answer once it has read the text. So it counts as if it had run to the
+// request's bound: its output at the most the request allows, its input as stated or,
+// where the answer stated none, one token a byte of the request; priced as the model the
+// answer named, else at the dearest entry (the request's model is the agent's word).
+func (m *meteredBody) cut(seen spend.Tokens) spend.Tokens {
+	t := most(seen, spend.Tokens{Output: m.c.most.Output})
+	if seen.Input == 0 && seen.CacheRead == 0 && seen.CacheWrite == 0 {
+		t.Input = m.c.most.Input
+	}
+	m.unnamed = m.named == ""
+	return t
 }
