@@ -358,6 +358,46 @@ func TestStreamCutCountsItsBound(t *testing.T) {
 	}
 }
 
+// TestUnreadUsageCountsItsBound: an answer read to its end whose usage was in a part too
+// long for the meter to keep (OpenAI's last event repeats the request's instructions; a
+// whole answer over 16 MiB, here 1 MiB) counts as if it had run to the request's bound, as a cut one
+// does.
+func TestUnreadUsageCountsItsBound(t *testing.T) {
+	defer func(n int) { maxJSONBody = n }(maxJSONBody)
+	maxJSONBody = 1 << 20
+	huge := strings.Repeat("x", maxJSONBody)
+	prices := Prices{"gpt-5": {Input: 1, Output: 10}}
+	for _, tc := range []struct {
+		name, ctype, answer string
+	}{
+		{"a stream's long line", "text/event-stream", "data: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n" +
+			"data: {\"type\":\"response.completed\",\"response\":{\"model\":\"gpt-5\",\"instructions\":\"" + huge + "\",\"usage\":{\"input_tokens\":9,\"output_tokens\":9}}}\n\n"},
+		{"a long whole answer", "application/json", "{\"model\":\"gpt-5\",\"instructions\":\"" + huge + "\",\"usage\":{\"input_tokens\":9,\"output_tokens\":9}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				fmt.Fprint(w, tc.answer)
+			}))
+			defer up.Close()
+			g, base := start(t, Config{OpenAIURL: up.URL, Prices: prices}, "attempt")
+			body := `{"model":"gpt-5","max_output_tokens":500,"stream":true}`
+			resp, got := post(t, base+"/v1/responses", body)
+			if resp.StatusCode != 200 || len(got) != len(tc.answer) {
+				t.Fatalf("status %d, %d bytes of %d", resp.StatusCode, len(got), len(tc.answer))
+			}
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway has closed its count
+			}
+			want := spend.Tokens{Input: int64(len(body)), Output: 500}
+			if tot := g.Book().Total(); tot.Tokens != want {
+				t.Fatalf("counted %+v; want %+v", tot.Tokens, want)
+			}
+		})
+	}
+}
+
 // BenchmarkGatewayOverhead: the time a request takes through the gateway against the
 // same request sent to the stub directly, in the same run (goal: at most 1 ms more).
 func BenchmarkGatewayOverhead(b *testing.B) {

@@ -46,9 +46,10 @@ func (g *Gateway) meter(resp *http.Response) error {
 }
 
 // maxJSONBody bounds what the meter keeps of a response that is not a stream (its usage
-// is read at its end); a longer one is passed through uncounted but for its scope's
-// request, and marked as such by an event with no tokens.
-const maxJSONBody = 16 << 20
+// is read at its end), and of one line of a stream; a longer one is passed through unread
+// and counted at its request's bound (cut), as its usage may have been in it. A variable
+// so that a test passes it with less.
+var maxJSONBody = 16 << 20
 
 // meteredBody reads through the provider's body: a stream's events line by line, a
 // JSON body whole at its end.
@@ -66,6 +67,8 @@ type meteredBody struct {
 	// billed: a successful answer, which the provider bills for what it generated, read
 	// to its end or not.
 	billed  bool
+	lost    bool   // a body or line too long to keep went by unread
+	over    bool   // the stream's line being read is such a line
 	named   string // the model its usage events named ("" = none)
 	unnamed bool   // priced at the dearest entry, whatever model the request named (cut)
 }
@@ -89,22 +92,33 @@ func (m *meteredBody) Close() error {
 
 func (m *meteredBody) take(b []byte) {
 	if !m.sse {
-		if len(m.body)+len(b) <= maxJSONBody {
+		if !m.lost && len(m.body)+len(b) > maxJSONBody {
+			m.lost, m.body = true, nil
+		}
+		if !m.lost {
 			m.body = append(m.body, b...)
 		}
 		return
 	}
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		if !m.over && len(m.line)+len(part) > maxJSONBody {
+			m.over, m.lost = true, true
+		}
+		if !m.over {
+			m.line = append(m.line, part...)
+		}
 		if i < 0 {
-			if len(m.line)+len(b) <= maxJSONBody {
-				m.line = append(m.line, b...)
-			}
 			return
 		}
-		m.line = append(m.line, b[:i]...)
-		m.event(m.line)
-		m.line = m.line[:0]
+		if !m.over {
+			m.event(m.line)
+		}
+		m.line, m.over = m.line[:0], false
 		b = b[i+1:]
 	}
 }
@@ -155,7 +169,7 @@ func (m *meteredBody) finish() {
 			model, t, _ = usageOf(m.body)
 			m.named = model
 		}
-		if m.billed && !m.done {
+		if m.billed && (!m.done || m.lost) {
 			t = m.cut(most(m.seen, t))
 			model = m.named
 		}
@@ -163,9 +177,10 @@ func (m *meteredBody) finish() {
 	})
 }
 
-// cut is what an answer left before its end counts, whose usage so far is seen: the
-// provider bills what it generated, which only the answer's end states, and the agent can
-// leave every answer once it has read the text. So it counts as if it had run to the
+// cut is what an answer left before its end (or with a part too long to read) counts,
+// whose usage so far is seen: the provider bills what it generated, which only the
+// answer's end states, and the agent can leave every answer once it has read the text (or
+// have the provider echo a huge request in it). So it counts as if it had run to the
 // request's bound: its output at the most the request allows, its input as stated or,
 // where the answer stated none, one token a byte of the request; priced as the model the
 // answer named, else at the dearest entry (the request's model is the agent's word).
