@@ -145,14 +145,15 @@ func (g *Gateway) Scope(name string) string {
 type route struct {
 	api  string // "anthropic" or "openai"
 	path string // the path after the provider's base URL
+	free bool   // the provider bills it nothing (token counting)
 }
 
 // routes are the endpoints forwarded; every other one is refused.
 var routes = map[string]route{
-	"POST /v1/messages":              {"anthropic", "/v1/messages"},
-	"POST /v1/messages/count_tokens": {"anthropic", "/v1/messages/count_tokens"},
-	"POST /v1/responses":             {"openai", "/responses"},
-	"POST /v1/chat/completions":      {"openai", "/chat/completions"},
+	"POST /v1/messages":              {"anthropic", "/v1/messages", false},
+	"POST /v1/messages/count_tokens": {"anthropic", "/v1/messages/count_tokens", true},
+	"POST /v1/responses":             {"openai", "/responses", false},
+	"POST /v1/chat/completions":      {"openai", "/chat/completions", false},
 }
 
 // maxRequest bounds the request body the gateway reads (a long conversation with images).
@@ -195,7 +196,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := g.outgoing(r, rt, body)
-	ctx := withCall(r.Context(), &call{scope: scope, model: req.model, stream: req.stream, most: req.most})
+	ctx := withCall(r.Context(), &call{scope: scope, model: req.model, stream: req.stream, most: req.most, free: rt.free})
 	g.proxy.ServeHTTP(w, out.WithContext(ctx))
 }
 

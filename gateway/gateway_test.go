@@ -398,6 +398,48 @@ func TestUnreadUsageCountsItsBound(t *testing.T) {
 	}
 }
 
+// TestUnstatedUsageCountsItsBound: a successful answer read to its end that stated no
+// usage (a Chat Completions stream asked without stream_options.include_usage, which the
+// provider bills all the same) counts as if it had run to the request's bound; token
+// counting, which the provider does not bill, counts nothing.
+func TestUnstatedUsageCountsItsBound(t *testing.T) {
+	prices := Prices{"gpt-5": {Input: 1, Output: 10}}
+	for _, tc := range []struct {
+		name, path, body, ctype, answer string
+		want                            spend.Tokens // Input -1: one token a byte of the body
+	}{
+		{"chat stream without usage", "/v1/chat/completions", `{"model":"gpt-5","max_completion_tokens":700,"stream":true}`, "text/event-stream",
+			"data: {\"model\":\"gpt-5\",\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n", spend.Tokens{Input: -1, Output: 700}},
+		{"a whole answer without usage", "/v1/chat/completions", `{"model":"gpt-5","max_tokens":800}`, "application/json",
+			`{"model":"gpt-5","choices":[{"message":{"content":"hi"}}]}`, spend.Tokens{Input: -1, Output: 800}},
+		{"token counting", "/v1/messages/count_tokens", `{"model":"gpt-5","messages":[]}`, "application/json",
+			`{"input_tokens":12}`, spend.Tokens{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				fmt.Fprint(w, tc.answer)
+			}))
+			defer up.Close()
+			g, base := start(t, Config{AnthropicURL: up.URL, OpenAIURL: up.URL, Prices: prices}, "attempt")
+			if resp, got := post(t, base+tc.path, tc.body); resp.StatusCode != 200 || got != tc.answer {
+				t.Fatalf("status %d, answer %q", resp.StatusCode, got)
+			}
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway has closed its count
+			}
+			want := tc.want
+			if want.Input < 0 {
+				want.Input = int64(len(tc.body))
+			}
+			if tot := g.Book().Total(); tot.Tokens != want {
+				t.Fatalf("counted %+v; want %+v", tot.Tokens, want)
+			}
+		})
+	}
+}
+
 // BenchmarkGatewayOverhead: the time a request takes through the gateway against the
 // same request sent to the stub directly, in the same run (goal: at most 1 ms more).
 func BenchmarkGatewayOverhead(b *testing.B) {

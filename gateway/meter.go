@@ -17,6 +17,7 @@ type call struct {
 	model  string
 	stream bool
 	most   spend.Tokens // the most its answer can be billed (request.most)
+	free   bool         // its route is billed nothing (route.free)
 }
 
 type callKey struct{}
@@ -40,7 +41,7 @@ func (g *Gateway) meter(resp *http.Response) error {
 	g.book.answered(c.scope, resp.StatusCode)
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	g.book.opened(c.scope, 1)
-	ok := resp.StatusCode >= 200 && resp.StatusCode < 300 // an answer the provider bills
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300 && !c.free // an answer the provider bills
 	resp.Body = &meteredBody{rc: resp.Body, g: g, c: c, sse: sse, billed: ok}
 	return nil
 }
@@ -68,6 +69,7 @@ type meteredBody struct {
 	// to its end or not.
 	billed  bool
 	lost    bool   // a body or line too long to keep went by unread
+	stated  bool   // a usage of it was read
 	over    bool   // the stream's line being read is such a line
 	named   string // the model its usage events named ("" = none)
 	unnamed bool   // priced at the dearest entry, whatever model the request named (cut)
@@ -130,6 +132,7 @@ func (m *meteredBody) event(line []byte) {
 		return
 	}
 	if model, t, ok := usageOf(data); ok {
+		m.stated = true
 		if model != "" {
 			m.named = model
 		}
@@ -157,8 +160,8 @@ func (m *meteredBody) count(model string, cum spend.Tokens, final bool) {
 }
 
 // finish counts a JSON body's usage at its end and closes the response's count: final
-// when its end was read, else it is marked as cut (the CLI went away, or hgate is
-// stopping) and a successful answer is counted at its bound (cut).
+// when its end was read, else marked as cut (the CLI went away, or hgate is stopping). A
+// successful answer whose usage is not known whole is counted at its bound (cut).
 func (m *meteredBody) finish() {
 	m.once.Do(func() {
 		// Closed after its count: whoever sees no answer open sees every count.
@@ -166,10 +169,10 @@ func (m *meteredBody) finish() {
 		m.last = true
 		model, t := "", spend.Tokens{}
 		if !m.sse {
-			model, t, _ = usageOf(m.body)
+			model, t, m.stated = usageOf(m.body)
 			m.named = model
 		}
-		if m.billed && (!m.done || m.lost) {
+		if m.billed && (!m.done || m.lost || !m.stated) {
 			t = m.cut(most(m.seen, t))
 			model = m.named
 		}
@@ -177,13 +180,15 @@ func (m *meteredBody) finish() {
 	})
 }
 
-// cut is what an answer left before its end (or with a part too long to read) counts,
-// whose usage so far is seen: the provider bills what it generated, which only the
-// answer's end states, and the agent can leave every answer once it has read the text (or
-// have the provider echo a huge request in it). So it counts as if it had run to the
-// request's bound: its output at the most the request allows, its input as stated or,
-// where the answer stated none, one token a byte of the request; priced as the model the
-// answer named, else at the dearest entry (the request's model is the agent's word).
+// cut is what an answer counts whose usage is not known whole, its usage so far seen: one
+// left before its end, one with a part too long to read, one that stated no usage. The
+// provider bills what it generated all the same, and the agent can cause each: leave every
+// answer once it has the text (the output is stated at the end), have the provider echo a
+// huge request, ask a Chat Completions stream without stream_options.include_usage. So it
+// counts as if it had run to the request's bound: its output at the most the request
+// allows, its input as stated or, where the answer stated none, one token a byte of the
+// request; priced as the model the answer named, else at the dearest entry (the request's
+// model is the agent's word).
 func (m *meteredBody) cut(seen spend.Tokens) spend.Tokens {
 	t := most(seen, spend.Tokens{Output: m.c.most.Output})
 	if seen.Input == 0 && seen.CacheRead == 0 && seen.CacheWrite == 0 {

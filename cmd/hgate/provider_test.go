@@ -30,8 +30,10 @@ const (
 //
 //	provider serve PORTFILE LOG
 //
-// listens on 127.0.0.1 and writes its port to PORTFILE. Each POST .../v1/messages is
-// answered with a stream: message_start (providerInput input tokens), the generated text
+// listens on 127.0.0.1 and writes its port to PORTFILE. Each POST .../chat/completions is
+// answered with a Chat Completions stream of providerOutput tokens, which states its usage
+// in a last chunk only when the request asks for it (stream_options.include_usage), as
+// OpenAI's does. Each POST .../v1/messages is answered with a stream: message_start (providerInput input tokens), the generated text
 // (providerOutput tokens), then, as a provider still generating would, it waits for its
 // client to go away before its last event, message_delta with the output count; a client
 // that stays gets that event after a hang guard. Each answer appends "billed INPUT OUTPUT"
@@ -82,13 +84,18 @@ func providerServe(portFile, logFile string) {
 		l.Close()
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/messages") {
+		chat := strings.HasSuffix(r.URL.Path, "/chat/completions")
+		if r.Method != http.MethodPost || !chat && !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 			return // claude's HEAD of its base URL, and anything else: 200, empty
 		}
 		wg.Add(1)
 		defer wg.Done()
-		_, _ = io.Copy(io.Discard, r.Body)
-		providerStream(w, r)
+		body, _ := io.ReadAll(r.Body)
+		if chat {
+			providerChat(w, body)
+		} else {
+			providerStream(w, r)
+		}
 		mu.Lock()
 		fmt.Fprintf(log, "billed %d %d\n", providerInput, providerOutput)
 		mu.Unlock()
@@ -131,4 +138,29 @@ func providerStream(w http.ResponseWriter, r *http.Request) {
 	event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": "end_turn"}, "usage": map[string]any{"output_tokens": providerOutput}})
 	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// providerChat writes one Chat Completions stream: the generated text, the usage when the
+// request asked for it, then [DONE].
+func providerChat(w http.ResponseWriter, body []byte) {
+	var req struct {
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	_ = json.Unmarshal(body, &req)
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	for range providerOutput / providerChunk {
+		chunk(map[string]any{"object": "chat.completion.chunk", "model": "gpt-5",
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": strings.Repeat("x", providerChunk)}}}})
+	}
+	if req.StreamOptions.IncludeUsage {
+		chunk(map[string]any{"object": "chat.completion.chunk", "model": "gpt-5", "choices": []any{},
+			"usage": map[string]any{"prompt_tokens": providerInput, "completion_tokens": providerOutput}})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
