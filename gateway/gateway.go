@@ -190,6 +190,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"hgate gateway: "+what+" is refused: loop.sandbox.network is model")
 		return
 	}
+	if what := premium(body); what != "" {
+		g.book.refused(scope)
+		g.logRefusal(scope, r, what)
+		refuse(w, rt.api, http.StatusForbidden, "permission_error",
+			"hgate gateway: "+what+" is refused: a dearer tier than the gateway's prices, which the budget counts")
+		return
+	}
 	if err := g.book.admit(scope); err != nil {
 		g.logRefusal(scope, r, err.Error())
 		refuse(w, rt.api, http.StatusForbidden, "permission_error", "hgate gateway: "+err.Error())

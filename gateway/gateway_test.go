@@ -440,6 +440,48 @@ func TestUnstatedUsageCountsItsBound(t *testing.T) {
 	}
 }
 
+// TestPremiumTierRefused: a request that asks for a dearer tier than the gateway's prices
+// (Anthropic's fast mode, OpenAI's priority processing, under any case or a second key)
+// never reaches the provider, and the budget counts nothing; the standard tiers and null
+// go through.
+func TestPremiumTierRefused(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	oa := modelstub.OpenAI(t, modelstub.Turn{Text: "hi"})
+	g, base := start(t, Config{AnthropicURL: an.URL, OpenAIURL: oa.URL + "/v1"}, "attempt")
+	for _, body := range []string{
+		`{"model":"claude-opus-4-6","max_tokens":100,"speed":"fast","messages":[]}`,
+		`{"model":"claude-opus-4-6","max_tokens":100,"speed":"standard","SPEED":"fast","messages":[]}`,
+		`{"model":"claude-opus-4-6","max_tokens":100,"speed":"fast","speed":"standard","messages":[]}`,
+		`{"model":"gpt-5","service_tier":"priority","input":[{"type":"message","role":"user","content":"hi"}]}`,
+		`{"model":"gpt-5","service_tier":{"tier":"priority"},"input":[{"type":"message","role":"user","content":"hi"}]}`,
+	} {
+		path := "/v1/messages"
+		if strings.Contains(body, "gpt") {
+			path = "/v1/responses"
+		}
+		if resp, answer := post(t, base+path, body); !strings.Contains(answer, "a dearer tier than the gateway's prices") {
+			t.Errorf("%s: status %d, %s", body, resp.StatusCode, answer)
+		}
+	}
+	if n := len(an.Requests()) + len(oa.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the provider", n)
+	}
+	for _, body := range []string{
+		`{"model":"claude-haiku-4-5","max_tokens":100,"speed":"standard","service_tier":"auto","messages":[]}`,
+		`{"model":"claude-haiku-4-5","max_tokens":100,"speed":null,"messages":[]}`,
+	} {
+		if resp, _ := post(t, base+"/v1/messages", body); resp.StatusCode != 200 {
+			t.Errorf("%s: status %d, want 200", body, resp.StatusCode)
+		}
+	}
+	if resp, answer := post(t, base+"/v1/responses", `{"model":"gpt-5","service_tier":"flex","input":[{"type":"message","role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Errorf("flex: status %d, want 200: %s", resp.StatusCode, answer)
+	}
+	if got := g.Book().Total(); got.Refused != 5 {
+		t.Fatalf("refused %d, want 5", got.Refused)
+	}
+}
+
 // BenchmarkGatewayOverhead: the time a request takes through the gateway against the
 // same request sent to the stub directly, in the same run (goal: at most 1 ms more).
 func BenchmarkGatewayOverhead(b *testing.B) {

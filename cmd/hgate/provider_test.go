@@ -37,7 +37,8 @@ const (
 // (providerOutput tokens), then, as a provider still generating would, it waits for its
 // client to go away before its last event, message_delta with the output count; a client
 // that stays gets that event after a hang guard. Each answer appends "billed INPUT OUTPUT"
-// to LOG, what it generated. "provider stop PORTFILE" ends it.
+// to LOG, what it generated, followed by the tier the request asked for (speed,
+// service_tier), which a provider bills at its own price. "provider stop PORTFILE" ends it.
 func provider() {
 	args := os.Args[1:]
 	switch {
@@ -96,8 +97,13 @@ func providerServe(portFile, logFile string) {
 		} else {
 			providerStream(w, r)
 		}
+		var tier struct {
+			Speed       string `json:"speed"`
+			ServiceTier string `json:"service_tier"`
+		}
+		_ = json.Unmarshal(body, &tier)
 		mu.Lock()
-		fmt.Fprintf(log, "billed %d %d\n", providerInput, providerOutput)
+		fmt.Fprintln(log, strings.TrimSpace(fmt.Sprintf("billed %d %d %s %s", providerInput, providerOutput, tier.Speed, tier.ServiceTier)))
 		mu.Unlock()
 	})
 	_ = http.Serve(l, mux)
