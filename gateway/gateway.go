@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/spend"
 )
 
@@ -421,10 +422,13 @@ func refuse(w http.ResponseWriter, api string, status int, kind, msg string) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// logRefusal writes one line for a request the gateway did not forward.
+// logRefusal writes one line for a request the gateway did not forward. Its path and
+// what it names of the body are the agent's text, which reaches the user's terminal on
+// hgate's log: control characters in them are written out (human.Printable).
 func (g *Gateway) logRefusal(scope string, r *http.Request, why string) {
 	if g.cfg.Log != nil {
-		fmt.Fprintf(g.cfg.Log, "gateway: %s: refused %s %s: %s\n", scope, r.Method, r.URL.Path, why)
+		fmt.Fprintf(g.cfg.Log, "gateway: %s: refused %s %s: %s\n", scope, r.Method,
+			human.Printable(r.URL.Path, false), human.Printable(why, false))
 	}
 }
 

@@ -482,6 +482,39 @@ func TestPremiumTierRefused(t *testing.T) {
 	}
 }
 
+// TestRefusalLogPrintable: the log line of a refused request shows the agent's path and
+// the body's text it names with their control characters written out, never as bytes a
+// terminal acts on.
+func TestRefusalLogPrintable(t *testing.T) {
+	var log lockedLog
+	_, base := start(t, Config{Log: &log, NoWebTools: true}, "attempt")
+	post(t, base+"/v1/%1b[2J%0d[loop]%20kept", `{}`)
+	post(t, base+"/v1/messages", `{"model":"search\u001b[2J\u202e","messages":[]}`)
+	got := log.String()
+	if strings.ContainsAny(got, "\x1b\r\u202e") || !strings.Contains(got, `/v1/\x1b[2J\x0d[loop] kept: endpoint`) ||
+		!strings.Contains(got, `search model search\x1b[2J\u202e`) {
+		t.Fatalf("log:\n%s", got)
+	}
+}
+
+// lockedLog is a log the gateway's handlers write while a test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // BenchmarkGatewayOverhead: the time a request takes through the gateway against the
 // same request sent to the stub directly, in the same run (goal: at most 1 ms more).
 func BenchmarkGatewayOverhead(b *testing.B) {
