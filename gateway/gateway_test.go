@@ -497,6 +497,37 @@ func TestRefusalLogPrintable(t *testing.T) {
 	}
 }
 
+// TestHourCacheWritesPriced: Anthropic bills a cache write kept an hour (a request's
+// cache_control ttl "1h", the agent's to ask for) at twice the input price, not at a
+// cache write's; the gateway prices each kind at its own, streamed or whole.
+func TestHourCacheWritesPriced(t *testing.T) {
+	usage := `"usage":{"input_tokens":10,"output_tokens":0,"cache_creation_input_tokens":1000,"cache_creation":{"ephemeral_5m_input_tokens":400,"ephemeral_1h_input_tokens":600}}`
+	for _, tc := range []struct{ name, ctype, answer string }{
+		{"whole", "application/json", `{"model":"claude-haiku-4-5",` + usage + `}`},
+		{"stream", "text/event-stream", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5\"," + usage + "}}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\"," + usage + "}\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				fmt.Fprint(w, tc.answer)
+			}))
+			defer up.Close()
+			prices := Prices{"claude-haiku-4-5": {Input: 1, CacheRead: 0.1, CacheWrite: 1.25, Output: 5}}
+			g, base := start(t, Config{AnthropicURL: up.URL, Prices: prices}, "attempt")
+			post(t, base+"/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":10,"messages":[]}`)
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway has closed its count
+			}
+			want := (10*1 + 400*1.25 + 600*2) / 1e6
+			if tot := g.Book().Total(); tot.Tokens.CacheWrite != 1000 || math.Abs(tot.USD-want) > 1e-12 {
+				t.Fatalf("counted %+v, $%v; want 1000 cache writes, $%v", tot.Tokens, tot.USD, want)
+			}
+		})
+	}
+}
+
 // lockedLog is a log the gateway's handlers write while a test reads it.
 type lockedLog struct {
 	mu sync.Mutex

@@ -62,6 +62,7 @@ type meteredBody struct {
 	line []byte       // a stream's line not yet ended
 	body []byte       // a JSON body so far
 	seen spend.Tokens // the response's cumulative usage so far
+	hour int64        // of seen's cache writes, those kept an hour
 	once sync.Once
 	done bool // the response's end was read
 	last bool // finish is counting: an event is sent even with nothing grown
@@ -131,23 +132,26 @@ func (m *meteredBody) event(line []byte) {
 	if !ok {
 		return
 	}
-	if model, t, ok := usageOf(data); ok {
+	if model, u, ok := usageOf(data); ok {
 		m.stated = true
 		if model != "" {
 			m.named = model
 		}
-		m.count(model, t, false)
+		m.count(model, u, false)
 	}
 }
 
 // count adds what the response's cumulative usage grew by since the last event.
-func (m *meteredBody) count(model string, cum spend.Tokens, final bool) {
+func (m *meteredBody) count(model string, cum usage, final bool) {
 	if model == "" {
 		model = m.c.model
 	}
-	next := most(m.seen, cum)
+	next := most(m.seen, cum.Tokens)
 	grown := next.Sub(m.seen) // a stream's usage is cumulative: count what it grew by
 	m.seen = next
+	hour := min(max(m.hour, cum.hour), next.CacheWrite)
+	grownHour := hour - m.hour
+	m.hour = hour
 	if grown == (spend.Tokens{}) && !m.last {
 		return
 	}
@@ -156,7 +160,14 @@ func (m *meteredBody) count(model string, cum spend.Tokens, final bool) {
 		ok = false
 		price = m.g.cfg.Prices.Dearest()
 	}
-	m.g.book.add(Usage{Scope: m.c.scope, Model: model, Tokens: grown, USD: price.Cost(grown), Unpriced: !ok, Final: final})
+	usd := spend.AddUSD(price.Cost(grown), hourWrites(price, grownHour))
+	m.g.book.add(Usage{Scope: m.c.scope, Model: model, Tokens: grown, USD: usd, Unpriced: !ok, Final: final})
+}
+
+// hourWrites is what n cache writes kept an hour cost beyond a cache write's price:
+// Anthropic bills them at twice the input price.
+func hourWrites(p Price, n int64) float64 {
+	return float64(n) * max(0, 2*p.Input-p.CacheWrite) / 1e6
 }
 
 // finish counts a JSON body's usage at its end and closes the response's count: final
@@ -167,16 +178,16 @@ func (m *meteredBody) finish() {
 		// Closed after its count: whoever sees no answer open sees every count.
 		defer m.g.book.opened(m.c.scope, -1)
 		m.last = true
-		model, t := "", spend.Tokens{}
+		model, u := "", usage{}
 		if !m.sse {
-			model, t, m.stated = usageOf(m.body)
+			model, u, m.stated = usageOf(m.body)
 			m.named = model
 		}
 		if m.billed && (!m.done || m.lost || !m.stated) {
-			t = m.cut(most(m.seen, t))
+			u.Tokens = m.cut(most(m.seen, u.Tokens))
 			model = m.named
 		}
-		m.count(model, t, m.done)
+		m.count(model, u, m.done)
 	})
 }
 

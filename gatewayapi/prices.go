@@ -23,7 +23,8 @@ type Prices map[string]Price
 
 // DefaultPrices are the list prices of the presets' current models, as their providers
 // publish them; loop.prices overrides or adds entries. Anthropic bills a cache write
-// at 1.25× input and a cache read at 0.1×; OpenAI a cached input token at 0.1×.
+// at 1.25× input (one kept an hour at 2×, which the gateway adds) and a cache read at
+// 0.1×; OpenAI a cached input token at 0.1×.
 var DefaultPrices = Prices{
 	"claude-opus-4-5": {Input: 5, CacheRead: 0.5, CacheWrite: 6.25, Output: 25},
 	// The later Opus 4 models, at Opus 4.5's price as claude 2.1.197 prices them (its
