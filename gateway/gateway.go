@@ -19,9 +19,13 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hgate/hgate/internal/human"
+	"github.com/hgate/hgate/spend"
 )
 
 // Config is what a gateway forwards to and counts against.
@@ -142,14 +146,15 @@ func (g *Gateway) Scope(name string) string {
 type route struct {
 	api  string // "anthropic" or "openai"
 	path string // the path after the provider's base URL
+	free bool   // the provider bills it nothing (token counting)
 }
 
 // routes are the endpoints forwarded; every other one is refused.
 var routes = map[string]route{
-	"POST /v1/messages":              {"anthropic", "/v1/messages"},
-	"POST /v1/messages/count_tokens": {"anthropic", "/v1/messages/count_tokens"},
-	"POST /v1/responses":             {"openai", "/responses"},
-	"POST /v1/chat/completions":      {"openai", "/chat/completions"},
+	"POST /v1/messages":              {"anthropic", "/v1/messages", false},
+	"POST /v1/messages/count_tokens": {"anthropic", "/v1/messages/count_tokens", true},
+	"POST /v1/responses":             {"openai", "/responses", false},
+	"POST /v1/chat/completions":      {"openai", "/chat/completions", false},
 }
 
 // maxRequest bounds the request body the gateway reads (a long conversation with images).
@@ -186,13 +191,20 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"hgate gateway: "+what+" is refused: loop.sandbox.network is model")
 		return
 	}
+	if what := premium(body); what != "" {
+		g.book.refused(scope)
+		g.logRefusal(scope, r, what)
+		refuse(w, rt.api, http.StatusForbidden, "permission_error",
+			"hgate gateway: "+what+" is refused: a dearer tier than the gateway's prices, which the budget counts")
+		return
+	}
 	if err := g.book.admit(scope); err != nil {
 		g.logRefusal(scope, r, err.Error())
 		refuse(w, rt.api, http.StatusForbidden, "permission_error", "hgate gateway: "+err.Error())
 		return
 	}
 	out := g.outgoing(r, rt, body)
-	ctx := withCall(r.Context(), &call{scope: scope, model: req.model, stream: req.stream})
+	ctx := withCall(r.Context(), &call{scope: scope, model: req.model, stream: req.stream, most: req.most, free: rt.free})
 	g.proxy.ServeHTTP(w, out.WithContext(ctx))
 }
 
@@ -247,6 +259,9 @@ func (g *Gateway) outgoing(r *http.Request, rt route, body []byte) *http.Request
 type request struct {
 	model  string
 	stream bool
+	// most is the most its answer can be billed: the output the request bounds it to
+	// (outputBound) and, as input, one token a byte of the body. A cut answer counts it.
+	most spend.Tokens
 }
 
 func parseRequest(body []byte) request {
@@ -255,7 +270,45 @@ func parseRequest(body []byte) request {
 		Stream bool   `json:"stream"`
 	}
 	_ = json.Unmarshal(body, &r)
-	return request{model: r.Model, stream: r.Stream}
+	in := int64(min(len(body), maxTokens))
+	return request{model: r.Model, stream: r.Stream, most: spend.Tokens{Input: in, Output: outputBound(body)}}
+}
+
+// outputFields are the request fields that bound an answer's output tokens: Anthropic's
+// and Chat Completions' max_tokens, the Responses API's max_output_tokens, Chat
+// Completions' max_completion_tokens.
+var outputFields = []string{"max_tokens", "max_output_tokens", "max_completion_tokens"}
+
+// defaultOutput bounds the output of an answer whose request states no bound: the most
+// any current model of the two APIs writes in one answer.
+const defaultOutput = 128_000
+
+// outputBound is the most output tokens the request lets its answer have: the largest
+// value of any of outputFields at the body's top level, every duplicate and any case
+// included (encoding/json takes the last, in any case; the provider may read another),
+// defaultOutput where it states none.
+func outputBound(body []byte) int64 {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return defaultOutput
+	}
+	bound := int64(-1)
+	for dec.More() {
+		t, err := dec.Token()
+		var v json.RawMessage
+		if err != nil || dec.Decode(&v) != nil {
+			break
+		}
+		key, _ := t.(string)
+		var f float64
+		if slices.ContainsFunc(outputFields, func(n string) bool { return strings.EqualFold(n, key) }) && json.Unmarshal(v, &f) == nil {
+			bound = max(bound, count(&f))
+		}
+	}
+	if bound < 0 {
+		return defaultOutput
+	}
+	return bound
 }
 
 // reach is the first thing in a request that asks the provider to reach an address for
@@ -369,10 +422,13 @@ func refuse(w http.ResponseWriter, api string, status int, kind, msg string) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// logRefusal writes one line for a request the gateway did not forward.
+// logRefusal writes one line for a request the gateway did not forward. Its path and
+// what it names of the body are the agent's text, which reaches the user's terminal on
+// hgate's log: control characters in them are written out (human.Printable).
 func (g *Gateway) logRefusal(scope string, r *http.Request, why string) {
 	if g.cfg.Log != nil {
-		fmt.Fprintf(g.cfg.Log, "gateway: %s: refused %s %s: %s\n", scope, r.Method, r.URL.Path, why)
+		fmt.Fprintf(g.cfg.Log, "gateway: %s: refused %s %s: %s\n", scope, r.Method,
+			human.Printable(r.URL.Path, false), human.Printable(why, false))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hgate/hgate/internal/modelstub"
+	"github.com/hgate/hgate/internal/timescale"
 	"github.com/hgate/hgate/spend"
 )
 
@@ -282,6 +283,267 @@ func TestStreamCutCounts(t *testing.T) {
 	if len(events) == 0 || events[0].Tokens.Input != 500 || events[0].Final {
 		t.Fatalf("events %+v", events)
 	}
+}
+
+// TestStreamCutCountsItsBound: an answer the client leaves once it has the text, before
+// the event that states its output (the provider bills that output all the same), counts
+// as if it had run to the request's bound: the output at the largest of its bounds, every
+// duplicate and any case included; the input as stated, or one token a byte of the request
+// where the answer stated none; the model the answer named, else the dearest price. An
+// error the client leaves counts nothing.
+func TestStreamCutCountsItsBound(t *testing.T) {
+	anthropicStart := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5\",\"usage\":{\"input_tokens\":500,\"output_tokens\":1}}}\n\n"
+	text := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"TEXT\"}}\n\n"
+	haiku := Prices{"claude-haiku-4-5": {Input: 1, Output: 5}, "claude-opus-4": {Input: 15, Output: 75}}
+	for _, tc := range []struct {
+		name, path, body, ctype, first string
+		status                         int
+		want                           spend.Tokens // Input -1: one token a byte of the body
+		price                          Price        // what it is priced at
+	}{
+		{"anthropic stream", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":1000,"stream":true}`,
+			"text/event-stream", anthropicStart + text, 200, spend.Tokens{Input: 500, Output: 1000}, haiku["claude-haiku-4-5"]},
+		{"duplicate bounds", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":64000,"MAX_TOKENS":10,"max_tokens":20,"stream":true}`,
+			"text/event-stream", anthropicStart + text, 200, spend.Tokens{Input: 500, Output: 64000}, haiku["claude-haiku-4-5"]},
+		{"responses, no usage before the end", "/v1/responses", `{"model":"claude-haiku-4-5","max_output_tokens":300,"stream":true}`,
+			"text/event-stream", "data: {\"type\":\"response.output_text.delta\",\"delta\":\"TEXT\"}\n\n", 200,
+			spend.Tokens{Input: -1, Output: 300}, haiku.Dearest()},
+		{"no bound stated", "/v1/chat/completions", `{"model":"gpt-5","stream":true}`,
+			"text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"TEXT\"}}]}\n\n", 200,
+			spend.Tokens{Input: -1, Output: defaultOutput}, haiku.Dearest()},
+		{"whole answer", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":2000}`,
+			"application/json", `{"model":"claude-haiku-4-5","content":[{"type":"text","text":"TEXT` + strings.Repeat(" ", 64<<10), 200,
+			spend.Tokens{Input: -1, Output: 2000}, haiku.Dearest()},
+		{"an error", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":2000}`,
+			"application/json", `{"type":"error","error":{"type":"overloaded_error","message":"TEXT` + strings.Repeat(" ", 64<<10), 529,
+			spend.Tokens{}, Price{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, tc.first)
+				w.(http.Flusher).Flush()
+				<-r.Context().Done() // still generating when the client leaves
+			}))
+			defer up.Close()
+			g, base := start(t, Config{AnthropicURL: up.URL, OpenAIURL: up.URL, Prices: haiku}, "attempt")
+			resp, err := http.Post(base+tc.path, "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []byte
+			buf := make([]byte, 4096)
+			for !bytes.Contains(got, []byte("TEXT")) {
+				n, err := resp.Body.Read(buf)
+				got = append(got, buf[:n]...)
+				if err != nil {
+					t.Fatalf("read %q: %v", got, err)
+				}
+			}
+			resp.Body.Close()
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway sees the client gone
+			}
+			want := tc.want
+			if want.Input < 0 {
+				want.Input = int64(len(tc.body))
+			}
+			tot := g.Book().Total()
+			if usd := tc.price.Cost(want); tot.Tokens != want || math.Abs(tot.USD-usd) > 1e-9 {
+				t.Fatalf("counted %+v, $%v; want %+v, $%v", tot.Tokens, tot.USD, want, usd)
+			}
+		})
+	}
+}
+
+// TestUnreadUsageCountsItsBound: an answer read to its end whose usage was in a part too
+// long for the meter to keep (OpenAI's last event repeats the request's instructions; a
+// whole answer over 16 MiB, here 1 MiB) counts as if it had run to the request's bound, as a cut one
+// does.
+func TestUnreadUsageCountsItsBound(t *testing.T) {
+	defer func(n int) { maxJSONBody = n }(maxJSONBody)
+	maxJSONBody = 1 << 20
+	huge := strings.Repeat("x", maxJSONBody)
+	prices := Prices{"gpt-5": {Input: 1, Output: 10}}
+	for _, tc := range []struct {
+		name, ctype, answer string
+	}{
+		{"a stream's long line", "text/event-stream", "data: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n" +
+			"data: {\"type\":\"response.completed\",\"response\":{\"model\":\"gpt-5\",\"instructions\":\"" + huge + "\",\"usage\":{\"input_tokens\":9,\"output_tokens\":9}}}\n\n"},
+		{"a long whole answer", "application/json", "{\"model\":\"gpt-5\",\"instructions\":\"" + huge + "\",\"usage\":{\"input_tokens\":9,\"output_tokens\":9}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				fmt.Fprint(w, tc.answer)
+			}))
+			defer up.Close()
+			g, base := start(t, Config{OpenAIURL: up.URL, Prices: prices}, "attempt")
+			body := `{"model":"gpt-5","max_output_tokens":500,"stream":true}`
+			resp, got := post(t, base+"/v1/responses", body)
+			if resp.StatusCode != 200 || len(got) != len(tc.answer) {
+				t.Fatalf("status %d, %d bytes of %d", resp.StatusCode, len(got), len(tc.answer))
+			}
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway has closed its count
+			}
+			want := spend.Tokens{Input: int64(len(body)), Output: 500}
+			if tot := g.Book().Total(); tot.Tokens != want {
+				t.Fatalf("counted %+v; want %+v", tot.Tokens, want)
+			}
+		})
+	}
+}
+
+// TestUnstatedUsageCountsItsBound: a successful answer read to its end that stated no
+// usage (a Chat Completions stream asked without stream_options.include_usage, which the
+// provider bills all the same) counts as if it had run to the request's bound; token
+// counting, which the provider does not bill, counts nothing.
+func TestUnstatedUsageCountsItsBound(t *testing.T) {
+	prices := Prices{"gpt-5": {Input: 1, Output: 10}}
+	for _, tc := range []struct {
+		name, path, body, ctype, answer string
+		want                            spend.Tokens // Input -1: one token a byte of the body
+	}{
+		{"chat stream without usage", "/v1/chat/completions", `{"model":"gpt-5","max_completion_tokens":700,"stream":true}`, "text/event-stream",
+			"data: {\"model\":\"gpt-5\",\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n", spend.Tokens{Input: -1, Output: 700}},
+		{"a whole answer without usage", "/v1/chat/completions", `{"model":"gpt-5","max_tokens":800}`, "application/json",
+			`{"model":"gpt-5","choices":[{"message":{"content":"hi"}}]}`, spend.Tokens{Input: -1, Output: 800}},
+		{"token counting", "/v1/messages/count_tokens", `{"model":"gpt-5","messages":[]}`, "application/json",
+			`{"input_tokens":12}`, spend.Tokens{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				fmt.Fprint(w, tc.answer)
+			}))
+			defer up.Close()
+			g, base := start(t, Config{AnthropicURL: up.URL, OpenAIURL: up.URL, Prices: prices}, "attempt")
+			if resp, got := post(t, base+tc.path, tc.body); resp.StatusCode != 200 || got != tc.answer {
+				t.Fatalf("status %d, answer %q", resp.StatusCode, got)
+			}
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway has closed its count
+			}
+			want := tc.want
+			if want.Input < 0 {
+				want.Input = int64(len(tc.body))
+			}
+			if tot := g.Book().Total(); tot.Tokens != want {
+				t.Fatalf("counted %+v; want %+v", tot.Tokens, want)
+			}
+		})
+	}
+}
+
+// TestPremiumTierRefused: a request that asks for a dearer tier than the gateway's prices
+// (Anthropic's fast mode, OpenAI's priority processing, under any case or a second key)
+// never reaches the provider, and the budget counts nothing; the standard tiers and null
+// go through.
+func TestPremiumTierRefused(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})
+	oa := modelstub.OpenAI(t, modelstub.Turn{Text: "hi"})
+	g, base := start(t, Config{AnthropicURL: an.URL, OpenAIURL: oa.URL + "/v1"}, "attempt")
+	for _, body := range []string{
+		`{"model":"claude-opus-4-6","max_tokens":100,"speed":"fast","messages":[]}`,
+		`{"model":"claude-opus-4-6","max_tokens":100,"speed":"standard","SPEED":"fast","messages":[]}`,
+		`{"model":"claude-opus-4-6","max_tokens":100,"speed":"fast","speed":"standard","messages":[]}`,
+		`{"model":"gpt-5","service_tier":"priority","input":[{"type":"message","role":"user","content":"hi"}]}`,
+		`{"model":"gpt-5","service_tier":{"tier":"priority"},"input":[{"type":"message","role":"user","content":"hi"}]}`,
+	} {
+		path := "/v1/messages"
+		if strings.Contains(body, "gpt") {
+			path = "/v1/responses"
+		}
+		if resp, answer := post(t, base+path, body); !strings.Contains(answer, "a dearer tier than the gateway's prices") {
+			t.Errorf("%s: status %d, %s", body, resp.StatusCode, answer)
+		}
+	}
+	if n := len(an.Requests()) + len(oa.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the provider", n)
+	}
+	for _, body := range []string{
+		`{"model":"claude-haiku-4-5","max_tokens":100,"speed":"standard","service_tier":"auto","messages":[]}`,
+		`{"model":"claude-haiku-4-5","max_tokens":100,"speed":null,"messages":[]}`,
+	} {
+		if resp, _ := post(t, base+"/v1/messages", body); resp.StatusCode != 200 {
+			t.Errorf("%s: status %d, want 200", body, resp.StatusCode)
+		}
+	}
+	if resp, answer := post(t, base+"/v1/responses", `{"model":"gpt-5","service_tier":"flex","input":[{"type":"message","role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Errorf("flex: status %d, want 200: %s", resp.StatusCode, answer)
+	}
+	if got := g.Book().Total(); got.Refused != 5 {
+		t.Fatalf("refused %d, want 5", got.Refused)
+	}
+}
+
+// TestRefusalLogPrintable: the log line of a refused request shows the agent's path and
+// the body's text it names with their control characters written out, never as bytes a
+// terminal acts on.
+func TestRefusalLogPrintable(t *testing.T) {
+	var log lockedLog
+	_, base := start(t, Config{Log: &log, NoWebTools: true}, "attempt")
+	post(t, base+"/v1/%1b[2J%0d[loop]%20kept", `{}`)
+	post(t, base+"/v1/messages", `{"model":"search\u001b[2J\u202e","messages":[]}`)
+	got := log.String()
+	if strings.ContainsAny(got, "\x1b\r\u202e") || !strings.Contains(got, `/v1/\x1b[2J\x0d[loop] kept: endpoint`) ||
+		!strings.Contains(got, `search model search\x1b[2J\u202e`) {
+		t.Fatalf("log:\n%s", got)
+	}
+}
+
+// TestHourCacheWritesPriced: Anthropic bills a cache write kept an hour (a request's
+// cache_control ttl "1h", the agent's to ask for) at twice the input price, not at a
+// cache write's; the gateway prices each kind at its own, streamed or whole.
+func TestHourCacheWritesPriced(t *testing.T) {
+	usage := `"usage":{"input_tokens":10,"output_tokens":0,"cache_creation_input_tokens":1000,"cache_creation":{"ephemeral_5m_input_tokens":400,"ephemeral_1h_input_tokens":600}}`
+	for _, tc := range []struct{ name, ctype, answer string }{
+		{"whole", "application/json", `{"model":"claude-haiku-4-5",` + usage + `}`},
+		{"stream", "text/event-stream", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5\"," + usage + "}}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\"," + usage + "}\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				fmt.Fprint(w, tc.answer)
+			}))
+			defer up.Close()
+			prices := Prices{"claude-haiku-4-5": {Input: 1, CacheRead: 0.1, CacheWrite: 1.25, Output: 5}}
+			g, base := start(t, Config{AnthropicURL: up.URL, Prices: prices}, "attempt")
+			post(t, base+"/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":10,"messages":[]}`)
+			guard := time.Now().Add(timescale.D(time.Minute))
+			for g.Book().Total().Open != 0 && time.Now().Before(guard) {
+				time.Sleep(time.Millisecond) // until the gateway has closed its count
+			}
+			want := (10*1 + 400*1.25 + 600*2) / 1e6
+			if tot := g.Book().Total(); tot.Tokens.CacheWrite != 1000 || math.Abs(tot.USD-want) > 1e-12 {
+				t.Fatalf("counted %+v, $%v; want 1000 cache writes, $%v", tot.Tokens, tot.USD, want)
+			}
+		})
+	}
+}
+
+// lockedLog is a log the gateway's handlers write while a test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // BenchmarkGatewayOverhead: the time a request takes through the gateway against the

@@ -45,6 +45,10 @@ type wireUsage struct {
 	InputDetails        *struct {
 		Cached *float64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
+	// CacheCreation splits Anthropic's cache writes by how long they are kept.
+	CacheCreation *struct {
+		Hour *float64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
 	PromptDetails *struct {
 		Cached *float64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
@@ -78,6 +82,21 @@ func (w *wireUsage) tokens() spend.Tokens {
 	return t
 }
 
+// usage is a response's cumulative usage as the gateway prices it: its tokens and, of its
+// cache writes, those kept an hour (Anthropic's ttl "1h"), which cost more than the rest.
+type usage struct {
+	spend.Tokens
+	hour int64
+}
+
+// hour is how many of the usage's cache writes are kept an hour, at most all of them.
+func (w *wireUsage) hour(writes int64) int64 {
+	if w == nil || w.CacheCreation == nil {
+		return 0
+	}
+	return min(count(w.CacheCreation.Hour), writes)
+}
+
 // event is the part of a response body (whole, or one server-sent event's data) that
 // carries a model and a usage, wherever the API puts them.
 type event struct {
@@ -96,22 +115,26 @@ type event struct {
 
 // usageOf reads a JSON object's model and cumulative usage; ok is false when it holds
 // no usage.
-func usageOf(data []byte) (model string, t spend.Tokens, ok bool) {
+func usageOf(data []byte) (model string, u usage, ok bool) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
-		return "", spend.Tokens{}, false
+		return "", usage{}, false
 	}
 	var e event
 	if json.Unmarshal(data, &e) != nil {
-		return "", spend.Tokens{}, false
+		return "", usage{}, false
 	}
+	var w *wireUsage
 	switch {
 	case e.Message != nil && e.Message.Usage != nil:
-		return e.Message.Model, e.Message.Usage.tokens(), true
+		model, w = e.Message.Model, e.Message.Usage
 	case e.Response != nil && e.Response.Usage != nil:
-		return e.Response.Model, e.Response.Usage.tokens(), true
+		model, w = e.Response.Model, e.Response.Usage
 	case e.Usage != nil:
-		return e.Model, e.Usage.tokens(), true
+		model, w = e.Model, e.Usage
+	default:
+		return e.Model, usage{}, false
 	}
-	return e.Model, spend.Tokens{}, false
+	t := w.tokens()
+	return model, usage{Tokens: t, hour: w.hour(t.CacheWrite)}, true
 }

@@ -23,7 +23,8 @@ type Prices map[string]Price
 
 // DefaultPrices are the list prices of the presets' current models, as their providers
 // publish them; loop.prices overrides or adds entries. Anthropic bills a cache write
-// at 1.25× input and a cache read at 0.1×; OpenAI a cached input token at 0.1×.
+// at 1.25× input (one kept an hour at 2×, which the gateway adds) and a cache read at
+// 0.1×; OpenAI a cached input token at 0.1×.
 var DefaultPrices = Prices{
 	"claude-opus-4-5": {Input: 5, CacheRead: 0.5, CacheWrite: 6.25, Output: 25},
 	// The later Opus 4 models, at Opus 4.5's price as claude 2.1.197 prices them (its
@@ -35,6 +36,7 @@ var DefaultPrices = Prices{
 	"claude-opus-4-1":   {Input: 15, CacheRead: 1.5, CacheWrite: 18.75, Output: 75},
 	"claude-opus-4":     {Input: 15, CacheRead: 1.5, CacheWrite: 18.75, Output: 75},
 	"claude-sonnet-4":   {Input: 3, CacheRead: 0.3, CacheWrite: 3.75, Output: 15},
+	"claude-sonnet-4-5": {Input: 3, CacheRead: 0.3, CacheWrite: 3.75, Output: 15},
 	"claude-haiku-4-5":  {Input: 1, CacheRead: 0.1, CacheWrite: 1.25, Output: 5},
 	"claude-3-5-haiku":  {Input: 0.8, CacheRead: 0.08, CacheWrite: 1, Output: 4},
 	"gpt-5":             {Input: 1.25, CacheRead: 0.125, Output: 10},
@@ -71,26 +73,34 @@ func (p Prices) Validate() error {
 	return nil
 }
 
-// Lookup is the price of model: its own entry, else the longest entry it starts with.
-// ok is false for a model the table does not know.
+// Lookup is the price of model: its own entry, else the entry it is a dated snapshot of
+// ("claude-sonnet-4-5-20250929", "gpt-5-2025-08-07"). ok is false for a model the table
+// does not know. A model whose name only starts with an entry's is another model, which
+// may cost more (gpt-5-pro, gpt-5.5 and gpt-5), so it is not priced as that entry.
 func (p Prices) Lookup(model string) (Price, bool) {
 	if v, ok := p[model]; ok {
 		return v, true
 	}
-	best := ""
-	for name := range p {
-		if strings.HasPrefix(model, name) && len(name) > len(best) {
-			best = name
+	for _, n := range []int{len("20250929"), len("2025-08-07")} { // Anthropic's and OpenAI's dates
+		if i := len(model) - n - 1; i > 0 && model[i] == '-' && dated(model[i+1:]) {
+			v, ok := p[model[:i]]
+			return v, ok
 		}
 	}
-	if best == "" {
-		return Price{}, false
+	return Price{}, false
+}
+
+// dated reports whether s is a snapshot's date: YYYYMMDD or YYYY-MM-DD.
+func dated(s string) bool {
+	if len(s) == 10 && s[4] == '-' && s[7] == '-' {
+		s = s[:4] + s[5:7] + s[8:]
 	}
-	return p[best], true
+	return len(s) == 8 && strings.Trim(s, "0123456789") == ""
 }
 
 // Dearest is the highest price of each kind in the table: what a model the table does
-// not know is charged, so that a budget is never passed by an unpriced model.
+// not know is charged, so that a budget is not passed by an unpriced model dearer than
+// the one it names (one dearer than every entry still is: give it an entry).
 func (p Prices) Dearest() Price {
 	var d Price
 	for _, v := range p {

@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		"mcp-call": mcpCall,
 		// tcpq is the attack scripts' localhost listener and client (see tcpq).
 		"tcpq": tcpq,
+		// provider is the attack scripts' model provider (see provider).
+		"provider": provider,
 	})
 }
 

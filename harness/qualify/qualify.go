@@ -27,6 +27,7 @@ import (
 	"github.com/hgate/hgate/harness"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/internal/fsafe"
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/workspace"
@@ -273,7 +274,13 @@ type qualifier struct {
 
 func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedArtifact {
 	qa := QualifiedArtifact{Kind: a.Kind, Name: a.Name, Path: a.Path, Tools: []string{}, Checks: []Check{}}
-	add := func(c Check) { qa.Checks = append(qa.Checks, c) }
+	// A check's message and a tool's name can be the agent's text (a server's error, its
+	// tools/list), which the user's terminal and hgate's log show: control characters in
+	// them are written out.
+	add := func(c Check) {
+		c.Message = human.Printable(c.Message, false)
+		qa.Checks = append(qa.Checks, c)
+	}
 	switch {
 	case a.Problem != "" && a.Kind == harness.KindSkill:
 		add(Check{Name: "skill", Status: "failed", Message: a.Problem})
@@ -287,7 +294,9 @@ func (qr qualifier) artifact(ctx context.Context, a harness.Artifact) QualifiedA
 		smoke, line := qr.run(ctx, "smoke."+a.Name, m.Cwd, argv, m.Startup+m.Tool+10*time.Second, a.Path+"/"+m.Manifest+": startup_timeout_sec + tool_timeout_sec")
 		smoke = startupTimeout(smoke, a.Path+"/"+m.Manifest)
 		if smoke.Status == "passed" {
-			qa.Tools = append(qa.Tools, line.Tools...)
+			for _, t := range line.Tools {
+				qa.Tools = append(qa.Tools, human.Printable(t, false))
+			}
 			qa.Handshake, qa.Protocol = line.Handshake, line.Protocol
 		}
 		add(smoke)
