@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/hgate/hgate/internal/fsafe"
 	"github.com/hgate/hgate/internal/statefile"
 )
 
@@ -121,6 +123,9 @@ func AppendLearning(path string, l Learning) error {
 		}
 	}
 	data, cut, err := statefile.ReadTail(path, learningsBound)
+	if errors.Is(err, fs.ErrPermission) && reclaim(path) == nil {
+		data, cut, err = statefile.ReadTail(path, learningsBound)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP):
 		// ELOOP: a symlink, never read through; the write below refuses it by name.
@@ -142,6 +147,22 @@ func AppendLearning(path string, l Learning) error {
 	}
 	out := append(append(data, sep...), l.String()...)
 	return statefile.WriteAtomic(path, out)
+}
+
+// reclaim gives learnings.md back its mode when its owner may not read it: the agent may
+// write the file, and a chmod 000 the loop did not put back (hgate killed during the
+// phase) would stop every later entry. By descriptor, never through a link.
+func reclaim(path string) error {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	root, err := fsafe.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Chmod(filepath.Base(path), 0o644)
 }
 
 // separator is what goes between data and a new entry: enough newlines for a blank line.

@@ -237,6 +237,32 @@ func TestAppendLearningKeepsContent(t *testing.T) {
 	}
 }
 
+// TestReclaimLearnings: learnings.md left mode 000 by the agent (hgate killed before it
+// put the mode back) gets its owner's rights again, by descriptor; a link is not followed.
+// (As root the read would go through anyway: attack_chmod_write_set runs as nobody.)
+func TestReclaimLearnings(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "learnings.md")
+	os.WriteFile(path, []byte("# Learnings\n"), 0o644)
+	os.Chmod(path, 0)
+	if err := reclaim(path); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	outside := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(outside, nil, 0o600)
+	link := filepath.Join(dir, "link.md")
+	os.Symlink(outside, link)
+	if err := reclaim(link); err == nil {
+		t.Fatal("reclaim followed a link")
+	}
+	if fi, _ := os.Stat(outside); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the link's target was changed: %v", fi.Mode())
+	}
+}
+
 func FuzzLoadResults(f *testing.F) {
 	for _, pattern := range []string{"testdata/valid/*.tsv", "testdata/invalid/*.tsv"} {
 		files, _ := filepath.Glob(pattern)
