@@ -149,6 +149,11 @@ func Parse(file string, data []byte) (*Split, error) {
 // file not yet unsealed.
 func (s *Split) Sealed() bool { return s.held != nil }
 
+// FinalDerivable reports whether the file lists the final ids nowhere while naming a
+// sealed record (a split.json written before FormatSealed): the final ids are then every
+// task less its train and test ids, which the agent can work out.
+func (s *Split) FinalDerivable() bool { return s.FinalSHA != "" && s.Format != FormatSealed }
+
 // TestCount is how many tasks the test split holds, whether or not it is unsealed:
 // split.json's count, for readers that need no id (the report).
 func (s *Split) TestCount() int {
