@@ -62,9 +62,8 @@ func TestOpenSplitUnseals(t *testing.T) {
 	}
 }
 
-// TestOpenSplitRecordFaults: a sealed record that is missing, changed or not the one the
-// file's list holds is an error naming split.json and the record, never a test split
-// silently holding the final tasks.
+// TestOpenSplitRecordFaults: a sealed record that is missing or changed is an error naming
+// split.json and the record, never a test split silently holding the final tasks.
 func TestOpenSplitRecordFaults(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
