@@ -10,7 +10,6 @@ import (
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/internal/statefile"
 	"github.com/hgate/hgate/record"
-	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/workspace"
 )
 
@@ -96,7 +95,7 @@ func CurrentBest(cfg *config.Config, repo *gitguard.Repo) (*Best, error) {
 		if t, err = bestTrialsOnDisk(ws, repo); err != nil {
 			return nil, err
 		}
-		sp, err := split.Load(ws.Split())
+		sp, err := openSplit(vaultOf(repo), ws.Split())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hgate/hgate/finalscore"
 	"github.com/hgate/hgate/gitguard"
+	"github.com/hgate/hgate/internal/digest"
 	"github.com/hgate/hgate/internal/fault"
 	"github.com/hgate/hgate/ledger"
 	"github.com/hgate/hgate/split"
@@ -26,10 +27,11 @@ import (
 )
 
 // The sealed final split (split.Plan's final share) is scored for the user alone: at the
-// end of a loop run and by `hgate final`, never by a gate, an agent or hgate bench. Its
-// ids and every score of it live in the held-out folder (heldout.go), which every agent
-// sandbox hides: split.json names the baseline's final record by its keyed digest only,
-// and each scoring appends to final/scores.jsonl there. Every scoring and every showing
+// end of a loop run and by `hgate final`, never by a gate, an agent or hgate bench. Which
+// tasks are final and every score of it live in the held-out folder (heldout.go), which
+// every agent sandbox hides: split.json lists the final ids among the test ids and names
+// the baseline's final record by its keyed digest (openSplit tells them apart), and each
+// scoring appends to final/scores.jsonl there. Every scoring and every showing
 // of a score is counted in the ledger (finallooks.go).
 
 // MinFinal is the fewest tasks a final split holds; prepare makes none smaller.
@@ -73,7 +75,7 @@ func finalDir(repo *gitguard.Repo) string { return filepath.Join(HeldOut(repo), 
 // finalTrials is prepare's phase for a new split with a final share: the baseline's final
 // trials (the first from the baseline's run unless the rooms scope the test split, then
 // up to trials.max in the test lane), sealed in the held-out folder; split.json keeps
-// only the record's digest and the count, never the ids.
+// the record's digest and the count, and the final ids only among the test ids.
 func (p *prep) finalTrials(ctx context.Context) error {
 	if p.st.split != nil {
 		return nil
@@ -101,7 +103,9 @@ func (p *prep) finalTrials(ctx context.Context) error {
 		return err
 	}
 	p.rep.Final = len(ids)
-	p.sp.FinalSHA, p.sp.FinalTasks, p.sp.Final = sum, len(ids), nil
+	// split.json lists the final ids among the test ids (split.FormatSealed): only the
+	// record tells them apart.
+	p.sp.FinalSHA, p.sp.FinalTasks = sum, len(ids)
 	return p.c.add(workspace.Split, p.sp.Marshal)
 }
 
@@ -109,10 +113,30 @@ func (p *prep) finalTrials(ctx context.Context) error {
 // best's, their comparison, and the look kept.
 type finalScoring struct{ *Env }
 
+// openSplit reads split.json at path and unseals it: the final ids are the keys of the
+// baseline's final trials, the record its final_sha names in v, and they are taken out of
+// the test list the file shows the agent (split.FormatSealed), so that Test is the test
+// split alone. Every reader of the test split in hgate goes through it. A record that is
+// missing, or does not match its digest or the file, is an error naming both.
+func openSplit(v vault, path string) (*split.Split, error) {
+	sp, err := split.Load(path)
+	if err != nil || sp.FinalSHA == "" {
+		return sp, err
+	}
+	t, err := openTrials(v, path, sp.FinalSHA)
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.Unseal(slices.Collect(maps.Keys(t))); err != nil {
+		return nil, fmt.Errorf("%s: %w (held-out record %s); take a new baseline with `hgate prepare --reset`", path, err, filepath.Join(v.dir, digest.Hex(sp.FinalSHA)+".json"))
+	}
+	return sp, nil
+}
+
 // baseline is the baseline's final trials (their keys are the final ids); nil when
 // the workspace has no final split.
 func (f finalScoring) baseline() (Trials, error) {
-	sp, err := split.Load(f.ws().Split())
+	sp, err := openSplit(heldOut(f.Env), f.ws().Split())
 	if err != nil || sp.FinalSHA == "" {
 		return nil, err
 	}
@@ -183,7 +207,7 @@ func (f finalScoring) compare(base, got Trials, best *bestRecord, ids []string, 
 	if err != nil {
 		return nil, err
 	}
-	sp, err := split.Load(f.ws().Split())
+	sp, err := openSplit(heldOut(f.Env), f.ws().Split())
 	if err != nil {
 		return nil, err
 	}

@@ -215,7 +215,7 @@ func NoFinalReason(cfg *config.Config, repo *gitguard.Repo) (string, error) {
 	if !(cfg.Split.Final > 0) {
 		return "split.final is 0 in hgate.yaml, so no final split is made", nil
 	}
-	total := len(sp.Train) + len(sp.Test)
+	total := len(sp.Train) + sp.TestCount()
 	if why := split.TooFewForFinal(total, cfg.Split.Final, MinFinal); why != "" {
 		return fmt.Sprintf("%s (split.final: %g of the tasks)", why, cfg.Split.Final), nil
 	}

@@ -132,7 +132,7 @@ func readState(e *Env, in *inputs) error {
 	if err := emptySide(ws, sp); err != nil {
 		return err
 	}
-	st, err := loadState(ws)
+	st, err := loadState(ws, heldOut(e))
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ type state struct {
 
 // loadState reads every state file that exists. A malformed file is an error, never an
 // empty value: state is never silently reset.
-func loadState(ws workspace.Dir) (*state, error) {
+func loadState(ws workspace.Dir, v vault) (*state, error) {
 	st := &state{}
 	var errs []error
 	note := func(err error) bool {
@@ -67,7 +67,7 @@ func loadState(ws workspace.Dir) (*state, error) {
 		}
 		return false
 	}
-	if s, err := split.Load(ws.Split()); note(err) {
+	if s, err := openSplit(v, ws.Split()); note(err) {
 		st.split = s
 	}
 	if s, err := suite.Load(ws.Suite()); note(err) {

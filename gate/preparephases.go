@@ -137,7 +137,7 @@ func (p *prep) readInputs(context.Context) error {
 		}
 	}
 	ws := e.ws()
-	if p.st, err = loadState(ws); err != nil {
+	if p.st, err = loadState(ws, heldOut(e)); err != nil {
 		return err
 	}
 	p.needTraces = !exists(ws.Traces("baseline"))

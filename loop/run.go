@@ -40,6 +40,7 @@ import (
 	"github.com/hgate/hgate/internal/proc"
 	"github.com/hgate/hgate/internal/scratch"
 	"github.com/hgate/hgate/record"
+	"github.com/hgate/hgate/split"
 	"github.com/hgate/hgate/workspace"
 )
 
@@ -520,7 +521,16 @@ func (r opener) mayStart(ctx context.Context) (string, error) {
 	if sb == SandboxOff {
 		fmt.Fprintln(r.log, "[loop] warning: the agent runs without a sandbox, as your own user: it can write .git, the workspace and anything else you can; hgate checks refs/hgate/* and its state around each attempt, but cannot stop every cheat (docs/security/threat-model.md)")
 	}
+	r.warnFinalDerivable()
 	return sb, nil
+}
+
+// warnFinalDerivable says so when split.json is of the format before the final ids were
+// listed among the test ids: the agent can work out which tasks are final.
+func (r opener) warnFinalDerivable() {
+	if sp, err := split.Load(r.ws.Split()); err == nil && sp.FinalDerivable() {
+		fmt.Fprintf(r.log, "[loop] warning: %s was written before hgate listed the final ids among the test ids: the agent can work out which tasks are final (every task less its train and test ids); `hgate prepare --reset` seals them (the old state stays in hgate state log)\n", r.ws.Split())
+	}
 }
 
 // cleanWorktree refuses a worktree the guard would fail (every iteration would fail

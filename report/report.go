@@ -223,7 +223,7 @@ func Build(repo *gitguard.Repo, workspaceDir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: len(sp.Test), Final: sp.FinalTasks}
+	rep.Split = Split{Seed: sp.Seed, Train: len(sp.Train), Test: sp.TestCount(), Final: sp.FinalTasks}
 	rep.addRows(rowsAt[len(rowsAt)-1])
 
 	// The baseline's train results: train_results.json as the first entry holds it.

@@ -203,3 +203,121 @@ func FuzzLoadSplit(f *testing.F) {
 		}
 	})
 }
+
+const sealedSHA = "hmac-sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+// TestSealedFinalNotListedApart: with a sealed final split, split.json's test list holds
+// the test and final ids together, sorted, and nothing else in the file tells them apart;
+// Unseal, given the record's ids, gives back the test split alone.
+func TestSealedFinalNotListedApart(t *testing.T) {
+	s := &Split{Seed: 1, Train: []string{"a", "b"}, Test: []string{"d", "f"}, Final: []string{"e", "c"}, FinalSHA: sealedSHA, FinalTasks: 2}
+	data, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "seed": 1,
+  "train": [
+    "a",
+    "b"
+  ],
+  "test": [
+    "c",
+    "d",
+    "e",
+    "f"
+  ],
+  "final_sha": "` + sealedSHA + `",
+  "final_tasks": 2,
+  "format": 2
+}
+`
+	if string(data) != want {
+		t.Fatalf("split.json:\n%s\nwant:\n%s", data, want)
+	}
+	back := readSealed(t, data)
+	if err := back.Unseal([]string{"e", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if back.Sealed() || !slices.Equal(back.Test, []string{"d", "f"}) || !slices.Equal(back.Final, []string{"c", "e"}) || back.TestCount() != 2 {
+		t.Fatalf("unsealed: test %q, final %q", back.Test, back.Final)
+	}
+	if again, err := back.Marshal(); err != nil || string(again) != want {
+		t.Fatalf("an unsealed split is not written as read: %v\n%s", err, again)
+	}
+}
+
+// readSealed parses a sealed split.json: its test split stays empty until Unseal, and it is
+// written back as it was read.
+func readSealed(t *testing.T, data []byte) *Split {
+	t.Helper()
+	s, err := Parse("split.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Sealed() || s.Test != nil || s.Final != nil || s.TestCount() != 2 {
+		t.Fatalf("read back before Unseal: sealed %v, test %q, final %q, count %d", s.Sealed(), s.Test, s.Final, s.TestCount())
+	}
+	if again, err := s.Marshal(); err != nil || string(again) != string(data) {
+		t.Fatalf("a sealed split not unsealed is not written as read: %v\n%s", err, again)
+	}
+	return s
+}
+
+// TestUnsealRefusals: a record that does not agree with split.json is an error saying how.
+func TestUnsealRefusals(t *testing.T) {
+	sealed := func() *Split {
+		s, err := Parse("split.json", []byte(`{"seed": 1, "train": ["a"], "test": ["b", "c", "d"], "final_sha": "`+sealedSHA+`", "final_tasks": 2, "format": 2}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	old := func() *Split {
+		s, err := Parse("split.json", []byte(`{"seed": 1, "train": ["a"], "test": ["b"], "final_sha": "`+sealedSHA+`", "final_tasks": 2}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		name  string
+		s     *Split
+		final []string
+		want  string
+	}{
+		{"count", sealed(), []string{"c"}, "final_tasks is 2, but the sealed record names 1 final tasks"},
+		{"not in test", sealed(), []string{"c", "x"}, `final task "x" of the sealed record is not in the test list`},
+		{"old format, listed", old(), []string{"b", "c"}, `final task "b" is also listed as a train or test task`},
+		{"no record", &Split{Train: []string{"a"}, Test: []string{"b"}}, []string{"c"}, "has no final_sha, but 1 final ids were given"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.s.Unseal(tt.final); err == nil || err.Error() != tt.want {
+				t.Errorf("Unseal(%q) = %v, want %q", tt.final, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestOldFormatFinalKept: a split.json written before FormatSealed (its test list the test
+// split alone, the final ids in no list) is read as it was written, never as a sealed
+// list, and its final ids, once unsealed, leave its test split as it was.
+func TestOldFormatFinalKept(t *testing.T) {
+	data, err := os.ReadFile("testdata/valid/final_before_format.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("split.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sealed() || s.Format != 0 || !slices.Equal(s.Test, []string{"t3", "t4"}) || s.TestCount() != 2 {
+		t.Fatalf("old format read as %+v", s)
+	}
+	if err := s.Unseal([]string{"t6", "t5"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Test, []string{"t3", "t4"}) || !slices.Equal(s.Final, []string{"t5", "t6"}) {
+		t.Fatalf("old format unsealed: test %q, final %q", s.Test, s.Final)
+	}
+}
