@@ -112,6 +112,10 @@ func (s *snapshot) state() (*state, error) {
 	return st, nil
 }
 
+// unread reports whether the walk left the layer's file unread: over the size bound,
+// past the path bound, or one its owner may not read.
+func (l layer) unread() bool { return l.huge > 0 || l.long || l.unreadable }
+
 func (st *state) add(p string) *pathState {
 	ps, ok := st.paths[p]
 	if !ok {
@@ -153,7 +157,7 @@ func (st *state) fill(ps *pathState) error {
 	case ps.untracked && ps.w.mode == filemode.Regular:
 		st.untrackedFacts(ps)
 	}
-	if ps.untracked && ps.w.huge == 0 && !ps.w.long && !ps.w.unreadable {
+	if ps.untracked && !ps.w.unread() {
 		// Only a path that exists elsewhere needs its content compared.
 		if !ps.nested && (ps.b.present || ps.h.present || ps.i.present) {
 			if err := st.hashUntracked(ps); err != nil {

@@ -187,18 +187,9 @@ func (r *Repo) worktreeTree(s *snapshot, st *state) (plumbing.Hash, error) {
 	return s.tr.Apply(s.headTree, root)
 }
 
-// restoreWritten, when set by a test, runs after restore wrote a file: a
-// background process of the agent editing it again.
-var restoreWritten func(p string)
-
-func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) error {
-	root, err := r.openRoot()
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	paths := sortedPaths(st)
-	// Removals first, deepest first, so a file can take the place of a directory.
+// removeAdded removes what the worktree holds and HEAD does not, deepest first, so a file
+// can take the place of a directory.
+func removeAdded(root *fsafe.Root, st *state, paths []string) error {
 	for i := len(paths) - 1; i >= 0; i-- {
 		ps := st.paths[paths[i]]
 		if ps.h.present || !ps.w.present || ps.nested {
@@ -212,6 +203,23 @@ func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) e
 			return fmt.Errorf("restore: remove %s: %w", ps.path, err)
 		}
 		removeEmptyParents(root, ps.path)
+	}
+	return nil
+}
+
+// restoreWritten, when set by a test, runs after restore wrote a file: a
+// background process of the agent editing it again.
+var restoreWritten func(p string)
+
+func (r *Repo) restoreHead(st *state, headTree plumbing.Hash, since time.Time) error {
+	root, err := r.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	paths := sortedPaths(st)
+	if err := removeAdded(root, st, paths); err != nil {
+		return err
 	}
 	changed := map[string]objstore.Entry{}
 	stats := map[string]walk.Stat{}

@@ -160,12 +160,9 @@ func wrapWith(cmd *exec.Cmd, p Policy, death int, shim func() string) error {
 	if p.warm && (!p.Isolate || death == 0) {
 		return errors.New("sandbox: a warm shim needs Isolate and WrapWarm's channel")
 	}
-	bin := shim()
-	if bin == "" {
-		return errors.New("sandbox: no hgate-sandbox of this build beside this executable, and it cannot be its own shim (install both: CGO_ENABLED=0 go install ./cmd/...)")
-	}
-	if err := checkPinned(bin); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+	bin, err := startableShim(shim())
+	if err != nil {
+		return err
 	}
 	if p.Isolate {
 		p.Reap = true // the shim is the namespace's init

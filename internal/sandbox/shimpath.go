@@ -76,6 +76,18 @@ func chooseShim(exe string, w io.Writer) string {
 // another name of its file a sandboxed process may write, is never started.
 var pins sync.Map // path → proc.Pin
 
+// startableShim is bin, the shim chosen, when one was and it is still the file it was at
+// its first start.
+func startableShim(bin string) (string, error) {
+	if bin == "" {
+		return "", errors.New("sandbox: no hgate-sandbox of this build beside this executable, and it cannot be its own shim (install both: CGO_ENABLED=0 go install ./cmd/...)")
+	}
+	if err := checkPinned(bin); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	return bin, nil
+}
+
 // checkPinned pins bin at its first start and checks it at every later one. This binary
 // itself (self) needs none: a running executable cannot be written.
 func checkPinned(bin string) error {
