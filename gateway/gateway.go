@@ -142,6 +142,21 @@ func (g *Gateway) Scope(name string) string {
 	return "/s/" + tok
 }
 
+// End ends the scope whose path prefix Scope returned, when its session is over: a
+// request under it is then refused as no scope's, and what it counted stays. The prefix
+// outlives the session in what the session wrote (code it committed, which the loop's
+// gate runs, with the network, after the session), so a prefix is forwarded only while its
+// session runs.
+func (g *Gateway) End(prefix string) {
+	tok, ok := strings.CutPrefix(prefix, "/s/")
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	delete(g.scopes, tok)
+	g.mu.Unlock()
+}
+
 // route is where an allowed endpoint goes.
 type route struct {
 	api  string // "anthropic" or "openai"

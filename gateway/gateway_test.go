@@ -118,6 +118,33 @@ func TestRefusesOtherEndpoints(t *testing.T) {
 	}
 }
 
+// TestEndedScopeRefused: once its session is over, a scope's prefix is no scope's: a
+// request under it is refused before the provider, and what it counted stays. Another
+// scope is not ended with it.
+func TestEndedScopeRefused(t *testing.T) {
+	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"}, modelstub.Turn{Text: "hi"})
+	g, base := start(t, Config{AnthropicURL: an.URL}, "attempt/1/a")
+	host, prefix, _ := strings.Cut(strings.TrimPrefix(base, "http://"), "/")
+	other := "http://" + host + g.Scope("attempt/2/b")
+	body := `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`
+	if resp, b := post(t, base+"/v1/messages", body); resp.StatusCode != 200 {
+		t.Fatalf("before the end: %d %s", resp.StatusCode, b)
+	}
+	g.End("/" + prefix)
+	if resp, b := post(t, base+"/v1/messages", body); resp.StatusCode != http.StatusNotFound || !strings.Contains(b, "no such scope") {
+		t.Fatalf("after the end: %d %s, want 404 no such scope", resp.StatusCode, b)
+	}
+	if n := len(an.Requests()); n != 1 {
+		t.Fatalf("%d requests reached the provider, want the one before the end", n)
+	}
+	if got := g.Book().Scopes()["attempt/1/a"]; got.Requests != 1 || got.Tokens.Output != modelstub.Usage.Output {
+		t.Fatalf("the ended scope's count: %+v, want its one request", got)
+	}
+	if resp, b := post(t, other+"/v1/messages", body); resp.StatusCode != 200 {
+		t.Fatalf("another scope: %d %s", resp.StatusCode, b)
+	}
+}
+
 // TestHoldsTheKey: with a key the gateway sends its own and drops the agent's.
 func TestHoldsTheKey(t *testing.T) {
 	an := modelstub.Anthropic(t, modelstub.Turn{Text: "hi"})

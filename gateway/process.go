@@ -102,6 +102,8 @@ func (p *process) answer(req gatewayapi.Request) {
 		return
 	case "scope":
 		rep.Prefix = p.g.Scope(req.Name)
+	case "end":
+		p.g.End(req.Prefix)
 	case "scopes":
 		rep.Scopes = p.g.Book().Scopes()
 	case "total":

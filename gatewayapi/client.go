@@ -219,6 +219,13 @@ func (c *Client) Scope(name string) (string, error) {
 	return rep.Prefix, err
 }
 
+// End ends the scope of prefix (what Scope returned): its session is over, and a request
+// under it is refused from now on. What it counted stays.
+func (c *Client) End(prefix string) error {
+	_, err := c.call(Request{Op: "end", Prefix: prefix})
+	return err
+}
+
 // Scopes is what each scope spent, by name.
 func (c *Client) Scopes() (map[string]Scope, error) {
 	rep, err := c.call(Request{Op: "scopes"})

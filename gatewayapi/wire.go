@@ -16,7 +16,7 @@ const Binary = "hgate-gateway"
 
 // Protocol is this build's version of the wire below: the gateway answers the
 // configuration with it, and hgate refuses a gateway from another build.
-const Protocol = 1
+const Protocol = 2
 
 // Config is what the gateway forwards to and counts against: the loop's settings, sent
 // as the first line (the keys never on a command line or in an environment).
@@ -32,12 +32,14 @@ type Config struct {
 }
 
 // Request is one line from hgate: Op is "config" (ID 1, the first line), "scope",
-// "scopes", "total", "charge", or "ack" (of the usage event Seq; no answer).
+// "end" (of the scope of Prefix), "scopes", "total", "charge", or "ack" (of the usage
+// event Seq; no answer).
 type Request struct {
 	ID     uint64       `json:"id,omitempty"`
 	Op     string       `json:"op"`
 	Config *Config      `json:"config,omitempty"`
 	Name   string       `json:"name,omitempty"`
+	Prefix string       `json:"prefix,omitempty"`
 	Spend  *spend.Spend `json:"spend,omitempty"`
 	Seq    uint64       `json:"seq,omitempty"`
 }

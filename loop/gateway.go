@@ -137,10 +137,10 @@ func meterPhase(phase string, repair int) string {
 
 // route registers a scope for one session and points its CLI at it: its command line
 // and environment, the provider's key replaced by a placeholder where the gateway holds
-// it. name is "" when the run has no gateway.
-func (mg *modelGateway) route(spec sessionSpec, args []string) (out, env []string, name string) {
+// it. name is "" when the run has no gateway; prefix is the scope's path, which end takes.
+func (mg *modelGateway) route(spec sessionSpec, args []string) (out, env []string, name, prefix string) {
 	if mg == nil {
-		return args, nil, ""
+		return args, nil, "", ""
 	}
 	name = fmt.Sprintf("%s/%d/%s", meterPhase(spec.Phase, spec.Repair), spec.Iteration, spec.Tag)
 	prefix, err := mg.gw.Scope(name)
@@ -154,7 +154,19 @@ func (mg *modelGateway) route(spec sessionSpec, args []string) (out, env []strin
 	if held && mg.up.KeyEnv != "" {
 		env = append(env, mg.up.KeyEnv+"="+agentcli.KeyPlaceholder)
 	}
-	return out, env, name
+	return out, env, name, prefix
+}
+
+// end ends a session's scope once the session is over (prefix "": not routed). The
+// prefix is in whatever the agent wrote, the code it committed included, which the
+// loop's gate runs with the host's loopback: the held key would answer code under test.
+func (mg *modelGateway) end(prefix string) {
+	if mg == nil || prefix == "" {
+		return
+	}
+	if err := mg.gw.End(prefix); err != nil {
+		fmt.Fprintf(mg.log, "[loop] the model gateway: %v\n", err)
+	}
 }
 
 // gatewayUsage journals count, the count of the session a usage event belongs to, with

@@ -26,7 +26,7 @@ func TestGatewaySecondListener(t *testing.T) {
 	if r.mg.hostPort() != r.mg.port || (&runner{}).mg.hostPort() != 0 {
 		t.Fatalf("hostPort %d, want %d (0 without a gateway)", r.mg.hostPort(), r.mg.port)
 	}
-	_, env, scope := r.mg.route(sessionSpec{Phase: "attempt", Repair: 1, Iteration: 3, Tag: "T"}, []string{"claude", "-p"})
+	_, env, scope, _ := r.mg.route(sessionSpec{Phase: "attempt", Repair: 1, Iteration: 3, Tag: "T"}, []string{"claude", "-p"})
 	if scope != "repair/3/T" || len(env) != 1 {
 		t.Fatalf("scope %q, env %q: want repair/3/T and the base URL alone (no key held)", scope, env)
 	}

@@ -26,6 +26,7 @@ type session struct {
 	run     *agentRun // the process, ready to start
 	resumed bool      // the command line continues a session
 	scope   string    // its scope at the model gateway ("" = not routed)
+	prefix  string    // that scope's path prefix, ended with the session
 }
 
 // sessionSpec is what differs between the places a session is opened.
@@ -98,8 +99,8 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 		}
 	}
 	args, s.resumed = agentcli.Resume(cli, args, spec.Session)
-	args, routeEnv, scope := r.mg.route(spec, args)
-	s.scope = scope
+	args, routeEnv, scope, prefix := r.mg.route(spec, args)
+	s.scope, s.prefix = scope, prefix
 	env := append(os.Environ(),
 		"HGATE_PROMPT_FILE="+s.prompt, "HGATE_MESSAGE_FILE="+spec.Message,
 		"HGATE_ITERATION="+strconv.Itoa(spec.Iteration), "HGATE_RUN_ID="+r.j.RunID, "HGATE_REPAIR="+strconv.Itoa(spec.Repair),
@@ -134,6 +135,8 @@ func (r *runner) runSession(ctx context.Context, spec sessionSpec, slot *agentSl
 	if err != nil {
 		return nil, agentResult{}, agentout.Run{}, err
 	}
+	// Its scope serves this run of the agent only: not the code it leaves for a gate.
+	defer r.mg.end(ss.prefix)
 	var done func()
 	if slot != nil {
 		ss.run.Started = slot.started()

@@ -38,7 +38,8 @@ const (
 // client to go away before its last event, message_delta with the output count; a client
 // that stays gets that event after a hang guard. Each answer appends "billed INPUT OUTPUT"
 // to LOG, what it generated, followed by the tier the request asked for (speed,
-// service_tier), which a provider bills at its own price. "provider stop PORTFILE" ends it.
+// service_tier), which a provider bills at its own price, after an "asked" line for each
+// message whose content is a string (what a provider receives, and may keep). "provider stop PORTFILE" ends it.
 func provider() {
 	args := os.Args[1:]
 	switch {
@@ -100,9 +101,18 @@ func providerServe(portFile, logFile string) {
 		var tier struct {
 			Speed       string `json:"speed"`
 			ServiceTier string `json:"service_tier"`
+			Messages    []struct {
+				Content any `json:"content"`
+			} `json:"messages"`
 		}
 		_ = json.Unmarshal(body, &tier)
 		mu.Lock()
+		// What it was asked, as a provider keeps it: a string content only, one line.
+		for _, m := range tier.Messages {
+			if s, ok := m.Content.(string); ok {
+				fmt.Fprintf(log, "asked %q\n", s)
+			}
+		}
 		fmt.Fprintln(log, strings.TrimSpace(fmt.Sprintf("billed %d %d %s %s", providerInput, providerOutput, tier.Speed, tier.ServiceTier)))
 		mu.Unlock()
 	})
