@@ -344,6 +344,22 @@ func TestStreamCutCountsItsBound(t *testing.T) {
 		{"an error", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":2000}`,
 			"application/json", `{"type":"error","error":{"type":"overloaded_error","message":"TEXT` + strings.Repeat(" ", 64<<10), 529,
 			spend.Tokens{}, Price{}},
+		// Whole answers the client leaves after their last event, before the body's end
+		// (codex leaves once it has response.completed): their stated usage, not the bound.
+		{"anthropic, left after message_stop", "/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":1000,"stream":true}`,
+			"text/event-stream", anthropicStart + text + "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":7}}\n\n" +
+				"event: message_stop\ndata: {\"type\":\"message_stop\",\"TEXT\":1}\n\n", 200,
+			spend.Tokens{Input: 500, Output: 7}, haiku["claude-haiku-4-5"]},
+		{"responses, left after response.completed", "/v1/responses", `{"model":"claude-haiku-4-5","max_output_tokens":300,"stream":true}`,
+			"text/event-stream", "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"TEXT\",\"model\":\"claude-haiku-4-5\",\"usage\":{\"input_tokens\":40,\"output_tokens\":9}}}\n\n", 200,
+			spend.Tokens{Input: 40, Output: 9}, haiku["claude-haiku-4-5"]},
+		{"chat, left after [DONE]", "/v1/chat/completions", `{"model":"claude-haiku-4-5","stream":true,"stream_options":{"include_usage":true}}`,
+			"text/event-stream", "data: {\"model\":\"claude-haiku-4-5\",\"choices\":[],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n", 200,
+			spend.Tokens{Input: 30, Output: 4}, haiku["claude-haiku-4-5"]},
+		// A [DONE] with no usage stated is still counted at its bound.
+		{"chat, [DONE] without usage", "/v1/chat/completions", `{"model":"gpt-5","max_tokens":50,"stream":true}`,
+			"text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n", 200,
+			spend.Tokens{Input: -1, Output: 50}, haiku.Dearest()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -361,7 +377,11 @@ func TestStreamCutCountsItsBound(t *testing.T) {
 			}
 			var got []byte
 			buf := make([]byte, 4096)
-			for !bytes.Contains(got, []byte("TEXT")) {
+			until := []byte("TEXT") // once the client has it, the gateway has read the line
+			if bytes.Contains([]byte(tc.first), []byte("[DONE]")) {
+				until = []byte("[DONE]\n")
+			}
+			for !bytes.Contains(got, until) {
 				n, err := resp.Body.Read(buf)
 				got = append(got, buf[:n]...)
 				if err != nil {

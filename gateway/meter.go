@@ -65,6 +65,9 @@ type meteredBody struct {
 	hour int64        // of seen's cache writes, those kept an hour
 	once sync.Once
 	done bool // the response's end was read
+	// ended: the stream's last event was read (its usage is whole, though the client may
+	// leave before the body's end: codex does, once it has response.completed)
+	ended bool
 	last bool // finish is counting: an event is sent even with nothing grown
 	// billed: a successful answer, which the provider bills for what it generated, read
 	// to its end or not.
@@ -132,7 +135,9 @@ func (m *meteredBody) event(line []byte) {
 	if !ok {
 		return
 	}
-	if model, u, ok := usageOf(data); ok {
+	model, u, ok, last := readEvent(data)
+	m.ended = m.ended || last
+	if ok {
 		m.stated = true
 		if model != "" {
 			m.named = model
@@ -183,11 +188,13 @@ func (m *meteredBody) finish() {
 			model, u, m.stated = usageOf(m.body)
 			m.named = model
 		}
-		if m.billed && (!m.done || m.lost || !m.stated) {
+		// Whole: read to its end, or to a stream's last event, or a JSON body that parsed.
+		whole := m.done || m.ended || !m.sse && m.stated
+		if m.billed && (!whole || m.lost || !m.stated) {
 			u.Tokens = m.cut(most(m.seen, u.Tokens))
 			model = m.named
 		}
-		m.count(model, u, m.done)
+		m.count(model, u, whole)
 	})
 }
 

@@ -116,14 +116,34 @@ type event struct {
 // usageOf reads a JSON object's model and cumulative usage; ok is false when it holds
 // no usage.
 func usageOf(data []byte) (model string, u usage, ok bool) {
+	model, u, ok, _ = readEvent(data)
+	return model, u, ok
+}
+
+// lastEvents are the stream events after which a provider sends nothing it bills: the
+// answer is whole, its usage stated (Anthropic's message_stop, the Responses API's end
+// states). Chat Completions ends with the line "[DONE]".
+var lastEvents = map[string]bool{"message_stop": true, "response.completed": true, "response.incomplete": true, "response.failed": true}
+
+// readEvent is usageOf, and whether data is its stream's last event.
+func readEvent(data []byte) (model string, u usage, ok, last bool) {
 	data = bytes.TrimSpace(data)
+	if string(data) == "[DONE]" {
+		return "", usage{}, false, true
+	}
 	if len(data) == 0 || data[0] != '{' {
-		return "", usage{}, false
+		return "", usage{}, false, false
 	}
 	var e event
 	if json.Unmarshal(data, &e) != nil {
-		return "", usage{}, false
+		return "", usage{}, false, false
 	}
+	model, u, ok = e.usage()
+	return model, u, ok, lastEvents[e.Type]
+}
+
+// usage is the event's model and cumulative usage, where its API puts them.
+func (e *event) usage() (model string, u usage, ok bool) {
 	var w *wireUsage
 	switch {
 	case e.Message != nil && e.Message.Usage != nil:
