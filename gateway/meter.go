@@ -68,7 +68,7 @@ type meteredBody struct {
 	// ended: the stream's last event was read (its usage is whole, though the client may
 	// leave before the body's end: codex does, once it has response.completed)
 	ended bool
-	last bool // finish is counting: an event is sent even with nothing grown
+	last  bool // finish is counting: an event is sent even with nothing grown
 	// billed: a successful answer, which the provider bills for what it generated, read
 	// to its end or not.
 	billed  bool
