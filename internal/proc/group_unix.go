@@ -16,14 +16,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Start starts cmd in a new process group. Without opts.Stdout and Stderr the output
-// goes where cmd says; a nil cmd.Stdin is /dev/null, so a task in a background group
-// that read the terminal is not stopped by SIGTTIN.
+// Start starts cmd in a new session, and so a new process group, without a controlling
+// terminal: an agent or a task that had the user's terminal as its own could push input
+// into it (ioctl TIOCSTI, which a kernel with legacy_tiocsti allows on the caller's
+// controlling terminal), which the user's shell then runs as the user, outside every
+// sandbox, once hgate exits. Without opts.Stdout and Stderr the output goes where cmd
+// says; a nil cmd.Stdin is /dev/null.
 func Start(cmd *exec.Cmd, opts Options) (*Process, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Setsid = true
 	p := &Process{cmd: cmd, opts: opts, readers: make(chan struct{})}
 	var outs []io.Writer
 	var wfiles []*os.File
