@@ -119,28 +119,32 @@ type finalScoring struct{ *Env }
 // split alone. Every reader of the test split in hgate goes through it. A record that is
 // missing, or does not match its digest or the file, is an error naming both.
 func openSplit(v vault, path string) (*split.Split, error) {
+	sp, _, err := unsealed(v, path)
+	return sp, err
+}
+
+// unsealed is openSplit, and the baseline's final trials it read (nil without a final
+// split).
+func unsealed(v vault, path string) (*split.Split, Trials, error) {
 	sp, err := split.Load(path)
 	if err != nil || sp.FinalSHA == "" {
-		return sp, err
+		return sp, nil, err
 	}
 	t, err := openTrials(v, path, sp.FinalSHA)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := sp.Unseal(slices.Collect(maps.Keys(t))); err != nil {
-		return nil, fmt.Errorf("%s: %w (held-out record %s); take a new baseline with `hgate prepare --reset`", path, err, filepath.Join(v.dir, digest.Hex(sp.FinalSHA)+".json"))
+		return nil, nil, fmt.Errorf("%s: %w (held-out record %s); take a new baseline with `hgate prepare --reset`", path, err, filepath.Join(v.dir, digest.Hex(sp.FinalSHA)+".json"))
 	}
-	return sp, nil
+	return sp, t, nil
 }
 
 // baseline is the baseline's final trials (their keys are the final ids); nil when
-// the workspace has no final split.
+// the workspace has no final split. The record is read once, with the split it unseals.
 func (f finalScoring) baseline() (Trials, error) {
-	sp, err := openSplit(heldOut(f.Env), f.ws().Split())
-	if err != nil || sp.FinalSHA == "" {
-		return nil, err
-	}
-	return openTrials(heldOut(f.Env), f.ws().Split(), sp.FinalSHA)
+	_, t, err := unsealed(heldOut(f.Env), f.ws().Split())
+	return t, err
 }
 
 // ErrNoFinal says the workspace has no final split (prepared too small, or before

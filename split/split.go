@@ -145,10 +145,6 @@ func Parse(file string, data []byte) (*Split, error) {
 	return &s, nil
 }
 
-// Sealed reports whether the test list still holds the final ids: a FormatSealed
-// file not yet unsealed.
-func (s *Split) Sealed() bool { return s.held != nil }
-
 // FinalDerivable reports whether the file lists the final ids nowhere while naming a
 // sealed record (a split.json written before FormatSealed): the final ids are then every
 // task less its train and test ids, which the agent can work out.

@@ -239,7 +239,7 @@ func TestSealedFinalNotListedApart(t *testing.T) {
 	if err := back.Unseal([]string{"e", "c"}); err != nil {
 		t.Fatal(err)
 	}
-	if back.Sealed() || !slices.Equal(back.Test, []string{"d", "f"}) || !slices.Equal(back.Final, []string{"c", "e"}) || back.TestCount() != 2 {
+	if back.held != nil || !slices.Equal(back.Test, []string{"d", "f"}) || !slices.Equal(back.Final, []string{"c", "e"}) || back.TestCount() != 2 {
 		t.Fatalf("unsealed: test %q, final %q", back.Test, back.Final)
 	}
 	if again, err := back.Marshal(); err != nil || string(again) != want {
@@ -255,8 +255,8 @@ func readSealed(t *testing.T, data []byte) *Split {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Sealed() || s.Test != nil || s.Final != nil || s.TestCount() != 2 {
-		t.Fatalf("read back before Unseal: sealed %v, test %q, final %q, count %d", s.Sealed(), s.Test, s.Final, s.TestCount())
+	if s.held == nil || s.Test != nil || s.Final != nil || s.TestCount() != 2 {
+		t.Fatalf("read back before Unseal: sealed %v, test %q, final %q, count %d", s.held != nil, s.Test, s.Final, s.TestCount())
 	}
 	if again, err := s.Marshal(); err != nil || string(again) != string(data) {
 		t.Fatalf("a sealed split not unsealed is not written as read: %v\n%s", err, again)
@@ -311,7 +311,7 @@ func TestOldFormatFinalKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Sealed() || s.Format != 0 || !slices.Equal(s.Test, []string{"t3", "t4"}) || s.TestCount() != 2 {
+	if s.held != nil || s.Format != 0 || !slices.Equal(s.Test, []string{"t3", "t4"}) || s.TestCount() != 2 {
 		t.Fatalf("old format read as %+v", s)
 	}
 	if err := s.Unseal([]string{"t6", "t5"}); err != nil {
