@@ -44,6 +44,8 @@ func TestMain(m *testing.M) {
 		"tcpq": tcpq,
 		// provider is the attack scripts' model provider (see provider).
 		"provider": provider,
+		// ptyhold is the attack scripts' user terminal (see ptyhold).
+		"ptyhold": ptyhold,
 	})
 }
 
@@ -122,11 +124,14 @@ func TestScripts(t *testing.T) {
 			"timescale":    scaleTimeouts,
 			"scaled":       scaledValue,
 		},
-		// [race]: hgate is race-built. [tmpfs]: root, and a tmpfs mounts (diskfull). [root]: the script runs as root, so it can also run hgate as an unprivileged
+		// [race]: hgate is race-built. [tmpfs]: root, and a tmpfs mounts (diskfull). [namespaces]: the sandbox's namespaces work here. [root]: the script runs as root, so it can also run hgate as an unprivileged
 		// user with setpriv (CI runs as root).
 		Condition: func(cond string) (bool, error) {
 			if cond == "race" {
 				return hgateRaceBuilt(bin)
+			}
+			if cond == "namespaces" {
+				return sandbox.Namespaces() == nil, nil
 			}
 			if cond == "tmpfs" {
 				return canMountTmpfs(), nil

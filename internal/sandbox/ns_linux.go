@@ -91,7 +91,7 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 }
 
 // nsSetUp is the init's set-up, on its locked thread, before the command: the parent's
-// death, /proc, the loopback and listeners, the mounts, a keyring, the layers, then the
+// death, /proc, the pseudo-terminals, the loopback and listeners, the mounts, a keyring, the layers, then the
 // policy and the capabilities. It returns the policy with the layers' paths.
 func nsSetUp(p Policy, death int) (Policy, error) {
 	if err := dieWithParent(p.parent); err != nil {
@@ -101,6 +101,9 @@ func nsSetUp(p Policy, death int) (Policy, error) {
 		return p, errors.New("isolate: the shim is not the first process of a new PID namespace")
 	}
 	if err := mountProc(); err != nil {
+		return p, err
+	}
+	if err := privatePtys(); err != nil {
 		return p, err
 	}
 	if p.NoNetwork {
@@ -204,6 +207,28 @@ func mountProc() error {
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("isolate: mount /proc: %w", err)
+	}
+	return nil
+}
+
+// privatePtys mounts a devpts instance of the tree's own over /dev/pts (the mounts are
+// private by now). The user's own terminals, every one of theirs open (this window, others,
+// ssh sessions), are pseudo-terminals there, the same user's to open: from the tree, a
+// read takes the keystrokes typed into one, a write puts escape sequences on its screen.
+// In a new instance only the tree's own pseudo-terminals exist, and /dev/ptmx opens in
+// the instance beside it (Linux 4.7 and later), so tools that need one still get one.
+// Where devpts cannot be mounted, an empty read-only tmpfs hides them instead (no
+// pseudo-terminals then: /dev/ptmx fails).
+func privatePtys() error {
+	if _, err := os.Stat("/dev/pts"); err != nil {
+		return nil // nothing there to reach
+	}
+	err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0600")
+	if err == nil {
+		return nil
+	}
+	if err2 := unix.Mount("tmpfs", "/dev/pts", "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC|unix.MS_NODEV, "size=4k,mode=0755"); err2 != nil {
+		return fmt.Errorf("isolate: hide the user's terminals: mount devpts on /dev/pts: %v; mount tmpfs there: %w", err, err2)
 	}
 	return nil
 }

@@ -68,6 +68,8 @@ func helper(what string) int {
 			}
 		}
 		return 0
+	case "pty":
+		return ptyHelper(os.Args[2])
 	case "meta":
 		// meta PATH...: read each path (a folder is listed), then try to change its
 		// attributes; one line a path: "name read chmod utime chown xattr", each ok or no.

@@ -59,8 +59,8 @@ type Policy struct {
 	// paths (and the Write paths, the devices every tool uses, and its own /proc with Isolate);
 	// everything else cannot even be listed. Empty: the whole filesystem but Hidden.
 	Read []string
-	// Isolate: the tree runs in its own PID (with its own /proc), IPC and mount namespaces, the
-	// shim being its init: it sees and signals only its own processes, and when the shim ends (its
+	// Isolate: the tree runs in its own PID (with its own /proc), IPC and mount namespaces (with
+	// its own /dev/pts: the user's terminals are not in it), the shim being its init: it sees and signals only its own processes, and when the shim ends (its
 	// leader exited, or hgate killed it, or hgate died: the shim gets SIGKILL then) the kernel
 	// kills every process left in it, daemons included. Implies Reap (the init, inside the
 	// policy itself, reaps). As an unprivileged user the namespaces are had through a user
@@ -105,7 +105,7 @@ const shimName = "hgate-sandbox"
 // around it) and of what the shim does with it. Bump it with every change to either: a
 // hgate-sandbox binary of another protocol is never used (see shimPath), and a shim
 // refuses a policy of another protocol (exit 125, the command never runs).
-const Protocol = 8
+const Protocol = 9
 
 // probeArg makes the shim print probeAnswer() and exit 0: how Wrap learns which
 // protocol a hgate-sandbox binary speaks before trusting it with a policy.

@@ -77,6 +77,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("parent", testParentDeath)
 	t.Run("listen", testListen)
 	t.Run("warm", testWarm)
+	t.Run("ptys", testPtys)
 }
 
 func testWrite(t *testing.T) {
