@@ -400,7 +400,38 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 		}
 	}
 	p.Read, p.Isolate, p.NoNetwork = read, true, !rs.Config.CleanRoom.Network
+	if p.Sockets, err = socketsOf(rs.Config, rs.Repo.Root()); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// socketsOf are the pathname Unix sockets tasks may connect to under c: clean_room.sockets, and a
+// Harbor benchmark's on Docker the engine's (harbor starts its containers through it,
+// and what harbor runs in its own process, an agent module of the repository, holds it
+// too: see the threat model).
+func socketsOf(c *config.Config, root string) ([]string, error) {
+	var out []string
+	for _, s := range c.CleanRoom.Sockets {
+		p, err := Expand(s, root)
+		if err != nil {
+			return nil, fmt.Errorf("clean room: sockets %s: %w", s, err)
+		}
+		out = append(out, p)
+	}
+	if h := c.Benchmark.Harbor; h != nil && (h.Env == "" || h.Env == "docker") {
+		out = append(out, dockerSockets()...)
+	}
+	return out, nil
+}
+
+// dockerSockets are where the Docker engine listens: DOCKER_HOST's unix:// path when it
+// names one, else the default's two names.
+func dockerSockets() []string {
+	if p, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok && filepath.IsAbs(p) {
+		return []string{p}
+	}
+	return []string{"/var/run/docker.sock", "/run/docker.sock"}
 }
 
 // PathRead is what tasks may read of their PATH (and the loop keeps out of its agent's

@@ -296,6 +296,10 @@ type CleanRoom struct {
 	TestOnly []string
 	// Network: false gives every task a network namespace with only loopback.
 	Network bool
+	// Sockets are the pathname Unix sockets outside the room tasks may connect to in the
+	// sandbox's namespaces (~/, absolute, or relative to the repository root); every
+	// other socket bound on the machine when a task starts is covered.
+	Sockets []string
 }
 
 // Placeholders are the {name} tokens the benchmark substitutes in run and batch

@@ -257,6 +257,9 @@ var (
 			c.TestOnly = d.sandboxPaths(e.val, p, "a list of files of the room or folders outside it that only test-split runs may read, e.g. [data/test/, /data/test-answers]")
 		}),
 		boolField("network", func(c *CleanRoom, b bool) { c.Network = b }),
+		nodeField("sockets", func(d *decoder, e entry, p string, c *CleanRoom) {
+			c.Sockets = d.sandboxPaths(e.val, p, "a list of Unix socket paths tasks may connect to, e.g. [/var/run/docker.sock]")
+		}),
 		// benchmark.env is decoded first (the file's keys are decoded in rootFields' order).
 		nodeField("caches", func(d *decoder, e entry, p string, c *CleanRoom) { c.Caches = d.caches(e.val, p, d.cfg.Benchmark.Env) }),
 	}

@@ -90,6 +90,8 @@ func (r *runner) openSession(spec sessionSpec) (*session, error) {
 			jl.policy.Write = append(jl.policy.Write, home)
 			homeEnv = []string{cli.Home().Var + "=" + home}
 		}
+		// hgate's socket is the one pathname socket outside its write set it reaches.
+		jl.policy.Sockets = append(jl.policy.Sockets, spec.Server.Path())
 	}
 	if spec.Tools != nil {
 		args, toolEnv = spec.Tools.apply(cli, args)

@@ -32,9 +32,17 @@ import (
 //
 // is listen on this host's first non-loopback IPv4 address instead, whose IP:PORT it
 // writes to ADDRFILE (a server of the host's own, outside the agent's loopback).
+//
+//	tcpq listen-unix SOCKET PATHFILE LOG
+//
+// is listen on the pathname Unix socket SOCKET instead (a service of the user's: a tmux
+// server, the session bus), whose path it writes to PATHFILE; tcpq ask takes that path
+// for PORT.
 func tcpq() {
 	args := os.Args[1:]
 	switch {
+	case len(args) == 4 && args[0] == "listen-unix":
+		tcpqListen("unix", args[1], args[2], args[3], nil)
 	case len(args) >= 3 && (args[0] == "listen" || args[0] == "listen-host"):
 		answers := map[string]string{}
 		if len(args) > 3 {
@@ -44,11 +52,11 @@ func tcpq() {
 		if args[0] == "listen-host" {
 			host = tcpqHostIP()
 		}
-		tcpqListen(host, args[1], args[2], answers)
+		tcpqListen("tcp", net.JoinHostPort(host, "0"), args[1], args[2], answers)
 	case len(args) == 3 && args[0] == "ask":
 		os.Exit(tcpqAsk(args[1], args[2]))
 	}
-	fmt.Fprintln(os.Stderr, "usage: tcpq listen PORTFILE LOG [ANSWERS] | tcpq listen-host ADDRFILE LOG [ANSWERS] | tcpq ask PORT LINE")
+	fmt.Fprintln(os.Stderr, "usage: tcpq listen PORTFILE LOG [ANSWERS] | tcpq listen-host ADDRFILE LOG [ANSWERS] | tcpq listen-unix SOCKET PATHFILE LOG | tcpq ask PORT LINE")
 	os.Exit(2)
 }
 
@@ -81,10 +89,10 @@ func tcpqHostIP() string {
 	return ""
 }
 
-// tcpqListen listens on host and writes its port (IP:PORT for another host than
-// 127.0.0.1) to portFile.
-func tcpqListen(host, portFile, logFile string, answers map[string]string) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+// tcpqListen listens at addr and writes its port (IP:PORT for another host than
+// 127.0.0.1; a unix socket's path) to portFile.
+func tcpqListen(network, addr, portFile, logFile string, answers map[string]string) {
+	l, err := net.Listen(network, addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tcpq:", err)
 		os.Exit(1)
@@ -95,9 +103,9 @@ func tcpqListen(host, portFile, logFile string, answers map[string]string) {
 		os.Exit(1)
 	}
 	// Written whole then renamed, so that a reader never sees half a port.
-	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-	if host != "127.0.0.1" {
-		port = l.Addr().String()
+	port := l.Addr().String()
+	if a, ok := l.Addr().(*net.TCPAddr); ok && a.IP.IsLoopback() {
+		port = fmt.Sprint(a.Port)
 	}
 	if err := os.WriteFile(portFile+".tmp", []byte(port+"\n"), 0o644); err != nil {
 		os.Exit(1)
@@ -137,7 +145,11 @@ func tcpqListen(host, portFile, logFile string, answers map[string]string) {
 }
 
 func tcpqAsk(port, line string) int {
-	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	network, addr := "tcp", "127.0.0.1:"+port
+	if strings.HasPrefix(port, "/") {
+		network, addr = "unix", port
+	}
+	c, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err != nil {
 		return 1
 	}

@@ -512,7 +512,11 @@ func ipcCount(t *testing.T) int {
 
 // dialLine connects to addr and returns the first line it sends, or "no (why)".
 func dialLine(addr string) string {
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	network := "tcp"
+	if strings.HasPrefix(addr, "/") {
+		network = "unix" // a pathname socket
+	}
+	c, err := net.DialTimeout(network, addr, 3*time.Second)
 	if err != nil {
 		return "no (" + err.Error() + ")"
 	}

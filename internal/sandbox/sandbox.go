@@ -92,6 +92,12 @@ type Policy struct {
 	// (chmod of the folder itself) it can change, and the caller restores them. Omitted
 	// from the wire when empty: protocol 5 shims that predate it still read the policy.
 	MountWrite []string `json:",omitempty"`
+	// Sockets: with Isolate, the pathname Unix sockets bound outside the tree that it may
+	// connect to (hgate's own, for the agent). Every other one bound in hgate's network
+	// namespace when the tree starts, but those beneath Write, is covered with /dev/null
+	// in its mount namespace: Landlock does not govern connect(2), and a socket file is
+	// in no network namespace.
+	Sockets []string `json:",omitempty"`
 
 	parent int  // with Isolate: the pid of the process that starts the shim (Wrap's)
 	warm   bool // with Isolate and a channel: the shim waits for Death.Go before the command (WrapWarm)
@@ -302,6 +308,9 @@ func encodeWire(p Policy, unset []string, death int) (string, error) {
 	if q.MountWrite, err = abs(p.MountWrite); err != nil {
 		return "", err
 	}
+	if q.Sockets, err = abs(p.Sockets); err != nil {
+		return "", err
+	}
 	if p.LayerDir != "" {
 		if q.LayerDir, err = filepath.Abs(p.LayerDir); err != nil {
 			return "", fmt.Errorf("sandbox: %w", err)
@@ -329,7 +338,7 @@ func decodePolicy(s string) (wirePolicy, error) {
 		return w, errors.New("decode policy: a warm shim needs Isolate and its channel")
 	}
 	p := w.Policy
-	lists := [][]string{p.Write, p.Hidden, p.Read, p.Layered, p.MountWrite}
+	lists := [][]string{p.Write, p.Hidden, p.Read, p.Layered, p.MountWrite, p.Sockets}
 	if p.LayerDir != "" {
 		lists = append(lists, []string{p.LayerDir})
 	}

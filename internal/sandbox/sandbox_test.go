@@ -78,6 +78,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("listen", testListen)
 	t.Run("warm", testWarm)
 	t.Run("ptys", testPtys)
+	t.Run("sockets", testSockets)
 }
 
 func testWrite(t *testing.T) {

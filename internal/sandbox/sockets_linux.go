@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// boundSockets lists the pathname Unix sockets bound in the network namespace of the
+// process that started the shim (hgate's: the host's), as they were bound, from its
+// /proc/<pid>/net/unix. It is read before the namespace's own /proc is mounted, while
+// /proc still shows that pid. A socket file is in no network namespace, so the tree
+// reaches each of these by its path whichever namespace it has.
+func boundSockets(parent int) ([]string, error) {
+	file := "/proc/self/net/unix"
+	if parent > 0 {
+		file = "/proc/" + strconv.Itoa(parent) + "/net/unix"
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("isolate: list the bound sockets: %w", err)
+	}
+	return parseUnixTable(data), nil
+}
+
+// parseUnixTable takes the absolute paths out of a /proc/net/unix table ("Num RefCount
+// Protocol Flags Type St Inode Path", the path last and optional; "@" starts an abstract
+// name), sorted and each once: every connection accepted on a socket repeats its path.
+func parseUnixTable(data []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 8)
+		if len(f) == 8 && strings.HasPrefix(f[7], "/") {
+			out = append(out, f[7])
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hideSockets puts /dev/null over each of sockets but those the tree may reach: the ones
+// in allowed and the ones beneath its write paths (its own, or another tree's of the same
+// write set). Landlock does not govern connect(2) on the kernels it supports here, so
+// without this the tree, as the same user, reaches every service of the user's by its
+// socket's path: a tmux or screen server (send-keys runs a command outside the sandbox),
+// the systemd user instance and the session bus (systemd-run does), ssh-agent and
+// gpg-agent (they sign as the user), a container engine. The mounts are private by now.
+// A socket that cannot be reached from here (its path gone, or behind a folder the tree
+// may not search) is left; any other failure stops the set-up: the command never runs.
+func hideSockets(sockets, allowed, write []string) error {
+	for _, s := range sockets {
+		if slices.Contains(allowed, s) || slices.ContainsFunc(write, func(w string) bool { return s == w || within(s, w) }) {
+			continue
+		}
+		err := unix.Mount("/dev/null", s, "", unix.MS_BIND, "")
+		if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			continue
+		}
+		return fmt.Errorf("isolate: hide the socket %s: %w", s, err)
+	}
+	return nil
+}
