@@ -93,6 +93,24 @@ func TestRunBatch(t *testing.T) {
 	}
 }
 
+// A test-split run's problems quote nothing it wrote: a batch command that names ids it
+// was not asked for (here a test answer, one id each) gets one fixed line, however many.
+func TestTestRunProblemsQuoteNothing(t *testing.T) {
+	dir := t.TempDir()
+	writeScripts(t, dir, map[string]string{"batch": `echo '{"a": 1, "b": 0, "c": 1, "SECRET-answer-of-b": 0, "SECRET-2": 0}'` + "\n"})
+	r := runner(dir, config.Benchmark{Batch: []string{"sh", "batch.sh", "{tasks}"}})
+	for _, split := range []string{"train", "test"} {
+		out := run(t, r, Request{Split: split, Tasks: []string{"a", "b", "c"}})
+		got := strings.Join(out.Problems, "\n")
+		if split == "train" && strings.Count(got, "SECRET") != 2 {
+			t.Errorf("train problems %q, want both unknown ids named", out.Problems)
+		}
+		if split == "test" && got != TestProblems {
+			t.Errorf("test problems %q, want %q", out.Problems, TestProblems)
+		}
+	}
+}
+
 func TestRunBatchTraceAndArgs(t *testing.T) {
 	dir := t.TempDir()
 	writeScripts(t, dir, map[string]string{"batch": `echo "tasks=$1 env=$HGATE_TASKS task=[$HGATE_TASK]" >&2; echo '{"a": 1, "b": 0}'` + "\n"})

@@ -413,7 +413,7 @@ func (tr harborTrial) result(id string) Result {
 	res := Result{Task: id}
 	exc := ""
 	if tr.ExceptionInfo != nil {
-		exc = tr.ExceptionInfo.Type
+		exc = clip(tr.ExceptionInfo.Type)
 		if m := firstLine(tr.ExceptionInfo.Message); m != "" {
 			exc += ": " + clip(m)
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hgate/hgate/internal/human"
 )
 
 // quoteLimit bounds how much offending output a reason repeats, so one
@@ -142,10 +144,12 @@ func judgeJSON(raw json.RawMessage) (*float64, string) {
 	return nil, fmt.Sprintf("reward %s is not a number", clip(text))
 }
 
-// clip makes s safe to repeat in a message: valid UTF-8, at most quoteLimit
-// runes, with an ellipsis when cut.
+// clip makes s safe to repeat in a message: valid UTF-8, a control character written
+// out as \xNN or \uNNNN (s is what a task printed or wrote, and the message reaches the
+// user's terminal: an escape sequence there would clear it and show forged lines), at
+// most quoteLimit runes, with an ellipsis when cut.
 func clip(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = human.Printable(strings.ToValidUTF8(s, "\uFFFD"), false)
 	if utf8.RuneCountInString(s) <= quoteLimit {
 		return s
 	}

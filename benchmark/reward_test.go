@@ -1,12 +1,16 @@
 package benchmark
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/hgate/hgate/internal/proc"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -103,6 +107,9 @@ func FuzzParseReward(f *testing.F) {
 		if utf8.RuneCountInString(reason) > 4*quoteLimit+64 || !utf8.ValidString(reason) {
 			t.Fatalf("reason too long or invalid: %q", reason)
 		}
+		if strings.ContainsFunc(reason, unicode.IsControl) || strings.ContainsRune(reason, '\u202e') {
+			t.Fatalf("reason with a control character: %q", reason)
+		}
 	})
 }
 
@@ -184,6 +191,38 @@ func TestFormatDuration(t *testing.T) {
 	} {
 		if got := formatDuration(mustDuration(t, d)); got != want {
 			t.Errorf("formatDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// A reason repeats what a task printed or wrote, which the code under test chooses, and
+// reaches the user's terminal (hgate bench, prepare): its control characters are written
+// out, wherever it comes from.
+func TestReasonsPrintable(t *testing.T) {
+	esc := `\u001b[2J\u001b[Hkept (new best) \u202e`
+	var reasons []string
+	for _, out := range []string{
+		`{"reward": null, "infra_error": "` + esc + `"}`,
+		`{"reward": "` + esc + `"}`,
+		"{\"reward\": \"\u009b2J\"}",
+	} {
+		_, reason, _, _ := parseReward([]byte(out))
+		reasons = append(reasons, reason)
+	}
+	var tr harborTrial
+	if err := json.Unmarshal([]byte(`{"task_name": "t", "exception_info": {"exception_type": "`+esc+`", "exception_message": "`+esc+`"}}`), &tr); err != nil {
+		t.Fatal(err)
+	}
+	reasons = append(reasons, tr.result("t").Reason)
+	r := &Runner{}
+	_, problems := r.scoreBatch([]string{"a"}, proc.Result{}, []byte(`{"a": 1, "`+esc+`": 0}`))
+	reasons = append(reasons, problems...)
+	for _, reason := range reasons {
+		if strings.ContainsFunc(reason, unicode.IsControl) || strings.ContainsAny(reason, "\u202e\u009b") {
+			t.Errorf("reason with a control character: %q", reason)
+		}
+		if !strings.Contains(reason, `[2J`) && !strings.Contains(reason, `\x9b2J`) {
+			t.Errorf("reason %q does not show the escape it quotes", reason)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/lazyre"
 )
 
@@ -170,7 +171,7 @@ func headLines(path string) ([]string, error) {
 		if len(l) > traceLineSize {
 			l = strings.ToValidUTF8(l[:traceLineSize], "") + "…"
 		}
-		lines = append(lines, l)
+		lines = append(lines, human.Printable(l, false)) // the task's output, for the user's terminal
 	}
 	return lines, nil
 }

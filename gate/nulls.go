@@ -58,22 +58,19 @@ func scoredBy(refs ...Trials) func(id string) bool {
 }
 
 // allNull reports whether no test task returned a reward, and then whether every null is
-// one the code under test cannot cause (infra), with the first task's reason to quote.
-func allNull(tasks []string, results map[string]benchmark.Result) (all, infra bool, reason string) {
+// one the code under test cannot cause (infra).
+func allNull(tasks []string, results map[string]benchmark.Result) (all, infra bool) {
 	infra = true
 	for _, id := range tasks {
 		r, ok := results[id]
 		if ok && r.Reward != nil {
-			return false, false, ""
+			return false, false
 		}
 		if !ok || r.Null != benchmark.NullInfra {
 			infra = false
 		}
-		if reason == "" && ok {
-			reason = r.Reason
-		}
 	}
-	return len(tasks) > 0, infra, reason
+	return len(tasks) > 0, infra
 }
 
 // infraNulls are the tasks of results that were null for a reason outside the code.
@@ -112,31 +109,34 @@ func runRetrying(ctx context.Context, r *benchmark.Runner, req benchmark.Request
 	return out, nil
 }
 
+// testReasonsSealed is what Step 2's messages say instead of a test task's reason: the
+// reason quotes what the task printed (a reward line, an infra_error, a Harbor trial's
+// exception), which the code under test writes, and these messages reach the agent (the
+// gate's answer, the loop's journal and summary, an attempt's commit message).
+const testReasonsSealed = "a test task's reason is never shown: it can quote the task's output; `hgate bench` shows a train task's"
+
 // errAllInfra is Step 2's "cannot answer": every test task was an infrastructure null.
-func errAllInfra(n int, reason string) error {
-	return fmt.Errorf("step 2: all %d test tasks were null for a reason outside the code under test (%s), even when run again: the gate cannot answer; fix the benchmark's environment and gate again", n, reason)
+func errAllInfra(n int) error {
+	return fmt.Errorf("step 2: all %d test tasks were null for a reason outside the code under test, even when run again (%s): the gate cannot answer; fix the benchmark's environment and gate again", n, testReasonsSealed)
 }
 
 // allNullReason is Step 2's rejection when every test task was null and the code under
 // test could have caused it.
-func allNullReason(n int, why string) string {
-	if why == "" {
-		return fmt.Sprintf("step 2: no test task returned a reward (%d of %d null), so there is no val_score to keep", n, n)
-	}
-	return fmt.Sprintf("step 2: no test task returned a reward (%d of %d null, e.g. %s): the change broke every test task, so there is no val_score to keep", n, n, why)
+func allNullReason(n int) string {
+	return fmt.Sprintf("step 2: no test task returned a reward (%d of %d null; %s): the change broke every test task, so there is no val_score to keep", n, n, testReasonsSealed)
 }
 
 // chargeTest applies the policy to the test split's run against the commits Step 2
-// compares with, and notes in sc whether every task was null (and why). Every task null
+// compares with, and notes in sc whether every task was null. Every task null
 // for infrastructure reasons, even when run again, is no answer: an error.
 func (in *inputs) chargeTest(r *ran, sc *scored) (map[string]benchmark.Result, error) {
 	test := outcomeResults(r.test)
 	if !in.cached && !r.stoppedEarly {
-		every, infra, why := allNull(in.sp.Test, test)
+		every, infra := allNull(in.sp.Test, test)
 		if every && infra {
-			return nil, errAllInfra(len(in.sp.Test), why)
+			return nil, errAllInfra(len(in.sp.Test))
 		}
-		sc.allNull, sc.nullWhy = every, why
+		sc.allNull = every
 	}
 	return charge(in.sp.Test, test, scoredBy(in.refs()...)), nil
 }

@@ -67,7 +67,7 @@ func TestAllNull(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			all, in, _ := allNull([]string{"a", "b"}, tt.results)
+			all, in := allNull([]string{"a", "b"}, tt.results)
 			if all != tt.all || in != tt.infra {
 				t.Fatalf("allNull = %v, %v; want %v, %v", all, in, tt.all, tt.infra)
 			}

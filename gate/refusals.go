@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hgate/hgate/internal/fsafe"
+	"github.com/hgate/hgate/internal/human"
 	"github.com/hgate/hgate/internal/lazyre"
 	"github.com/hgate/hgate/split"
 )
@@ -144,7 +145,7 @@ func lastLine(path string) (string, error) {
 			if len(l) > traceLineSize {
 				l = strings.ToValidUTF8(l[:traceLineSize], "") + "…"
 			}
-			return l, nil
+			return human.Printable(l, false), nil // the task's output, for the user's terminal
 		}
 	}
 	return "", nil

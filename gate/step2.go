@@ -22,7 +22,6 @@ type scored struct {
 	mean     *float64 // score unrounded, when known
 	trials   Trials   // with trials: the candidate's, every one
 	allNull  bool     // no task with a reward to compare: no val_score to keep
-	nullWhy  string   // with allNull: one task's reason, to quote
 	worse    string   // the reason when Step 2 fails on its score
 }
 
@@ -168,7 +167,7 @@ func (in *inputs) judge(sc *scored) {
 	switch {
 	case s2.OK || s2.StoppedEarly:
 	case sc.allNull:
-		in.rep.Reasons = append(in.rep.Reasons, allNullReason(n, sc.nullWhy))
+		in.rep.Reasons = append(in.rep.Reasons, allNullReason(n))
 	default:
 		in.rep.Reasons = append(in.rep.Reasons, sc.worse)
 	}
