@@ -42,6 +42,7 @@ var byName = map[string]string{
 	"internal/sandbox/ns_linux.go":              "/proc/self/stat and the shim's own private folders (made 0700 before the sandboxed process starts; os.RemoveAll never follows a link)",
 	"internal/sandbox/ruleset/ruleset_linux.go": "lists the folders along a hidden path to grant its siblings, before the sandboxed process starts",
 	"internal/sandbox/mounts_linux.go":          "the shim lists a MountWrite folder in its own mount namespace before its command starts (names only; each entry is cloned without following a link)",
+	"internal/sandbox/sockets_linux.go":         "/proc/<pid>/net/unix, the kernel's table, which no sandbox writes",
 	"internal/scratch/scratch.go":               "lists and removes hgate's own temporary folders (os.RemoveAll removes by descriptor, never follows a link)",
 	"internal/lock/flock_unix.go":               "the lock file in .git, which no sandbox can write (O_NOFOLLOW besides)",
 	"internal/fault/fault.go":                   "the fault harness's folder, set by the test that runs hgate, outside every sandbox",
