@@ -305,3 +305,50 @@ func BenchmarkListen(b *testing.B) {
 	b.ReportMetric(float64(none)/n, "ms/netns")
 	b.ReportMetric(float64(listen)/n, "ms/listen")
 }
+
+// BenchmarkIsolateSockets: what covering the user's sockets costs a task's start. An
+// isolated `true` while this process listens on 300 more pathname sockets (a desktop's
+// services, its tmux and ssh-agent), each covered in the task's mount namespace, against
+// the same with none first, in one run: the ratio is the cover's share.
+func BenchmarkIsolateSockets(b *testing.B) {
+	if err := Namespaces(); err != nil {
+		b.Skip(err)
+	}
+	dir := b.TempDir()
+	run := func() time.Duration {
+		cmd := exec.Command("true")
+		if err := Wrap(cmd, Policy{Isolate: true}); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var none, many time.Duration
+	for b.Loop() {
+		none += run()
+	}
+	var fds []int
+	for i := range 300 {
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err == nil {
+			err = syscall.Bind(fd, &syscall.SockaddrUnix{Name: filepath.Join(dir, strconv.Itoa(i))})
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		fds = append(fds, fd)
+	}
+	for range b.N {
+		many += run()
+	}
+	for _, fd := range fds {
+		syscall.Close(fd)
+	}
+	n := float64(b.N) * float64(time.Millisecond)
+	b.ReportMetric(float64(none)/n, "ms/start")
+	b.ReportMetric(float64(many)/n, "ms/start-300-sockets")
+	b.ReportMetric(float64(many)/float64(none), "x-300-sockets")
+}
