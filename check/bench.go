@@ -72,17 +72,22 @@ func ran(res *Result, ids []string, rs map[string]benchmark.Result) bool {
 	return scored > 0
 }
 
-// variant scores the tree that differs from head where allow matches and judges it.
+// variant scores the tree that differs from head where allow matches and judges it; an
+// allowed file the benchmark's commands name is a warning either way.
 func variant(ctx context.Context, e *gate.Env, res *Result, head plumbing.Hash, ids []string, base map[string]benchmark.Result) {
 	allow := e.Config.Allow
-	if ref := e.Config.Benchmark.Reference; ref != "" {
-		reference(ctx, e, res, head, ref, ids, base)
-		return
-	}
 	tree, paths, err := e.Repo.EmptiedTree(head, allow)
 	if err != nil {
 		res.worsen(Cannot)
 		res.add("empty the allowed files: %v", err)
+		return
+	}
+	if named := allowedScorers(scorerFiles(e.Config.Benchmark), paths); len(named) > 0 {
+		res.worsen(Warn)
+		res.add("warning: allow (%s) matches %s, which the benchmark's commands run: the agent may edit what scores it; take it out of allow", strings.Join(allow, ", "), list(named))
+	}
+	if ref := e.Config.Benchmark.Reference; ref != "" {
+		reference(ctx, e, res, head, ref, ids, base)
 		return
 	}
 	if len(paths) == 0 {
@@ -99,6 +104,10 @@ func variant(ctx context.Context, e *gate.Env, res *Result, head plumbing.Hash, 
 	tried := "emptied " + list(paths)
 	if moved := changed(ids, base, emptied); len(moved) > 0 {
 		res.add("%s: %s", tried, strings.Join(moved, ", "))
+		if sum(ids, emptied) > sum(ids, base) {
+			res.worsen(Warn)
+			res.add("warning: with the allowed files emptied the tasks scored higher (sum %.4g against HEAD's %.4g): without the candidate a benchmark should score lower; it may take its verdict from a file allow matches (a checker, a test, the expected answers), which the agent may edit", sum(ids, emptied), sum(ids, base))
+		}
 		return
 	}
 	res.worsen(Warn)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hgate/hgate/benchmark"
+	"github.com/hgate/hgate/config"
 )
 
 // TestReportExit: the exit code is the worst level's (warn is 0), and the one line of a
@@ -55,5 +56,25 @@ func TestChanged(t *testing.T) {
 	}
 	if got := changed([]string{"x"}, a, b); len(got) != 0 {
 		t.Fatalf("nothing moved, got %v", got)
+	}
+}
+
+// TestAllowedScorers: an allowed file the benchmark's commands name (by path, through
+// {task}, or inside a Harbor dataset folder) is found; the agent's own files and words
+// that are no file are not.
+func TestAllowedScorers(t *testing.T) {
+	b := config.Benchmark{
+		Run:    []string{"sh", "tasks/{task}/check.sh", "{task}", "--out={trace_dir}"},
+		Tasks:  config.Tasks{Command: []string{"python3", "list.py"}},
+		Harbor: &config.Harbor{Path: "tb"},
+	}
+	allowed := []string{"agent/agent.sh", "tasks/t1/check.sh", "tasks/t1/data.txt", "list.py", "tb/t1/tests/test.sh", "tbx/x", "sh2"}
+	got := allowedScorers(scorerFiles(b), allowed)
+	want := []string{"tasks/t1/check.sh", "list.py", "tb/t1/tests/test.sh"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := allowedScorers(scorerFiles(config.Benchmark{Run: []string{"sh", "tasks/{task}/check.sh"}}), []string{"agent/agent.sh", "PROGRAM.md"}); len(got) != 0 {
+		t.Fatalf("the example's allow names no scorer, got %q", got)
 	}
 }
