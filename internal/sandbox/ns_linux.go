@@ -91,7 +91,7 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 }
 
 // nsSetUp is the init's set-up, on its locked thread, before the command: the parent's
-// death, /proc, the pseudo-terminals, the user's sockets, the loopback and listeners, the mounts, a keyring, the layers, then the
+// death, /proc, the pseudo-terminals and the user's sockets, the loopback and listeners, the mounts, a keyring, the layers, then the
 // policy and the capabilities. It returns the policy with the layers' paths.
 func nsSetUp(p Policy, death int) (Policy, error) {
 	if err := dieWithParent(p.parent); err != nil {
@@ -100,17 +100,7 @@ func nsSetUp(p Policy, death int) (Policy, error) {
 	if os.Getpid() != 1 {
 		return p, errors.New("isolate: the shim is not the first process of a new PID namespace")
 	}
-	sockets, err := boundSockets(p.parent) // before the namespace's own /proc
-	if err != nil {
-		return p, err
-	}
-	if err := mountProc(); err != nil {
-		return p, err
-	}
-	if err := privatePtys(); err != nil {
-		return p, err
-	}
-	if err := hideSockets(sockets, p.Sockets, p.Write); err != nil {
+	if err := ownMounts(p); err != nil {
 		return p, err
 	}
 	if p.NoNetwork {
@@ -204,6 +194,22 @@ func dieWithParent(parent int) error {
 		return errors.New("isolate: the process that started the shim is gone")
 	}
 	return nil
+}
+
+// ownMounts makes the namespace's mounts its own: private, with a /proc, a /dev/pts and
+// the user's sockets covered. The sockets are listed before its /proc hides hgate's pid.
+func ownMounts(p Policy) error {
+	sockets, err := boundSockets(p.parent)
+	if err != nil {
+		return err
+	}
+	if err := mountProc(); err != nil {
+		return err
+	}
+	if err := privatePtys(); err != nil {
+		return err
+	}
+	return hideSockets(sockets, p.Sockets, p.Write)
 }
 
 // mountProc mounts a /proc of this PID namespace over the inherited one, after making
