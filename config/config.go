@@ -252,6 +252,7 @@ type Sandbox struct {
 	Writable []string // extra paths the agent may write: ~/ for the home folder, absolute, or relative to the repository root
 	Hidden   []string // paths the agent may not read (same forms), e.g. test data kept outside the repository
 	Network  Network  // what of the network the agent reaches (the zero value: all of it)
+	Sockets  []string // Unix sockets outside its write set the agent may connect to (same forms); every other one is covered
 }
 
 // Network is loop.sandbox.network: "all" (the default: the host's network), "model" (a

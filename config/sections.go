@@ -231,6 +231,9 @@ var (
 			s.Hidden = d.sandboxPaths(e.val, p, "a list of paths the agent may not read, e.g. [/data/test-answers]")
 		}),
 		nodeField("network", (*decoder).network),
+		nodeField("sockets", func(d *decoder, e entry, p string, s *Sandbox) {
+			s.Sockets = d.sandboxPaths(e.val, p, "a list of Unix socket paths the agent may connect to, e.g. [/var/run/docker.sock]")
+		}),
 	}
 
 	cleanRoomFields = []field[CleanRoom]{

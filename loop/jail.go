@@ -285,6 +285,14 @@ func (j jailer) open(spec jailSpec) (*jail, error) {
 	// Its own PID namespace: when its phase ends, every process of it is gone (the
 	// kernel kills them with the shim, its init) before the loop gates what it left.
 	jl.policy = &sandbox.Policy{Write: write, Hidden: hidden, Isolate: sandbox.Namespaces() == nil}
+	for _, s := range j.cfg.Sandbox.Sockets { // the rest bound outside its write set are covered
+		p, err := expandPath(s, j.repo.Root())
+		if err != nil {
+			jl.close()
+			return nil, err
+		}
+		jl.policy.Sockets = append(jl.policy.Sockets, p)
+	}
 	if j.net != nil {
 		// A network namespace with loopback only; the servers hgate runs for the agent
 		// are reached there on listeners the shim brings back (networkState made sure

@@ -65,7 +65,7 @@ func hideSockets(sockets, allowed, write []string) error {
 		if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 			continue
 		}
-		return fmt.Errorf("isolate: cover the socket %s: %w (to leave it open: clean_room.sockets for tasks, a folder of loop.sandbox.writable for the agent)", s, err)
+		return fmt.Errorf("isolate: cover the socket %s: %w (to leave it open: clean_room.sockets for tasks, loop.sandbox.sockets for the agent)", s, err)
 	}
 	return nil
 }
