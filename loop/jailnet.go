@@ -74,6 +74,7 @@ func (r *runner) openNet(model ...netServer) (*agentNet, error) {
 	an := &agentNet{servers: model}
 	if nw.Mode != config.NetworkHosts {
 		fmt.Fprintln(r.log, "[loop] the agent's network: model (loopback only, its model gateway reachable)")
+		r.warnTaskNetwork()
 		return an, nil
 	}
 	f, err := os.OpenFile(filepath.Join(r.dir, egressLogName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -93,6 +94,7 @@ func (r *runner) openNet(model ...netServer) (*agentNet, error) {
 	// directly.
 	fmt.Fprintf(r.log, "[loop] the agent's network: its model gateway and %s through hgate's proxy (refusals in %s)\n",
 		strings.Join(nw.Hosts, ", "), filepath.Join(r.dir, egressLogName))
+	r.warnTaskNetwork()
 	an.env = []string{"HTTPS_PROXY=" + proxy, "https_proxy=" + proxy, "HTTP_PROXY=" + proxy, "http_proxy=" + proxy,
 		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1"}
 	return an, nil
@@ -145,4 +147,16 @@ func (an *agentNet) close() {
 	}
 	an.proxy.Close()
 	an.log.Close()
+}
+
+// warnTaskNetwork says, under an agent's network that is cut off, when the benchmark's
+// tasks still share the host's (clean_room.network, the default): the test split's data
+// can then reach the agent through a train task, which can listen beside the test split's
+// tasks on one pool, or read the sockets they closed (TIME_WAIT, for a minute), and print
+// it into a trace the agent reads (attack_gate_train_listener.txtar).
+func (r *runner) warnTaskNetwork() {
+	if r.env.CleanRoom && !r.env.Config.CleanRoom.Network {
+		return // each task has a loopback of its own
+	}
+	fmt.Fprintln(r.log, "[loop] warning: the benchmark's tasks share this host's network (clean_room.network): a train task can hear the test split's tasks there, beside them or through the sockets they closed, and print it into a trace the agent reads; set clean_room.network: false where the benchmark needs no network")
 }
