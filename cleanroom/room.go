@@ -406,10 +406,10 @@ func (rs *Rooms) policy(l Lane) (*sandbox.Policy, error) {
 	return p, nil
 }
 
-// socketsOf are the pathname Unix sockets tasks may connect to under c: clean_room.sockets, and a
-// Harbor benchmark's on Docker the engine's (harbor starts its containers through it,
-// and what harbor runs in its own process, an agent module of the repository, holds it
-// too: see the threat model).
+// socketsOf are the pathname Unix sockets tasks may connect to under c: clean_room.sockets,
+// and a Harbor benchmark's on Docker the engine's (harbor starts its containers through
+// it, and what harbor runs in its own process, an agent module of the repository, holds
+// it too: see the threat model).
 func socketsOf(c *config.Config, root string) ([]string, error) {
 	var out []string
 	for _, s := range c.CleanRoom.Sockets {

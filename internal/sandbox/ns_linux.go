@@ -91,8 +91,9 @@ func nsInit(p Policy, unset []string, death int, path string, argv []string) int
 }
 
 // nsSetUp is the init's set-up, on its locked thread, before the command: the parent's
-// death, /proc, the pseudo-terminals and the user's sockets, the loopback and listeners, the mounts, a keyring, the layers, then the
-// policy and the capabilities. It returns the policy with the layers' paths.
+// death, /proc, the pseudo-terminals and the user's sockets, the loopback and listeners,
+// the mounts, a keyring, the layers, then the policy and the capabilities. It returns the
+// policy with the layers' paths.
 func nsSetUp(p Policy, death int) (Policy, error) {
 	if err := dieWithParent(p.parent); err != nil {
 		return p, err
