@@ -82,9 +82,9 @@ func variant(ctx context.Context, e *gate.Env, res *Result, head plumbing.Hash, 
 		res.add("empty the allowed files: %v", err)
 		return
 	}
-	if named := allowedScorers(scorerFiles(e.Config.Benchmark), paths); len(named) > 0 {
+	if named := AllowedScorers(e.Config.Benchmark, paths); len(named) > 0 {
 		res.worsen(Warn)
-		res.add("warning: allow (%s) matches %s, which the benchmark's commands run: the agent may edit what scores it; take it out of allow", strings.Join(allow, ", "), list(named))
+		res.add("warning: %s", ScorerWarning(allow, named))
 	}
 	if ref := e.Config.Benchmark.Reference; ref != "" {
 		reference(ctx, e, res, head, ref, ids, base)

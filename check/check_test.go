@@ -69,12 +69,12 @@ func TestAllowedScorers(t *testing.T) {
 		Harbor: &config.Harbor{Path: "tb"},
 	}
 	allowed := []string{"agent/agent.sh", "tasks/t1/check.sh", "tasks/t1/data.txt", "list.py", "tb/t1/tests/test.sh", "tbx/x", "sh2"}
-	got := allowedScorers(scorerFiles(b), allowed)
+	got := AllowedScorers(b, allowed)
 	want := []string{"tasks/t1/check.sh", "list.py", "tb/t1/tests/test.sh"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got := allowedScorers(scorerFiles(config.Benchmark{Run: []string{"sh", "tasks/{task}/check.sh"}}), []string{"agent/agent.sh", "PROGRAM.md"}); len(got) != 0 {
+	if got := AllowedScorers(config.Benchmark{Run: []string{"sh", "tasks/{task}/check.sh"}}, []string{"agent/agent.sh", "PROGRAM.md"}); len(got) != 0 {
 		t.Fatalf("the example's allow names no scorer, got %q", got)
 	}
 }

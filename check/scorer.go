@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -30,8 +31,10 @@ func scorerFiles(b config.Benchmark) []string {
 	return out
 }
 
-// allowedScorers are the allowed paths (at HEAD, non-empty) that one of scorers names.
-func allowedScorers(scorers, allowed []string) []string {
+// AllowedScorers are the allowed paths that b's commands name (scorerFiles): files the
+// agent may edit that score it.
+func AllowedScorers(b config.Benchmark, allowed []string) []string {
+	scorers := scorerFiles(b)
 	var out []string
 	for _, p := range allowed {
 		if slices.ContainsFunc(scorers, func(s string) bool { return names(s, p) }) {
@@ -39,6 +42,12 @@ func allowedScorers(scorers, allowed []string) []string {
 		}
 	}
 	return out
+}
+
+// ScorerWarning is what hgate check and prepare say of the allowed files named that the
+// benchmark's commands run.
+func ScorerWarning(allow, named []string) string {
+	return fmt.Sprintf("allow (%s) matches %s, which the benchmark's commands run: the agent may edit what scores it; take it out of allow", strings.Join(allow, ", "), list(named))
 }
 
 // names reports whether the pattern s (a path, * for one name, /** for all below) names p.

@@ -35,6 +35,24 @@ func (r *Repo) EmptiedTree(tree plumbing.Hash, allow []string) (plumbing.Hash, [
 	return applyVariant(tr, tree, ed, paths)
 }
 
+// AllowedFiles lists the regular and executable files of tree that allow matches, sorted:
+// what the agent may change there.
+func (r *Repo) AllowedFiles(tree plumbing.Hash, allow []string) ([]string, error) {
+	files, _, err := r.treeFiles(tree)
+	if err != nil {
+		return nil, err
+	}
+	m := NewMatcher(allow)
+	var out []string
+	for p, e := range files {
+		if (e.Mode == filemode.Regular || e.Mode == filemode.Executable) && m.Match(p, false) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // OverlayAllowed returns tree with the paths allow matches as they are in from (added,
 // changed or removed) and every other path as in tree, and the paths that differ (sorted):
 // what a candidate made of from's allowed files would be, as Step 0 would let it through.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hgate/hgate/check"
 	"github.com/hgate/hgate/gate"
 	"github.com/hgate/hgate/gitguard"
 	"github.com/hgate/hgate/workspace"
@@ -49,6 +50,9 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 	if err != nil {
 		return err
 	}
+	if len(rep.Created) > 0 {
+		warnScorers(g, env)
+	}
 	if g.JSON {
 		return g.printJSON(rep.JSON(rs))
 	}
@@ -78,6 +82,23 @@ func (c *prepareCmd) Run(ctx context.Context, g *Globals, env *gate.Env) error {
 
 func (c *prepareCmd) options() gate.PrepareOptions {
 	return gate.PrepareOptions{ZeroBaselineOK: c.ZeroBaselineOK}
+}
+
+// warnScorers says, once a workspace is prepared, when allow matches a file the
+// benchmark's commands run: the agent could edit what scores it (hgate check's benchmark
+// level says the same). Said on stderr, --json or not.
+func warnScorers(g *Globals, env *gate.Env) {
+	_, tree, err := env.Repo.Head()
+	if err != nil {
+		return
+	}
+	allowed, err := env.Repo.AllowedFiles(tree, env.Config.Allow)
+	if err != nil {
+		return
+	}
+	if named := check.AllowedScorers(env.Config.Benchmark, allowed); len(named) > 0 {
+		fmt.Fprintln(g.stderr, "hgate: warning: "+check.ScorerWarning(env.Config.Allow, named))
+	}
 }
 
 // configAtHead makes HEAD's hgate.yaml the configuration env prepares with.
