@@ -79,6 +79,7 @@ func TestPolicy(t *testing.T) {
 	t.Run("warm", testWarm)
 	t.Run("ptys", testPtys)
 	t.Run("sockets", testSockets)
+	t.Run("socketlink", testSocketLink)
 }
 
 func testWrite(t *testing.T) {

@@ -61,11 +61,39 @@ func hideSockets(sockets, allowed, write []string) error {
 		if slices.Contains(allowed, s) || slices.ContainsFunc(write, func(w string) bool { return s == w || within(s, w) }) {
 			continue
 		}
-		err := unix.Mount("/dev/null", s, "", unix.MS_BIND, "")
-		if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
-			continue
+		if err := coverSocket(s); err != nil {
+			return fmt.Errorf("isolate: cover the socket %s: %w (to leave it open: clean_room.sockets for tasks, loop.sandbox.sockets for the agent)", s, err)
 		}
-		return fmt.Errorf("isolate: cover the socket %s: %w (to leave it open: clean_room.sockets for tasks, loop.sandbox.sockets for the agent)", s, err)
 	}
 	return nil
+}
+
+// coverSocket mounts /dev/null over the socket at path, and over nothing else. The path is
+// as it was bound, and the process that bound it may write where it lies: it can unlink
+// the socket (still bound, still listed) and leave a link to another tree's file there (a
+// concurrent task's checker, which /dev/null would make an empty script that passes). So
+// the path is opened once, the inode checked to be a socket, and the mount made on that
+// descriptor, never again by name. A path that is gone or not searchable is left.
+func coverSocket(path string) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil // no longer the socket it was bound as: nothing to cover
+	}
+	null, err := unix.OpenTree(unix.AT_FDCWD, "/dev/null", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(null)
+	return unix.MoveMount(null, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }

@@ -76,3 +76,33 @@ func testSockets(t *testing.T) {
 		}
 	}
 }
+
+// testSocketLink: a socket's path is as it was bound, and the tree that bound it may
+// write where it lies: it can unlink the socket (still bound, still listed) and leave a
+// link there to a file of another tree's, a concurrent task's checker. Covering by that
+// name would put /dev/null over the checker in the other tree (an empty script, which
+// passes). Only a socket is ever covered: the file reads as it is.
+func testSocketLink(t *testing.T) {
+	dir := writableTemp(t)
+	checker := filepath.Join(dir, "check.sh")
+	if err := os.WriteFile(checker, []byte("exit 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(checker, sock); err != nil {
+		t.Fatal(err)
+	}
+	out, err := sh(t, &Policy{Isolate: true}, dir, "cat check.sh")
+	if err != nil || out != "exit 1\n" {
+		t.Fatalf("the checker behind a swapped socket name reads %q (%v), want it as it is", out, err)
+	}
+}
